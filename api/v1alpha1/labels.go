@@ -1,0 +1,176 @@
+package v1alpha1
+
+// Finalizers, one per workload kind. The manager removes them only after a
+// successful destroy and cleanup, for an object that never applied, on
+// Retain, or when releasing an externally managed object.
+const (
+	// TerraformClusterFinalizer holds a TerraformCluster until its
+	// infrastructure is destroyed.
+	TerraformClusterFinalizer = "terraformcluster.infrastructure.cluster.x-k8s.io"
+	// TerraformMachineFinalizer holds a TerraformMachine until its
+	// infrastructure is destroyed.
+	TerraformMachineFinalizer = "terraformmachine.infrastructure.cluster.x-k8s.io"
+	// TerraformMachinePoolFinalizer holds a TerraformMachinePool until its
+	// infrastructure is destroyed.
+	TerraformMachinePoolFinalizer = "terraformmachinepool.infrastructure.cluster.x-k8s.io"
+)
+
+// Labels CAPTF sets.
+const (
+	// ManagedLabel ("true") marks everything CAPTF owns: state Secrets,
+	// Leases, mirrors, Jobs, inputs records, the runner ServiceAccount. The
+	// manager caches only Secrets carrying it, and only their metadata.
+	ManagedLabel = "captf.io/managed"
+	// OwnerKindLabel is the Kind of the workload object a state Secret,
+	// Lease or Job belongs to.
+	OwnerKindLabel = "captf.infrastructure.cluster.x-k8s.io/owner-kind"
+	// OwnerNameLabel is the name of that object (the first 16 hex of its
+	// SHA-256 when longer than 63 characters).
+	OwnerNameLabel = "captf.infrastructure.cluster.x-k8s.io/owner-name"
+	// OperationLabel is the operation of a run Job and its pod.
+	OperationLabel = "captf.infrastructure.cluster.x-k8s.io/op"
+	// AttemptLabel is the attempt number of a run Job and its pod.
+	AttemptLabel = "captf.infrastructure.cluster.x-k8s.io/attempt"
+	// MirroredLabel ("true") marks a credentials mirror Secret.
+	MirroredLabel = "captf.io/mirrored"
+	// LeaseLabel is "run" or "cluster" on CAPTF's own Leases, telling them
+	// from the backend's lock Lease.
+	LeaseLabel = "captf.io/lease"
+	// StateBackupLabel ("true") marks a state backup Secret.
+	StateBackupLabel = "captf.io/state-backup"
+	// StateBackupSuffixLabel is the state suffix a backup belongs to.
+	StateBackupSuffixLabel = "captf.io/state-backup-suffix"
+	// RetainedFromUIDLabel marks Secrets kept by deletionPolicy Retain; its
+	// value is the deleted object's UID.
+	RetainedFromUIDLabel = "captf.io/retained-from-uid"
+	// PlanPhaseLabel is a TerraformPlan's phase; the source of truth for
+	// terminal phases. Only the manager changes it.
+	PlanPhaseLabel = "captf.io/plan-phase"
+	// PlanReasonLabel is a TerraformPlan's reason.
+	PlanReasonLabel = "captf.io/plan-reason"
+	// DestructiveLabel ("true") marks a TerraformPlan that deletes or replaces.
+	DestructiveLabel = "captf.io/destructive"
+)
+
+// Labels users set.
+const (
+	// VariablesLabel ("true") opts a ConfigMap or Secret in as a
+	// variablesFrom source.
+	VariablesLabel = "captf.io/variables"
+	// RunnerLabel ("true") opts a ServiceAccount in as a custom runner account.
+	RunnerLabel = "captf.io/runner"
+)
+
+// Annotations users set on workload objects.
+const (
+	// RestoreStateAnnotation names the serial of a backup to restore.
+	RestoreStateAnnotation = "captf.io/restore-state"
+	// ConfirmNoResourcesAnnotation names the Job of an apply whose outcome is
+	// unknown, confirming it created nothing.
+	ConfirmNoResourcesAnnotation = "captf.io/confirm-no-resources"
+)
+
+// Annotations CAPTF sets.
+const (
+	// EndpointSourceAnnotation (TerraformCluster) is "user" or "module":
+	// where spec.controlPlaneEndpoint came from.
+	EndpointSourceAnnotation = "captf.io/endpoint-source"
+	// RemediationRequestedAnnotation (Machine) marks a remediation request
+	// CAPTF made.
+	RemediationRequestedAnnotation = "captf.io/remediation-requested"
+	// InputsHashAnnotation is the h2: inputs hash of the apply that wrote a
+	// state (base state Secret, first backup chunk, apply/plan/restore Jobs,
+	// inputs records).
+	InputsHashAnnotation = "captf.io/inputs-hash"
+	// SourceHashAnnotation is the SHA-256 of a mirror's source data.
+	SourceHashAnnotation = "captf.io/source-hash"
+	// IdentityAnnotation names the identity of a mirror or inputs record.
+	IdentityAnnotation = "captf.io/identity"
+	// IdentityKindAnnotation is "Secret" on inputs records of objects using
+	// a local Secret.
+	IdentityKindAnnotation = "captf.io/identity-kind"
+	// ImageAnnotation is the image reference an inputs record was made for.
+	ImageAnnotation = "captf.io/image"
+	// ImageDigestAnnotation is the digest the applied record's Job ran.
+	ImageDigestAnnotation = "captf.io/image-digest"
+	// JobAnnotation names the Job an inputs record belongs to.
+	JobAnnotation = "captf.io/job"
+	// AppliedAnnotation ("true") on the attempt record: the object applied
+	// at least once. Never cleared.
+	AppliedAnnotation = "captf.io/applied"
+	// MayHaveAppliedAnnotation on the attempt record: a failed apply may
+	// have changed resources.
+	MayHaveAppliedAnnotation = "captf.io/may-have-applied"
+	// UnconfirmedApplyAnnotation names an apply Job that ended without a
+	// result or vanished.
+	UnconfirmedApplyAnnotation = "captf.io/unconfirmed-apply"
+	// BookkeptAnnotation marks a finished Job whose result is recorded.
+	BookkeptAnnotation = "captf.io/bookkept"
+	// InterruptedAnnotation marks a bookkept Job stopped from outside.
+	InterruptedAnnotation = "captf.io/interrupted"
+	// DestructivePlanBlockedAnnotation marks an apply Job stopped before a
+	// destructive plan.
+	DestructivePlanBlockedAnnotation = "captf.io/destructive-plan-blocked"
+	// PlanHashAnnotation is the hash of the plan a blocked apply made.
+	PlanHashAnnotation = "captf.io/plan-hash"
+	// PlanChangedAnnotation marks an approved apply whose plan changed.
+	PlanChangedAnnotation = "captf.io/plan-changed"
+	// PlanUnreadableAnnotation marks a plan Job without a readable plan.
+	PlanUnreadableAnnotation = "captf.io/plan-unreadable"
+	// DriftRemediationAnnotation marks a remediation apply Job.
+	DriftRemediationAnnotation = "captf.io/drift-remediation"
+	// ApprovedPlanAnnotation is the expected plan hash of an approved apply.
+	ApprovedPlanAnnotation = "captf.io/approved-plan"
+	// PlanAnnotation names the TerraformPlan an approved apply applies.
+	PlanAnnotation = "captf.io/plan"
+	// AfterInterruptedApplyAnnotation marks an apply started after an
+	// interrupted or unconfirmed one.
+	AfterInterruptedApplyAnnotation = "captf.io/after-interrupted-apply"
+	// ImagePullFailedAnnotation marks a Job whose image was not pulled for
+	// two minutes.
+	ImagePullFailedAnnotation = "captf.io/image-pull-failed"
+	// LeaseOperationAnnotation is the operation holding a CAPTF Lease.
+	LeaseOperationAnnotation = "captf.io/lease-op"
+	// LeaseAcquiredAtAnnotation is when a CAPTF Lease was acquired.
+	LeaseAcquiredAtAnnotation = "captf.io/lease-acquired-at"
+)
+
+// Cluster API and clusterctl keys CAPTF reads or writes.
+const (
+	// ClusterNameLabel names the owning Cluster.
+	ClusterNameLabel = "cluster.x-k8s.io/cluster-name"
+	// PausedAnnotation pauses an object.
+	PausedAnnotation = "cluster.x-k8s.io/paused"
+	// ManagedByAnnotation marks externally managed infrastructure.
+	ManagedByAnnotation = "cluster.x-k8s.io/managed-by"
+	// ClonedFromNameAnnotation names the template an object was cloned from.
+	ClonedFromNameAnnotation = "cluster.x-k8s.io/cloned-from-name"
+	// RemediateMachineAnnotation asks Cluster API to remediate a Machine.
+	RemediateMachineAnnotation = "cluster.x-k8s.io/remediate-machine"
+	// ReplicasManagedByAnnotation on a MachinePool names who owns its replicas.
+	ReplicasManagedByAnnotation = "cluster.x-k8s.io/replicas-managed-by"
+	// AutoscalerMinSizeAnnotation is the autoscaler's minimum pool size.
+	AutoscalerMinSizeAnnotation = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+	// AutoscalerMaxSizeAnnotation is the autoscaler's maximum pool size.
+	AutoscalerMaxSizeAnnotation = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+	// MoveLabel makes clusterctl move an object (state Secrets, backups).
+	MoveLabel = "clusterctl.cluster.x-k8s.io/move"
+	// MoveHierarchyLabel makes clusterctl move an object with its dependents.
+	MoveHierarchyLabel = "clusterctl.cluster.x-k8s.io/move-hierarchy"
+	// BlockMoveAnnotation holds clusterctl move while a Job is active.
+	BlockMoveAnnotation = "clusterctl.cluster.x-k8s.io/block-move"
+	// DeleteForMoveAnnotation marks a deletion made by clusterctl move.
+	DeleteForMoveAnnotation = "clusterctl.cluster.x-k8s.io/delete-for-move"
+	// ContractVersionLabel is the Cluster API contract label on every CRD.
+	ContractVersionLabel = "cluster.x-k8s.io/v1beta2"
+)
+
+// Kind short codes, used in names of Jobs, records and state suffixes.
+const (
+	// KindShortCluster is the short code of TerraformCluster.
+	KindShortCluster = "c"
+	// KindShortMachine is the short code of TerraformMachine.
+	KindShortMachine = "m"
+	// KindShortMachinePool is the short code of TerraformMachinePool.
+	KindShortMachinePool = "mp"
+)
