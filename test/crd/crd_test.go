@@ -25,7 +25,7 @@ import (
 var env *envtest.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env))
+	os.Exit(envtest.Main(m, &env, envtest.Options{}))
 }
 
 func TestMinimalObjectOfEveryKindIsAccepted(t *testing.T) {

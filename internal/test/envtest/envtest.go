@@ -1,11 +1,11 @@
-// Package envtest starts the real control plane every CAPTF integration test
-// runs against: etcd and kube-apiserver (and, on request,
-// kube-controller-manager) built by hack/tools, with CAPTF's CRDs installed.
+// Package envtest runs CAPTF's integration tests against the real control
+// plane (internal/controlplane): etcd and kube-apiserver built by
+// hack/tools, with CAPTF's CRDs installed.
 //
 // Tests find the binaries through one environment variable, CAPTF_TOOLS,
-// which `make test` sets to the tool cache. When the tools are missing a
-// test fails with a message saying how to build them under CI=true, and
-// skips with that message elsewhere; it never passes silently.
+// which `make test` sets to the tool cache. When the tools are missing the
+// run fails with a message saying how to build them under CI=true, and each
+// test skips with that message elsewhere; it never passes silently.
 package envtest
 
 import (
@@ -15,20 +15,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/controlplane"
 )
 
 // ToolsEnv is the environment variable naming the tool cache directory
 // (`make -s tools-dir`).
 const ToolsEnv = "CAPTF_TOOLS"
+
+// Options say what a package's tests need beyond etcd and kube-apiserver.
+type Options struct {
+	// ControllerManager starts kube-controller-manager (Job controller and
+	// garbage collector).
+	ControllerManager bool
+}
 
 // Env is a running control plane.
 type Env struct {
@@ -40,28 +46,8 @@ type Env struct {
 	Scheme *runtime.Scheme
 	// Tools is the tool cache directory.
 	Tools string
-
-	env *crenvtest.Environment
-}
-
-// ErrToolsMissing is returned when CAPTF_TOOLS does not point at a built
-// tool cache.
-var ErrToolsMissing = errors.New("the control plane binaries are missing")
-
-// ToolsDir returns the tool cache directory after checking that the named
-// binaries exist in its bin/ directory.
-func ToolsDir(binaries ...string) (string, error) {
-	dir := os.Getenv(ToolsEnv)
-	if dir == "" {
-		return "", fmt.Errorf("%w: %s is not set; run the tests with `make test`, which builds the tools and sets it", ErrToolsMissing, ToolsEnv)
-	}
-	for _, b := range binaries {
-		p := filepath.Join(dir, "bin", b)
-		if st, err := os.Stat(p); err != nil || st.IsDir() {
-			return "", fmt.Errorf("%w: %s has no %s; run `make tools` (or `make test`) to build it", ErrToolsMissing, dir, p)
-		}
-	}
-	return dir, nil
+	// ControlPlane is the running control plane.
+	ControlPlane *controlplane.ControlPlane
 }
 
 // RepoRoot returns the root of the CAPTF module, found by walking up from
@@ -96,12 +82,12 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// Start starts etcd and kube-apiserver from the tool cache and installs
-// CAPTF's CRDs from config/crd/bases.
-func Start() (*Env, error) {
-	tools, err := ToolsDir("etcd", "kube-apiserver")
-	if err != nil {
-		return nil, err
+// Start starts the control plane from $CAPTF_TOOLS with CAPTF's CRDs.
+func Start(opts Options) (*Env, error) {
+	tools := os.Getenv(ToolsEnv)
+	if tools == "" {
+		return nil, fmt.Errorf("%w: %s is not set; run the tests with `make test`, which builds the tools and sets it",
+			controlplane.ErrToolsMissing, ToolsEnv)
 	}
 	root, err := RepoRoot()
 	if err != nil {
@@ -111,47 +97,39 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &crenvtest.Environment{
-		BinaryAssetsDirectory:    filepath.Join(tools, "bin"),
-		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing:    true,
-		Scheme:                   s,
-		ControlPlaneStartTimeout: time.Minute,
-		ControlPlaneStopTimeout:  time.Minute,
-	}
-	// KUBEBUILDER_ASSETS would override BinaryAssetsDirectory; the tool
-	// cache is the only source of binaries.
-	if err := os.Unsetenv("KUBEBUILDER_ASSETS"); err != nil {
+	cp, err := controlplane.Start(controlplane.Options{
+		Tools:             tools,
+		CRDDirs:           []string{filepath.Join(root, "config", "crd", "bases")},
+		Scheme:            s,
+		ControllerManager: opts.ControllerManager,
+	})
+	if err != nil {
 		return nil, err
 	}
-	cfg, err := env.Start()
+	c, err := client.New(cp.Config, client.Options{Scheme: s})
 	if err != nil {
-		return nil, fmt.Errorf("starting the control plane from %s: %w", tools, err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		_ = env.Stop()
+		_ = cp.Stop()
 		return nil, err
 	}
-	return &Env{Config: cfg, Client: c, Scheme: s, Tools: tools, env: env}, nil
+	return &Env{Config: cp.Config, Client: c, Scheme: s, Tools: tools, ControlPlane: cp}, nil
 }
 
 // Stop stops the control plane.
 func (e *Env) Stop() error {
-	if e == nil || e.env == nil {
+	if e == nil {
 		return nil
 	}
-	return e.env.Stop()
+	return e.ControlPlane.Stop()
 }
 
 // Main runs a package's tests against one shared control plane and returns
-// the exit code for os.Exit. *env is nil while the tools are missing outside
-// CI, so that Require skips each test with the reason; under CI=true missing
-// tools fail the run.
-func Main(m *testing.M, env **Env) int {
-	e, err := Start()
+// the exit code for os.Exit. *env stays nil while the tools are missing
+// outside CI, so that Require skips each test naming the reason; under
+// CI=true missing tools fail the run.
+func Main(m *testing.M, env **Env, opts Options) int {
+	e, err := Start(opts)
 	switch {
-	case err != nil && errors.Is(err, ErrToolsMissing) && os.Getenv("CI") != "true":
+	case err != nil && errors.Is(err, controlplane.ErrToolsMissing) && os.Getenv("CI") != "true":
 		skipReason = err.Error()
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 	case err != nil:
