@@ -120,4 +120,3 @@ func minimalObjects() []client.Object {
 		plan("min-plan"),
 	}
 }
-
