@@ -1,0 +1,132 @@
+package contract_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"captf.io/captf/pkg/contract"
+)
+
+func load(t *testing.T, name string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func encode(t *testing.T, doc map[string]any) []byte {
+	t.Helper()
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestValidDocumentsOfEveryRolePass(t *testing.T) {
+	for _, role := range contract.Roles {
+		t.Run(string(role), func(t *testing.T) {
+			if err := contract.ValidateInputs(role, encode(t, load(t, string(role)+"-inputs.json"))); err != nil {
+				t.Errorf("inputs: %v", err)
+			}
+			if err := contract.ValidateOutputs(role, encode(t, load(t, string(role)+"-outputs.json"))); err != nil {
+				t.Errorf("outputs: %v", err)
+			}
+		})
+	}
+}
+
+const secret = "c2VjcmV0LWJvb3RzdHJhcC10b2tlbi0xMjM0NQ==!!"
+
+func TestViolationsNameThePathAndNeverTheValue(t *testing.T) {
+	testCases := []struct {
+		name   string
+		role   contract.Role
+		side   string
+		change func(doc map[string]any)
+		want   []string
+	}{
+		{"missing contract input", contract.RoleCluster, "inputs", func(d map[string]any) { delete(d, "control_plane_initialized") },
+			[]string{"(document)", "control_plane_initialized"}},
+		{"extra input", contract.RoleCluster, "inputs", func(d map[string]any) { d["region"] = "eu-1" },
+			[]string{"has properties the contract does not define: region"}},
+		{"wrong kind for the role", contract.RoleCluster, "inputs", func(d map[string]any) {
+			d["captf_object"].(map[string]any)["kind"] = "TerraformMachine"
+		}, []string{"/captf_object/kind", "TerraformCluster"}},
+		{"tag key with a slash is pointer-escaped", contract.RoleMachine, "inputs", func(d map[string]any) {
+			d["captf_tags"].(map[string]any)["captf.io/managed-by"] = "someone"
+		}, []string{"/captf_tags/captf.io~1managed-by", "captf"}},
+		{"bootstrap data not base64", contract.RoleMachine, "inputs", func(d map[string]any) { d["bootstrap_data"] = secret },
+			[]string{"/bootstrap_data", "does not match the pattern"}},
+		{"endpoint port out of range", contract.RoleCluster, "outputs", func(d map[string]any) {
+			d["control_plane_endpoint"] = map[string]any{"host": "10.0.0.1", "port": 70000}
+		}, []string{"/control_plane_endpoint"}},
+		{"missing health", contract.RoleMachine, "outputs", func(d map[string]any) { delete(d, "health") },
+			[]string{"(document)", "health"}},
+		{"bad health state", contract.RoleMachinePool, "outputs", func(d map[string]any) {
+			d["health"] = map[string]any{"state": "melting", "healthy": false}
+		}, []string{"/health/state"}},
+		{"bad address type", contract.RoleMachine, "outputs", func(d map[string]any) {
+			d["addresses"] = []any{map[string]any{"type": "PublicIP", "address": secret}}
+		}, []string{"/addresses/0/type"}},
+		{"instance without provider id", contract.RoleMachinePool, "outputs", func(d map[string]any) {
+			d["instances"] = []any{map[string]any{"instance_id": secret}}
+		}, []string{"/instances/0", "provider_id"}},
+		{"replicas negative in inputs", contract.RoleMachinePool, "inputs", func(d map[string]any) { d["replicas"] = -1 },
+			[]string{"/replicas"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := load(t, string(tc.role)+"-"+tc.side+".json")
+			tc.change(doc)
+			validate := contract.ValidateInputs
+			if tc.side == "outputs" {
+				validate = contract.ValidateOutputs
+			}
+			err := validate(tc.role, encode(t, doc))
+			var verr *contract.ValidationError
+			if !errors.As(err, &verr) {
+				t.Fatalf("want a *ValidationError, got %v", err)
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the error does not name %q: %s", w, msg)
+				}
+			}
+			if strings.Contains(msg, secret) || strings.Contains(msg, "c2VjcmV0") {
+				t.Errorf("the error quotes the value: %s", msg)
+			}
+		})
+	}
+}
+
+func TestRoleForKind(t *testing.T) {
+	for kind, want := range map[string]contract.Role{
+		"TerraformCluster": contract.RoleCluster, "TerraformMachine": contract.RoleMachine, "TerraformMachinePool": contract.RoleMachinePool,
+	} {
+		if got, err := contract.RoleForKind(kind); err != nil || got != want {
+			t.Errorf("RoleForKind(%s) = %q, %v", kind, got, err)
+		}
+	}
+	if _, err := contract.RoleForKind("TerraformPlan"); err == nil {
+		t.Error("TerraformPlan has no role")
+	}
+}
+
+func TestNotJSONIsRejectedWithoutEcho(t *testing.T) {
+	err := contract.ValidateInputs(contract.RoleMachine, []byte(`{"bootstrap_data": "`+secret))
+	if err == nil || strings.Contains(err.Error(), secret) {
+		t.Fatalf("want an error without the value, got %v", err)
+	}
+}
