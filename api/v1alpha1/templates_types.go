@@ -227,7 +227,7 @@ type TerraformMachinePoolTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(
+	register(
 		&TerraformClusterTemplate{}, &TerraformClusterTemplateList{},
 		&TerraformMachineTemplate{}, &TerraformMachineTemplateList{},
 		&TerraformMachinePoolTemplate{}, &TerraformMachinePoolTemplateList{},

@@ -203,5 +203,5 @@ type TerraformClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&TerraformCluster{}, &TerraformClusterList{})
+	register(&TerraformCluster{}, &TerraformClusterList{})
 }

@@ -133,5 +133,5 @@ type TerraformClusterIdentityList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&TerraformClusterIdentity{}, &TerraformClusterIdentityList{})
+	register(&TerraformClusterIdentity{}, &TerraformClusterIdentityList{})
 }

@@ -155,5 +155,5 @@ type TerraformMachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&TerraformMachine{}, &TerraformMachineList{})
+	register(&TerraformMachine{}, &TerraformMachineList{})
 }

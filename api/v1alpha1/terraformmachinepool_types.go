@@ -197,5 +197,5 @@ type TerraformMachinePoolList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&TerraformMachinePool{}, &TerraformMachinePoolList{})
+	register(&TerraformMachinePool{}, &TerraformMachinePoolList{})
 }

@@ -207,5 +207,5 @@ type TerraformPlanList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&TerraformPlan{}, &TerraformPlanList{})
+	register(&TerraformPlan{}, &TerraformPlanList{})
 }

@@ -86,7 +86,7 @@ func up(tools, repo, kubeconfig string) error {
 		_ = env.Down()
 		return err
 	}
-	defer os.Remove(pidFile)
+	defer func() { _ = os.Remove(pidFile) }()
 	fmt.Printf("kubeconfig: %s\nready\n", kubeconfig)
 	<-ctx.Done()
 	fmt.Println("Stopping")

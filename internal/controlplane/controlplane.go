@@ -156,8 +156,11 @@ func (cp *ControlPlane) Stop() error {
 	var errs []string
 	if cp.kcm != nil && cp.kcm.Process != nil {
 		_ = cp.kcm.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cp.kcm.Wait() }()
+		done := make(chan struct{})
+		go func() {
+			_ = cp.kcm.Wait() // a signalled process always reports an error
+			close(done)
+		}()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):

@@ -61,7 +61,7 @@ func (e *Env) showRejection(ctx context.Context, out io.Writer, path string) err
 	fmt.Fprintf(out, "\nCreating %s, which breaks the API's rules:\n", filepath.Base(path))
 	err = Create(ctx, e.Client, bad)
 	if !apierrors.IsInvalid(err) {
-		return fmt.Errorf("the invalid object was not rejected as invalid: %v", err)
+		return fmt.Errorf("the invalid object was not rejected as invalid: %w", err)
 	}
 	fmt.Fprintf(out, "  rejected: %v\n", err)
 	return nil

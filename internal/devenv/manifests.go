@@ -22,7 +22,7 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	dec := utilyaml.NewYAMLReader(bufio.NewReader(f))
 	var objs []*unstructured.Unstructured
 	for {
