@@ -1,0 +1,80 @@
+package runner_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"captf.io/captf/internal/runner"
+	"captf.io/captf/internal/test/runnertest"
+)
+
+// runLogged runs the runner and returns its result and everything it wrote
+// to the pod log.
+func runLogged(f *runnertest.Fixture, op string, environ []string) (runner.Result, string) {
+	f.T.Helper()
+	o := f.Opts
+	o.Op = op
+	var logs bytes.Buffer
+	res, _ := runner.Run(o, runner.Env{Environ: environ, Stdout: &logs, Stderr: &logs, Stop: make(chan struct{})})
+	return res, logs.String()
+}
+
+// The plan document (show -json) carries every input value, sensitive ones
+// included; it never reaches the log. Runner-owned variables are dropped
+// and logged by name only.
+func TestLogsCarryNoInputValues(t *testing.T) {
+	for _, rt := range runtimes {
+		t.Run(rt, func(t *testing.T) {
+			f := newFixture(t, rt, "module")
+			const token = "tok-SENSITIVE-input-0123456789"
+			const leaked = "LEAKED-through-TF_VAR-987654321"
+			setInputs(f, map[string]any{"name": "demo", "generation": 1, "token": token})
+			res, logs := runLogged(f, runner.OpPlan, append(os.Environ(), "TF_VAR_name="+leaked, "KUBE_CONFIG_PATH=/nonexistent"))
+			if res.Error != nil || res.Plan == nil {
+				t.Fatalf("plan failed: %+v\n%s", res.Error, logs)
+			}
+			if strings.Contains(logs, token) {
+				t.Error("the log holds a sensitive input value")
+			}
+			if strings.Contains(logs, leaked) {
+				t.Error("the log holds the value of a dropped variable")
+			}
+			if line := lineWith(logs, "Ignoring environment variables the runner owns: "); !strings.Contains(line, "KUBE_CONFIG_PATH") || !strings.Contains(line, "TF_VAR_name") {
+				t.Errorf("the dropped names are not logged: %q", line)
+			}
+			if !strings.Contains(logs, "module.role.random_pet.this will be created") {
+				t.Errorf("the plan's human output is not in the log:\n%s", logs)
+			}
+		})
+	}
+}
+
+// A credential value in a failure is replaced by (sensitive) in the summary.
+func TestFailureSummaryRedactsCredentials(t *testing.T) {
+	f := newFixture(t, "tofu", "failing")
+	const credential = "cred-abcdefghijklmnopqrstuvwxyz"
+	if err := os.MkdirAll(f.Opts.Credentials, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.Write(t, filepath.Join(f.Opts.Credentials, "CLOUD_TOKEN"), []byte(credential))
+	setInputs(f, map[string]any{"name": credential})
+	res, code := f.Run(runner.OpApply, nil)
+	if code != runner.ExitFailure || res.Error == nil || res.Error.Step != "apply" {
+		t.Fatalf("want the apply to fail, got %+v", res.Error)
+	}
+	if strings.Contains(res.Error.Tail, credential) || !strings.Contains(res.Error.Tail, "(sensitive)") {
+		t.Errorf("the summary is not redacted: %q", res.Error.Tail)
+	}
+}
+
+func lineWith(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}

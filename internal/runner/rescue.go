@@ -1,0 +1,219 @@
+package runner
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"captf.io/captf/pkg/state"
+)
+
+// ErroredStateFile is where a runtime writes the state it could not save to
+// its backend, in its working directory.
+const ErroredStateFile = "errored.tfstate"
+
+// Rescue says where the runner saved a state the backend rejected.
+type Rescue struct {
+	// Backup is the name of the backup set's first Secret.
+	Backup string `json:"backup"`
+	// Serial is the saved state's serial: restore it with the annotation
+	// captf.io/restore-state=<serial>.
+	Serial int64 `json:"serial"`
+	// Chunks is the number of Secrets the set spans.
+	Chunks int `json:"chunks"`
+}
+
+// Annotations and labels of a state backup set (see the state package); the
+// manager lists such sets in status.stateBackups and restores them.
+const (
+	backupLabel            = "captf.io/state-backup"
+	backupSuffixLabel      = "captf.io/state-backup-suffix"
+	backupAnnotationPrefix = "captf.io/state-backup-"
+	// rescueOrigin marks a set the runner saved from errored.tfstate.
+	backupOriginAnnotation = "captf.io/state-backup-origin"
+	backupOriginErrored    = "errored-state"
+)
+
+// backend is what the runner knows of the object's backend from the
+// --backend-config values.
+type backend struct {
+	namespace, suffix string
+	labels            map[string]string
+	configPath        string
+	inCluster         bool
+}
+
+func parseBackend(values []string) (backend, error) {
+	var b backend
+	for _, v := range values {
+		key, value, _ := strings.Cut(v, "=")
+		switch key {
+		case "namespace":
+			b.namespace = value
+		case "secret_suffix":
+			b.suffix = value
+		case "config_path":
+			b.configPath = value
+		case "in_cluster_config":
+			b.inCluster = value == "true"
+		case "labels":
+			labels, err := parseHCLMap(value)
+			if err != nil {
+				return b, fmt.Errorf("backend labels: %w", err)
+			}
+			b.labels = labels
+		}
+	}
+	if b.namespace == "" || b.suffix == "" {
+		return b, errors.New("the backend config names no namespace or secret_suffix")
+	}
+	return b, nil
+}
+
+func (b backend) client() (corev1client.SecretsGetter, error) {
+	var cfg *rest.Config
+	var err error
+	switch {
+	case b.configPath != "":
+		cfg, err = clientcmd.BuildConfigFromFlags("", b.configPath)
+	case b.inCluster:
+		cfg, err = rest.InClusterConfig()
+	default:
+		return nil, errors.New("the backend config has neither config_path nor in_cluster_config")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return corev1client.NewForConfig(cfg)
+}
+
+// rescueErroredState saves the state a runtime wrote to errored.tfstate
+// because its backend rejected it (OpenTofu cannot split a state over 1 MiB
+// compressed across Secrets): without this it would die with the pod, and
+// with it the record of what the apply created. The state is saved as a
+// state backup set, gzip cut into 1 MiB pieces, which the restore operation
+// pushes back once the object runs a runtime that can store it.
+func rescueErroredState(ctx context.Context, root string, backendConfig []string) (*Rescue, error) {
+	raw, err := os.ReadFile(filepath.Join(root, ErroredStateFile))
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		Version int    `json:"version"`
+		Serial  int64  `json:"serial"`
+		Lineage string `json:"lineage"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Version != state.StateVersion {
+		return nil, errors.New("errored.tfstate is not a version 4 state")
+	}
+	b, err := parseBackend(backendConfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.client()
+	if err != nil {
+		return nil, fmt.Errorf("reaching the API server: %w", err)
+	}
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	_, _ = w.Write(raw)
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	payload := gz.Bytes()
+	chunks := (len(payload) + state.ChunkSize - 1) / state.ChunkSize
+	if chunks > state.MaxChunks {
+		return nil, fmt.Errorf("the state needs %d Secrets, more than %d", chunks, state.MaxChunks)
+	}
+	sum := sha256.Sum256(payload)
+	digest := hex.EncodeToString(sum[:])
+	base := fmt.Sprintf("captf-state-backup-%s-%d", b.suffix, head.Serial)
+	if exists, err := differentSet(ctx, c, b.namespace, base, digest); err != nil {
+		return nil, err
+	} else if exists {
+		base += "-" + digest[:8]
+	}
+	resources := strconv.Itoa(countManaged(raw))
+	for i := range chunks {
+		part := payload[i*state.ChunkSize : min((i+1)*state.ChunkSize, len(payload))]
+		name := base
+		if i > 0 {
+			name = fmt.Sprintf("%s-part-%d", base, i)
+		}
+		sec := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: b.namespace, Labels: map[string]string{}, Annotations: map[string]string{
+				backupAnnotationPrefix + "serial":    strconv.FormatInt(head.Serial, 10),
+				backupAnnotationPrefix + "lineage":   head.Lineage,
+				backupAnnotationPrefix + "taken-at":  time.Now().UTC().Format(time.RFC3339),
+				backupAnnotationPrefix + "digest":    digest,
+				backupAnnotationPrefix + "resources": resources,
+				backupAnnotationPrefix + "set":       base,
+				backupAnnotationPrefix + "chunk":     strconv.Itoa(i),
+				backupAnnotationPrefix + "chunks":    strconv.Itoa(chunks),
+				backupOriginAnnotation:               backupOriginErrored,
+			}},
+			Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{state.DataKey: part},
+		}
+		if job, _ := os.Hostname(); job != "" {
+			sec.Annotations[backupAnnotationPrefix+"source-job"] = job
+		}
+		for k, v := range b.labels {
+			sec.Labels[k] = v
+		}
+		sec.Labels[backupLabel], sec.Labels[backupSuffixLabel] = "true", b.suffix
+		if _, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("saving %s: %w", name, err)
+		}
+	}
+	return &Rescue{Backup: base, Serial: head.Serial, Chunks: chunks}, nil
+}
+
+// differentSet reports whether a backup set of that name holds other content.
+func differentSet(ctx context.Context, c corev1client.SecretsGetter, namespace, name, digest string) (bool, error) {
+	existing, err := c.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return existing.Annotations[backupAnnotationPrefix+"digest"] != digest, nil
+}
+
+// countManaged counts the state's managed resources (a resource block with
+// count or for_each counts once).
+func countManaged(raw []byte) int {
+	var s struct {
+		Resources []struct {
+			Mode string `json:"mode"`
+		} `json:"resources"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return 0
+	}
+	n := 0
+	for _, r := range s.Resources {
+		if r.Mode == "managed" {
+			n++
+		}
+	}
+	return n
+}

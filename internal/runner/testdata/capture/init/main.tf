@@ -1,0 +1,7 @@
+terraform {
+  required_providers {
+    null = { source = "hashicorp/null" }
+  }
+}
+
+resource "null_resource" "boot" {}
