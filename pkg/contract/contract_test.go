@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -129,4 +130,84 @@ func TestNotJSONIsRejectedWithoutEcho(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), secret) {
 		t.Fatalf("want an error without the value, got %v", err)
 	}
+}
+
+func TestContractNames(t *testing.T) {
+	testCases := []struct {
+		role    contract.Role
+		inputs  string
+		outputs string
+	}{
+		{contract.RoleCluster,
+			"captf_cluster captf_contract captf_object captf_tags cluster_network control_plane_endpoint control_plane_initialized kubernetes_version",
+			"control_plane_endpoint exports failure_domains health"},
+		{contract.RoleMachine,
+			"bootstrap_data bootstrap_format captf_cluster captf_cluster_outputs captf_contract captf_object captf_tags control_plane failure_domain kubernetes_version machine_name",
+			"addresses failure_domain health interruptible provider_id"},
+		{contract.RoleMachinePool,
+			"autoscaling bootstrap_data bootstrap_format captf_cluster captf_cluster_outputs captf_contract captf_object captf_tags cluster_failure_domains failure_domains kubernetes_version machinepool_name node_labels replicas",
+			"health instances provider_id provider_id_list replicas"},
+	}
+	for _, tc := range testCases {
+		in, err := contract.InputNames(tc.role)
+		if err != nil || strings.Join(in, " ") != tc.inputs {
+			t.Errorf("%s inputs %v, %v", tc.role, in, err)
+		}
+		out, err := contract.OutputNames(tc.role)
+		if err != nil || strings.Join(out, " ") != tc.outputs {
+			t.Errorf("%s outputs %v, %v", tc.role, out, err)
+		}
+	}
+}
+
+func TestNullableInputs(t *testing.T) {
+	for role, want := range map[contract.Role]string{
+		contract.RoleCluster:     "captf_cluster_outputs cluster_network control_plane_endpoint kubernetes_version",
+		contract.RoleMachine:     "captf_cluster_outputs failure_domain kubernetes_version",
+		contract.RoleMachinePool: "captf_cluster_outputs kubernetes_version",
+	} {
+		got, err := contract.NullableInputs(role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for n := range got {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if strings.Join(names, " ") != want {
+			t.Errorf("%s nullable inputs %v, want %s", role, names, want)
+		}
+	}
+}
+
+func TestNormalizeOutputs(t *testing.T) {
+	got, err := contract.NormalizeOutputs(contract.RoleMachinePool, map[string]json.RawMessage{
+		"provider_id_list": json.RawMessage(`[]`), "replicas": json.RawMessage(`0`), "instances": json.RawMessage(`[]`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got["provider_id"]) != "null" {
+		t.Errorf("absent nullable provider_id = %s, want null", got["provider_id"])
+	}
+	if _, ok := got["health"]; ok {
+		t.Error("health may not be null: it must stay absent")
+	}
+	if err := contract.ValidateOutputs(contract.RoleMachinePool, encodeRaw(t, got)); err == nil || !strings.Contains(err.Error(), "health") {
+		t.Errorf("validation must report the missing health output, got %v", err)
+	}
+	got, _ = contract.NormalizeOutputs(contract.RoleMachine, map[string]json.RawMessage{"provider_id": json.RawMessage(`""`)})
+	if string(got["provider_id"]) != "null" {
+		t.Errorf("an empty provider_id = %s, want null", got["provider_id"])
+	}
+}
+
+func encodeRaw(t *testing.T, m map[string]json.RawMessage) []byte {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

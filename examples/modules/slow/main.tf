@@ -1,0 +1,19 @@
+# The noop machine with a slow apply (time_sleep), for interruption tests:
+# deleting its Job mid-apply must leave the state written and the lock
+# released.
+terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    null = { source = "hashicorp/null" }
+    time = { source = "hashicorp/time" }
+  }
+}
+
+resource "null_resource" "instance" {
+  triggers = merge(var.captf_tags, { machine = var.machine_name, bootstrap = sha256(var.bootstrap_data) })
+}
+
+resource "time_sleep" "boot" {
+  depends_on      = [null_resource.instance]
+  create_duration = "45s"
+}
