@@ -1,0 +1,117 @@
+package credentials
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// maxMessage bounds a condition message.
+const maxMessage = 1024
+
+// Check is what one reconcile of a workload object learned about its
+// identity; IdentityAllowedCondition and CredentialsMirroredCondition turn
+// it into conditions. The zero value is "no identity".
+type Check struct {
+	// IdentityName names the identity the object resolved to ("" = none).
+	IdentityName string
+	// IdentityFound is true when the named identity exists.
+	IdentityFound bool
+	// Namespace is the object's namespace.
+	Namespace string
+	// Allowed, AllowedMessage and AllowedErr are what Allowed returned.
+	Allowed        bool
+	AllowedMessage string
+	AllowedErr     error
+	// Mirror and MirrorErr are what EnsureMirror returned (only when allowed).
+	Mirror    Result
+	MirrorErr error
+}
+
+// IdentityAllowedCondition computes the IdentityAllowed condition: whether
+// the identity exists, allows the namespace and has a complete source
+// Secret. A check that could not be made is Unknown/IdentityCheckFailed.
+func IdentityAllowedCondition(ch Check) metav1.Condition {
+	cond := func(status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
+		return condition(infrav1.IdentityAllowedCondition, status, reason, format, args...)
+	}
+	switch {
+	case ch.IdentityName == "":
+		return cond(metav1.ConditionFalse, infrav1.IdentityNotFoundReason,
+			"No identity is referenced: set spec.identityRef (or the TerraformCluster's spec.defaults.identityRef)")
+	case !ch.IdentityFound:
+		return cond(metav1.ConditionFalse, infrav1.IdentityNotFoundReason,
+			"TerraformClusterIdentity %s does not exist; create it or change identityRef", ch.IdentityName)
+	case ch.AllowedErr != nil:
+		return cond(metav1.ConditionUnknown, infrav1.IdentityCheckFailedReason,
+			"Could not check TerraformClusterIdentity %s: %s", ch.IdentityName, errorSummary(ch.AllowedErr))
+	case !ch.Allowed:
+		return cond(metav1.ConditionFalse, infrav1.NamespaceNotAllowedReason, "%s", ch.AllowedMessage)
+	case ch.MirrorErr != nil && errors.Is(ch.MirrorErr, ErrSourceUnreadable):
+		return cond(metav1.ConditionUnknown, infrav1.IdentityCheckFailedReason,
+			"Could not read source Secret %s of TerraformClusterIdentity %s: %s", ch.Mirror.Source, ch.IdentityName, errorSummary(ch.MirrorErr))
+	case ch.Mirror.Outcome == OutcomeSourceNotFound:
+		return cond(metav1.ConditionFalse, infrav1.SecretNotFoundReason,
+			"Source Secret %s of TerraformClusterIdentity %s does not exist; create it", ch.Mirror.Source, ch.IdentityName)
+	case ch.Mirror.Outcome == OutcomeSourceIncomplete:
+		return cond(metav1.ConditionFalse, infrav1.CredentialsIncompleteReason,
+			"Source Secret %s of TerraformClusterIdentity %s lacks the required keys %s; add them to the Secret or remove them from spec.requiredKeys",
+			ch.Mirror.Source, ch.IdentityName, strings.Join(ch.Mirror.MissingKeys, ", "))
+	}
+	return cond(metav1.ConditionTrue, infrav1.IdentityAllowedReason, "%s", ch.AllowedMessage)
+}
+
+// CredentialsMirroredCondition computes the CredentialsMirrored condition.
+// It is Unknown/MirrorPending until IdentityAllowed is True.
+func CredentialsMirroredCondition(ch Check) metav1.Condition {
+	cond := func(status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
+		return condition(infrav1.CredentialsMirroredCondition, status, reason, format, args...)
+	}
+	if IdentityAllowedCondition(ch).Status != metav1.ConditionTrue {
+		return cond(metav1.ConditionUnknown, infrav1.MirrorPendingReason, "The credentials mirror waits for IdentityAllowed to be True")
+	}
+	switch {
+	case ch.MirrorErr != nil:
+		return cond(metav1.ConditionFalse, infrav1.MirrorFailedReason,
+			"Could not write mirror Secret %s: %s", ch.Mirror.Mirror, errorSummary(ch.MirrorErr))
+	case ch.Mirror.Outcome == OutcomeConflict:
+		return cond(metav1.ConditionFalse, infrav1.MirrorFailedReason,
+			"Secret %s is not a credentials mirror of TerraformClusterIdentity %s (%s) and is never overwritten; rename or remove it",
+			ch.Mirror.Mirror, ch.IdentityName, ch.Mirror.Conflict)
+	case ch.Mirror.Outcome == OutcomeCreated, ch.Mirror.Outcome == OutcomeUpdated, ch.Mirror.Outcome == OutcomeUnchanged:
+		return cond(metav1.ConditionTrue, infrav1.MirroredReason,
+			"Secret %s mirrors source Secret %s", ch.Mirror.Mirror, ch.Mirror.Source)
+	}
+	return cond(metav1.ConditionUnknown, infrav1.MirrorPendingReason, "The credentials mirror has not been written yet")
+}
+
+func condition(condType string, status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage-3] + "..."
+	}
+	return metav1.Condition{Type: condType, Status: status, Reason: reason, Message: msg}
+}
+
+// errorSummary describes an error for a condition message. API errors
+// about Secrets name the Secret and the failure, never its data.
+func errorSummary(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		s := status.Status()
+		if s.Reason == metav1.StatusReasonInvalid && s.Details != nil {
+			fields := make([]string, 0, len(s.Details.Causes))
+			for _, c := range s.Details.Causes {
+				fields = append(fields, c.Field)
+			}
+			return fmt.Sprintf("the API server rejected the Secret (invalid fields: %s)", strings.Join(fields, ", "))
+		}
+		return fmt.Sprintf("%s (%s)", s.Message, s.Reason)
+	}
+	return err.Error()
+}

@@ -1,0 +1,101 @@
+package credentials
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+func TestConditions(t *testing.T) {
+	mirror := types.NamespacedName{Namespace: "team-a", Name: "captf-creds-aws"}
+	source := types.NamespacedName{Namespace: "captf-system", Name: "aws-creds"}
+	allowed := Check{IdentityName: "aws", IdentityFound: true, Namespace: "team-a", Allowed: true, AllowedMessage: "listed"}
+	with := func(r Result, err error) Check {
+		ch := allowed
+		r.Mirror, r.Source, r.Identity = mirror, source, "aws"
+		ch.Mirror, ch.MirrorErr = r, err
+		return ch
+	}
+	apiErr := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "captf-creds-aws", errors.New("no"))
+	type want struct {
+		status metav1.ConditionStatus
+		reason string
+		says   string
+	}
+	testCases := []struct {
+		name     string
+		check    Check
+		identity want
+		mirrored want
+	}{
+		{"no identity referenced", Check{},
+			want{metav1.ConditionFalse, infrav1.IdentityNotFoundReason, "spec.identityRef"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, "IdentityAllowed"}},
+		{"identity missing", Check{IdentityName: "aws"},
+			want{metav1.ConditionFalse, infrav1.IdentityNotFoundReason, "TerraformClusterIdentity aws does not exist"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, ""}},
+		{"namespace read failed", Check{IdentityName: "aws", IdentityFound: true, AllowedErr: errors.New("timeout")},
+			want{metav1.ConditionUnknown, infrav1.IdentityCheckFailedReason, "timeout"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, ""}},
+		{"namespace not allowed", Check{IdentityName: "aws", IdentityFound: true, AllowedMessage: "does not allow namespace"},
+			want{metav1.ConditionFalse, infrav1.NamespaceNotAllowedReason, "does not allow namespace"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, ""}},
+		{"source unreadable", with(Result{}, errors.Join(ErrSourceUnreadable, errors.New("boom"))),
+			want{metav1.ConditionUnknown, infrav1.IdentityCheckFailedReason, "captf-system/aws-creds"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, ""}},
+		{"source missing", with(Result{Outcome: OutcomeSourceNotFound}, nil),
+			want{metav1.ConditionFalse, infrav1.SecretNotFoundReason, "captf-system/aws-creds"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, ""}},
+		{"source incomplete", with(Result{Outcome: OutcomeSourceIncomplete, MissingKeys: []string{"A", "B"}}, nil),
+			want{metav1.ConditionFalse, infrav1.CredentialsIncompleteReason, "A, B"},
+			want{metav1.ConditionUnknown, infrav1.MirrorPendingReason, ""}},
+		{"mirror write failed", with(Result{}, apiErr),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, "listed"},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "team-a/captf-creds-aws"}},
+		{"foreign Secret in the way", with(Result{Outcome: OutcomeConflict, Conflict: "it lacks the label"}, nil),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "rename or remove it"}},
+		{"created", with(Result{Outcome: OutcomeCreated}, nil),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionTrue, infrav1.MirroredReason, "team-a/captf-creds-aws"}},
+		{"unchanged", with(Result{Outcome: OutcomeUnchanged}, nil),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionTrue, infrav1.MirroredReason, ""}},
+	}
+	check := func(t *testing.T, got metav1.Condition, condType string, w want) {
+		t.Helper()
+		if got.Type != condType || got.Status != w.status || got.Reason != w.reason || !strings.Contains(got.Message, w.says) {
+			t.Errorf("%s = %s/%s %q; want %s/%s naming %q", condType, got.Status, got.Reason, got.Message, w.status, w.reason, w.says)
+		}
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			check(t, IdentityAllowedCondition(tc.check), infrav1.IdentityAllowedCondition, tc.identity)
+			check(t, CredentialsMirroredCondition(tc.check), infrav1.CredentialsMirroredCondition, tc.mirrored)
+		})
+	}
+}
+
+func TestResultEvent(t *testing.T) {
+	m := types.NamespacedName{Namespace: "ns", Name: "captf-creds-aws"}
+	testCases := []struct {
+		outcome Outcome
+		reason  string
+	}{
+		{OutcomeCreated, MirrorCreatedEvent}, {OutcomeRemoved, MirrorRemovedEvent},
+		{OutcomeUpdated, ""}, {OutcomeUnchanged, ""}, {OutcomeReleased, ""}, {OutcomeAbsent, ""}, {OutcomeConflict, ""},
+	}
+	for _, tc := range testCases {
+		reason, note, ok := Result{Outcome: tc.outcome, Mirror: m, Identity: "aws"}.Event()
+		if reason != tc.reason || ok != (tc.reason != "") || (ok && !strings.Contains(note, "ns/captf-creds-aws")) {
+			t.Errorf("%s: Event() = %q, %q, %v; want reason %q", tc.outcome, reason, note, ok, tc.reason)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package webhooks
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// ClusterValidator validates TerraformClusters.
+type ClusterValidator struct{}
+
+var _ admission.Validator[*infrav1.TerraformCluster] = &ClusterValidator{}
+
+// ValidateCreate checks every rule.
+func (v *ClusterValidator) ValidateCreate(_ context.Context, c *infrav1.TerraformCluster) (admission.Warnings, error) {
+	return nil, clusterInvalid(c, clusterJobs(c, nil))
+}
+
+// ValidateUpdate checks the jobs policies that changed.
+func (v *ClusterValidator) ValidateUpdate(_ context.Context, oldC, c *infrav1.TerraformCluster) (admission.Warnings, error) {
+	return nil, clusterInvalid(c, clusterJobs(c, oldC))
+}
+
+// ValidateDelete allows every delete.
+func (v *ClusterValidator) ValidateDelete(context.Context, *infrav1.TerraformCluster) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// clusterJobs checks spec.jobs and spec.defaults.jobs; with old set, only
+// those that changed.
+func clusterJobs(c, old *infrav1.TerraformCluster) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if old == nil || jobsChanged(old.Spec.Jobs, c.Spec.Jobs) {
+		errs = append(errs, validateJobs(c.Spec.Jobs, spec.Child("jobs"))...)
+	}
+	newDefaults, oldDefaults := defaultJobs(c), (*infrav1.JobsSpec)(nil)
+	if old != nil {
+		oldDefaults = defaultJobs(old)
+	}
+	if old == nil || jobsChanged(oldDefaults, newDefaults) {
+		errs = append(errs, validateJobs(newDefaults, spec.Child("defaults", "jobs"))...)
+	}
+	return errs
+}
+
+func defaultJobs(c *infrav1.TerraformCluster) *infrav1.JobsSpec {
+	if c.Spec.Defaults == nil {
+		return nil
+	}
+	return c.Spec.Defaults.Jobs
+}
+
+func clusterInvalid(c *infrav1.TerraformCluster, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(infrav1.GroupVersion.WithKind("TerraformCluster").GroupKind(), c.Name, errs)
+}

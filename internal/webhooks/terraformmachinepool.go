@@ -1,0 +1,41 @@
+package webhooks
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// MachinePoolValidator validates TerraformMachinePools.
+type MachinePoolValidator struct{}
+
+var _ admission.Validator[*infrav1.TerraformMachinePool] = &MachinePoolValidator{}
+
+// ValidateCreate checks every rule.
+func (v *MachinePoolValidator) ValidateCreate(_ context.Context, m *infrav1.TerraformMachinePool) (admission.Warnings, error) {
+	return nil, poolInvalid(m, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs")))
+}
+
+// ValidateUpdate checks the jobs policy when it changed.
+func (v *MachinePoolValidator) ValidateUpdate(_ context.Context, old, m *infrav1.TerraformMachinePool) (admission.Warnings, error) {
+	if !jobsChanged(old.Spec.Jobs, m.Spec.Jobs) {
+		return nil, nil
+	}
+	return nil, poolInvalid(m, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs")))
+}
+
+// ValidateDelete allows every delete.
+func (v *MachinePoolValidator) ValidateDelete(context.Context, *infrav1.TerraformMachinePool) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func poolInvalid(m *infrav1.TerraformMachinePool, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(infrav1.GroupVersion.WithKind("TerraformMachinePool").GroupKind(), m.Name, errs)
+}
