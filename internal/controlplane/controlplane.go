@@ -38,6 +38,9 @@ type Options struct {
 	ControllerManager bool
 	// Log receives the controller manager's output; nil discards it.
 	Log *os.File
+	// WebhookDirs hold webhook configurations to install, pointed at a
+	// local webhook server (see WebhookServer).
+	WebhookDirs []string
 }
 
 // ControlPlane is a running control plane.
@@ -81,6 +84,7 @@ func Start(opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	env := &crenvtest.Environment{
+		WebhookInstallOptions:    crenvtest.WebhookInstallOptions{Paths: opts.WebhookDirs},
 		BinaryAssetsDirectory:    filepath.Join(opts.Tools, "bin"),
 		CRDDirectoryPaths:        opts.CRDDirs,
 		ErrorIfCRDPathMissing:    true,
@@ -100,6 +104,14 @@ func Start(opts Options) (*ControlPlane, error) {
 		}
 	}
 	return cp, nil
+}
+
+// WebhookServer is where the installed webhook configurations send their
+// requests: a webhook server must listen on host:port with the certificate
+// and key in certDir (tls.crt, tls.key).
+func (cp *ControlPlane) WebhookServer() (host string, port int, certDir string) {
+	w := cp.env.WebhookInstallOptions
+	return w.LocalServingHost, w.LocalServingPort, w.LocalServingCertDir
 }
 
 // AdminKubeconfig returns a kubeconfig of a system:masters user.

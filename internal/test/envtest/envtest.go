@@ -34,6 +34,9 @@ type Options struct {
 	// ControllerManager starts kube-controller-manager (Job controller and
 	// garbage collector).
 	ControllerManager bool
+	// Webhooks installs config/webhook, pointed at the local webhook
+	// server of ControlPlane.WebhookServer.
+	Webhooks bool
 }
 
 // Env is a running control plane.
@@ -97,11 +100,16 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	var webhookDirs []string
+	if opts.Webhooks {
+		webhookDirs = []string{filepath.Join(root, "config", "webhook")}
+	}
 	cp, err := controlplane.Start(controlplane.Options{
 		Tools:             tools,
 		CRDDirs:           []string{filepath.Join(root, "config", "crd", "bases")},
 		Scheme:            s,
 		ControllerManager: opts.ControllerManager,
+		WebhookDirs:       webhookDirs,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,113 @@
+package setup
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/reconcilers/identity"
+	"captf.io/captf/internal/webhooks"
+)
+
+// Scheme returns the kinds the manager reads and writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// LogFlags logs every flag once, as `FLAG: --name="value"`.
+func LogFlags(fs *pflag.FlagSet) {
+	log := ctrl.Log.WithName("setup")
+	fs.VisitAll(func(f *pflag.Flag) {
+		log.Info(fmt.Sprintf("FLAG: --%s=%q", f.Name, f.Value.String()))
+	})
+}
+
+// NewManager builds the manager with every controller and webhook.
+func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	metrics := metricsserver.Options{BindAddress: o.DiagnosticsAddress, SecureServing: !o.InsecureDiagnostics}
+	if !o.InsecureDiagnostics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod}
+	if o.Namespace != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  s,
+		Cache:   cacheOpts,
+		Metrics: metrics,
+		// Secret data is never cached: every typed Secret read goes to the
+		// API server, and watches of managed Secrets are metadata-only.
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		HealthProbeBindAddress:        o.HealthAddr,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       os.Getenv("POD_NAMESPACE"),
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.LeaderElectLeaseDuration,
+		RenewDeadline:                 &o.LeaderElectRenewDeadline,
+		RetryPeriod:                   &o.LeaderElectRetryPeriod,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port: o.WebhookPort, CertDir: o.WebhookCertDir, CertName: o.WebhookCertName, KeyName: o.WebhookKeyName,
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the identity controller: %w", err)
+	}
+	if err := webhooks.SetupWebhooks(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the webhooks: %w", err)
+	}
+	return mgr, nil
+}
+
+// Run builds the manager and runs it until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	log := ctrl.Log.WithName("setup")
+	for _, env := range []string{"POD_NAMESPACE", "SERVICE_ACCOUNT_NAME"} {
+		if os.Getenv(env) == "" {
+			log.Info("WARNING: environment variable unset; the manager cannot tell its own ServiceAccount, so the TerraformMachine webhook will refuse its providerID writes", "variable", env)
+		}
+	}
+	mgr, err := NewManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting the manager")
+	return mgr.Start(ctx)
+}

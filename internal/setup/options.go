@@ -1,0 +1,70 @@
+// Package setup builds the CAPTF manager from its command line: the
+// controller-runtime manager (leader election, health probes, the
+// authenticated metrics endpoint, the webhook server), the caches (Secret
+// data is never cached) and every controller and webhook. cmd/manager and
+// the integration tests start the manager the same way, through Run.
+package setup
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the manager's flags.
+type Options struct {
+	LeaderElect              bool
+	LeaderElectLeaseDuration time.Duration
+	LeaderElectRenewDeadline time.Duration
+	LeaderElectRetryPeriod   time.Duration
+	HealthAddr               string
+	DiagnosticsAddress       string
+	InsecureDiagnostics      bool
+	WebhookPort              int
+	WebhookCertDir           string
+	WebhookCertName          string
+	WebhookKeyName           string
+	SyncPeriod               time.Duration
+	Namespace                string
+	Kubeconfig               string
+}
+
+// LeaderElectionID is the leader election Lease, in the manager's namespace.
+const LeaderElectionID = "controller-leader-election-captf"
+
+// AddFlags registers the manager's flags with their documented defaults.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "Elect a leader among the replicas; only the leader reconciles, all serve webhooks.")
+	fs.DurationVar(&o.LeaderElectLeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits before taking over a lease whose holder stopped renewing.")
+	fs.DurationVar(&o.LeaderElectRenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before giving up leadership.")
+	fs.DurationVar(&o.LeaderElectRetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often candidates retry acquiring or renewing leadership.")
+	fs.StringVar(&o.HealthAddr, "health-addr", ":9440", "Address of /healthz and /readyz.")
+	fs.StringVar(&o.DiagnosticsAddress, "diagnostics-address", ":8443", "Address of /metrics (HTTPS with authentication and authorization unless --insecure-diagnostics); 0 disables it.")
+	fs.BoolVar(&o.InsecureDiagnostics, "insecure-diagnostics", false, "Serve /metrics over plain HTTP without authentication.")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server.")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs/", "Directory of the webhook server's certificate and key.")
+	fs.StringVar(&o.WebhookCertName, "webhook-cert-name", "tls.crt", "Webhook server certificate file name.")
+	fs.StringVar(&o.WebhookKeyName, "webhook-key-name", "tls.key", "Webhook server key file name.")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*time.Minute, "Informer resync period: how late at the latest a rotated credential reaches its mirrors.")
+	fs.StringVar(&o.Namespace, "namespace", "", "Watch this namespace only (identities are always watched cluster-wide); empty watches all.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig of the management cluster; else $KUBECONFIG, else in-cluster.")
+}
+
+// Validate refuses options the manager cannot start with.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.SyncPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--sync-period must be positive, got %s", o.SyncPeriod))
+	}
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port must be a port number, got %d", o.WebhookPort))
+	}
+	if o.LeaderElect && o.LeaderElectRenewDeadline >= o.LeaderElectLeaseDuration {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)",
+			o.LeaderElectRenewDeadline, o.LeaderElectLeaseDuration))
+	}
+	return errors.Join(errs...)
+}
+
