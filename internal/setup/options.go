@@ -67,4 +67,3 @@ func (o *Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
