@@ -1,11 +1,13 @@
 package webhooks_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -51,6 +53,20 @@ func grantSecretGet(t *testing.T, user, ns, secret string) *rbacv1.RoleBinding {
 	return binding
 }
 
+// updateIdentity reads the identity, changes it and updates it as c,
+// retrying on a conflict: the identity controller writes status in between,
+// and what the tests check is the webhook's answer.
+func updateIdentity(ctx context.Context, c client.Client, key client.ObjectKey, change func(*infrav1.TerraformClusterIdentity)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current := &infrav1.TerraformClusterIdentity{}
+		if err := c.Get(ctx, key, current); err != nil {
+			return err
+		}
+		change(current)
+		return c.Update(ctx, current)
+	})
+}
+
 func TestIdentityAuthorMustBeAbleToGetTheSecret(t *testing.T) {
 	require(t)
 	ctx := t.Context()
@@ -76,62 +92,49 @@ func TestIdentityAuthorMustBeAbleToGetTheSecret(t *testing.T) {
 
 	t.Run("pointing an identity at another Secret re-runs the check", func(t *testing.T) {
 		sourceSecret(t, system, "other-creds")
-		changed := &infrav1.TerraformClusterIdentity{}
-		if err := alice.Get(ctx, client.ObjectKeyFromObject(id), changed); err != nil {
-			t.Fatal(err)
-		}
-		changed.Spec.SecretRef.Name = "other-creds"
-		rejected(t, alice.Update(ctx, changed), isInvalid, fmt.Sprintf(`user "alice" may not get Secret %s/other-creds`, system))
+		err := updateIdentity(ctx, alice, client.ObjectKeyFromObject(id), func(i *infrav1.TerraformClusterIdentity) {
+			i.Spec.SecretRef.Name = "other-creds"
+		})
+		rejected(t, err, isInvalid, fmt.Sprintf(`user "alice" may not get Secret %s/other-creds`, system))
 	})
 
 	if err := admin.Delete(ctx, aliceBinding); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("a user who lost the right cannot widen allowedNamespaces", func(t *testing.T) {
+		widen := func(i *infrav1.TerraformClusterIdentity) {
+			i.Spec.AllowedNamespaces.List = append(i.Spec.AllowedNamespaces.List, tenant2)
+		}
+		// RBAC changes reach the authorizer within moments: wait for the
+		// first refusal, then check it.
 		err := eventually(t, func() error {
-			current := &infrav1.TerraformClusterIdentity{}
-			if err := alice.Get(ctx, client.ObjectKeyFromObject(id), current); err != nil {
-				return err
-			}
-			current.Spec.AllowedNamespaces.List = append(current.Spec.AllowedNamespaces.List, tenant2)
-			if err := alice.Update(ctx, current); err != nil {
-				return nil // rejected, as wanted; checked below
+			if err := updateIdentity(ctx, alice, client.ObjectKeyFromObject(id), widen); err != nil {
+				return nil // refused, as wanted; checked below
 			}
 			return fmt.Errorf("the widening was accepted")
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		current := &infrav1.TerraformClusterIdentity{}
-		if err := alice.Get(ctx, client.ObjectKeyFromObject(id), current); err != nil {
-			t.Fatal(err)
-		}
-		current.Spec.AllowedNamespaces.List = append(current.Spec.AllowedNamespaces.List, tenant2)
-		rejected(t, alice.Update(ctx, current), isInvalid, fmt.Sprintf(`user "alice" may not get Secret %s/aws-creds`, system))
-
-		narrowed := current.DeepCopy()
-		narrowed.Spec.AllowedNamespaces = &infrav1.AllowedNamespaces{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"none": "x"}}}
-		rejected(t, alice.Update(ctx, narrowed), isInvalid, `user "alice"`)
+		rejected(t, updateIdentity(ctx, alice, client.ObjectKeyFromObject(id), widen), isInvalid,
+			fmt.Sprintf(`user "alice" may not get Secret %s/aws-creds`, system))
+		rejected(t, updateIdentity(ctx, alice, client.ObjectKeyFromObject(id), func(i *infrav1.TerraformClusterIdentity) {
+			i.Spec.AllowedNamespaces = &infrav1.AllowedNamespaces{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"none": "x"}}}
+		}), isInvalid, `user "alice"`)
 	})
 
 	t.Run("a metadata-only update by that user passes", func(t *testing.T) {
-		current := &infrav1.TerraformClusterIdentity{}
-		if err := alice.Get(ctx, client.ObjectKeyFromObject(id), current); err != nil {
-			t.Fatal(err)
-		}
-		current.Labels = map[string]string{"team": "platform"}
-		if err := alice.Update(ctx, current); err != nil {
+		if err := updateIdentity(ctx, alice, client.ObjectKeyFromObject(id), func(i *infrav1.TerraformClusterIdentity) {
+			i.Labels = map[string]string{"team": "platform"}
+		}); err != nil {
 			t.Fatalf("a label change was refused: %v", err)
 		}
 	})
 
 	t.Run("an admin who may get the Secret can widen", func(t *testing.T) {
-		current := &infrav1.TerraformClusterIdentity{}
-		if err := admin.Get(ctx, client.ObjectKeyFromObject(id), current); err != nil {
-			t.Fatal(err)
-		}
-		current.Spec.AllowedNamespaces.List = append(current.Spec.AllowedNamespaces.List, tenant2)
-		if err := admin.Update(ctx, current); err != nil {
+		if err := updateIdentity(ctx, admin, client.ObjectKeyFromObject(id), func(i *infrav1.TerraformClusterIdentity) {
+			i.Spec.AllowedNamespaces.List = append(i.Spec.AllowedNamespaces.List, tenant2)
+		}); err != nil {
 			t.Fatalf("the admin's widening was refused: %v", err)
 		}
 	})
