@@ -135,6 +135,32 @@ const (
 	LeaseAcquiredAtAnnotation = "captf.io/lease-acquired-at"
 )
 
+// Annotations of a state backup set's Secrets.
+const (
+	// StateBackupSerialAnnotation is the backed-up state's serial.
+	StateBackupSerialAnnotation = "captf.io/state-backup-serial"
+	// StateBackupLineageAnnotation is the backed-up state's lineage.
+	StateBackupLineageAnnotation = "captf.io/state-backup-lineage"
+	// StateBackupTakenAtAnnotation is when the backup was taken (RFC 3339).
+	StateBackupTakenAtAnnotation = "captf.io/state-backup-taken-at"
+	// StateBackupSourceJobAnnotation names the Job whose state it is, when known.
+	StateBackupSourceJobAnnotation = "captf.io/state-backup-source-job"
+	// StateBackupDigestAnnotation is the SHA-256 of the set's concatenated
+	// compressed pieces.
+	StateBackupDigestAnnotation = "captf.io/state-backup-digest"
+	// StateBackupResourcesAnnotation counts the state's managed resources.
+	StateBackupResourcesAnnotation = "captf.io/state-backup-resources"
+	// StateBackupSetAnnotation names the set's first Secret.
+	StateBackupSetAnnotation = "captf.io/state-backup-set"
+	// StateBackupChunkAnnotation is a piece's index, from 0.
+	StateBackupChunkAnnotation = "captf.io/state-backup-chunk"
+	// StateBackupChunksAnnotation is the number of pieces of the set.
+	StateBackupChunksAnnotation = "captf.io/state-backup-chunks"
+	// StateBackupOriginAnnotation says where a set came from;
+	// "errored-state" marks a state the backend rejected, saved by the runner.
+	StateBackupOriginAnnotation = "captf.io/state-backup-origin"
+)
+
 // Cluster API and clusterctl keys CAPTF reads or writes.
 const (
 	// ClusterNameLabel names the owning Cluster.

@@ -46,7 +46,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func runCommand(args []string, stdout, stderr io.Writer) int {
+func runCommand(args []string, stdout, stderr io.Writer) (code int) {
+	stop := make(chan struct{})
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(signals)
+	go func() {
+		if sig, ok := <-signals; ok {
+			fmt.Fprintf(stderr, "Received %s: stopping the runtime\n", sig)
+			close(stop)
+		}
+	}()
 	o, err := ParseRunFlags(args, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "runner run:", err)
@@ -60,13 +70,15 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitFailure
 	}
-	stop := make(chan struct{})
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		sig := <-signals
-		fmt.Fprintf(stderr, "Received %s: stopping the runtime (grace %s)\n", sig, o.StopTimeout)
-		close(stop)
+	// A bug must still leave a result, and must not exit 2 (a usage error).
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "runner run: internal error: %v\n%s", p, debug.Stack())
+			res := Result{Version: ResultVersion, Op: o.Op, Steps: []Step{},
+				Error: &RunError{Kind: KindStep, Tail: "the runner failed (internal error); see the Job's logs"}}
+			_ = WriteResult(o.Result, res)
+			code = ExitFailure
+		}
 	}()
 	res, code := Run(o, Env{Environ: os.Environ(), Stdout: stdout, Stderr: stderr, Stop: stop})
 	if err := WriteResult(o.Result, res); err != nil {

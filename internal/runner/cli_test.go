@@ -67,14 +67,14 @@ func TestCopyInstallsAnExecutable(t *testing.T) {
 }
 
 func TestDocumentedFlagDefaults(t *testing.T) {
-	o, err := runner.ParseRunFlags([]string{"--op=apply", "--backend-config=a=1", "--backend-config=b=2", "--lock-timeout=300s"}, &bytes.Buffer{})
+	o, err := runner.ParseRunFlags([]string{"--op=apply", "--backend-config=a=1", "--backend-config=b=2"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := runner.Options{
 		Op: "apply", Bin: []string{"/captf/runtime"}, Config: "/captf/config", Module: "/captf/module",
 		Providers: "/captf/providers", Workdir: "/captf/work", Result: "/dev/termination-log",
-		BackendConfig: []string{"a=1", "b=2"}, LockTimeout: 300 * time.Second, StopTimeout: time.Minute,
+		BackendConfig: []string{"a=1", "b=2"}, LockTimeout: 5 * time.Minute, StopTimeout: time.Minute,
 		PlanKeyFile: "/captf/plan-key/key", Credentials: "/var/run/captf/credentials",
 	}
 	if got := o; got.Op != want.Op || strings.Join(got.Bin, " ") != strings.Join(want.Bin, " ") || got.Config != want.Config ||
@@ -83,8 +83,8 @@ func TestDocumentedFlagDefaults(t *testing.T) {
 		got.StopTimeout != want.StopTimeout || got.PlanKeyFile != want.PlanKeyFile || got.Credentials != want.Credentials {
 		t.Errorf("options\n got %+v\nwant %+v", got, want)
 	}
-	o, err = runner.ParseRunFlags([]string{"--op=apply", "--bin=/usr/bin/env", "--bin=tofu"}, &bytes.Buffer{})
+	o, err = runner.ParseRunFlags([]string{"--op=apply", "--bin=/usr/bin/env", "--bin=tofu", "--event-object=v1/X/ns/n/uid", "--job-name=j"}, &bytes.Buffer{})
 	if err != nil || strings.Join(o.Bin, " ") != "/usr/bin/env tofu" {
-		t.Errorf("--bin repeated gives %v, %v", o.Bin, err)
+		t.Errorf("--bin repeated gives %v, %v (the manager's event flags must be accepted)", o.Bin, err)
 	}
 }

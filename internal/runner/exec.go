@@ -9,12 +9,13 @@ import (
 	"time"
 )
 
-// stepTailBytes is how much of a step's stderr is kept for its summary.
-const stepTailBytes = 64 << 10
-
 // stdoutTailBytes is how much of a step's stdout is kept to find the final
 // summary line of apply and destroy.
 const stdoutTailBytes = 4 << 10
+
+// waitDelay bounds how long a finished or killed command's output copies
+// are waited for.
+const waitDelay = 5 * time.Second
 
 // output says what happens to a step's stdout.
 type output int
@@ -37,6 +38,11 @@ type command struct {
 	stdout output
 	// accepted exit codes besides 0 (plan's 2 under -detailed-exitcode).
 	accepted []int
+	// acceptFailure, when set, may accept a failed outcome as success
+	// (force-unlock of a lock someone else already released).
+	acceptFailure func(outcome) bool
+	// timeout, when set, kills the command after that long.
+	timeout time.Duration
 }
 
 // outcome is what a command did.
@@ -62,7 +68,7 @@ func (o outcome) ok(c command) bool {
 			return true
 		}
 	}
-	return false
+	return c.acceptFailure != nil && c.acceptFailure(o)
 }
 
 // executor runs runtime commands one at a time in the generated root.
@@ -85,7 +91,7 @@ func (e *executor) run(c command) outcome {
 	args := append(append([]string{}, e.bin[1:]...), c.args...)
 	cmd := exec.Command(e.bin[0], args...)
 	cmd.Dir, cmd.Env = e.root, e.env
-	out := outcome{stderr: NewTailBuffer(stepTailBytes)}
+	out := outcome{stderr: NewTailBuffer(StderrTailBytes)}
 	var stdout bytes.Buffer
 	tail := NewTailBuffer(stdoutTailBytes)
 	switch c.stdout {
@@ -97,23 +103,37 @@ func (e *executor) run(c command) outcome {
 		cmd.Stdout = io.MultiWriter(e.log, tail)
 	}
 	cmd.Stderr = io.MultiWriter(e.errLog, out.stderr)
+	// A descendant that keeps the output pipes open must not hold the run
+	// past its stop timeout: stop waiting for the copies after a while.
+	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		out.exit, out.startErr = 1, err
 		return out
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if c.timeout > 0 {
+		timeout = time.After(c.timeout)
+	}
 	var err error
 	select {
 	case err = <-done:
+	case <-timeout:
+		_ = cmd.Process.Kill()
+		err = <-done
 	case <-e.stop:
-		out.interrupted = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err = <-done:
-		case <-time.After(e.stopTimeout):
-			_ = cmd.Process.Kill()
-			err = <-done
+		case err = <-done: // it finished as the signal came: not interrupted
+		default:
+			out.interrupted = true
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err = <-done:
+			case <-time.After(e.stopTimeout):
+				_ = cmd.Process.Kill()
+				err = <-done
+			}
 		}
 	}
 	out.exit = exitCode(err)

@@ -106,6 +106,11 @@ func bounded(r Result) Result {
 		p.Resources, p.Truncated = boundList(p.Resources, MaxPlanResources, p.Truncated)
 		doc.Plan = &p
 	}
+	if r.Rescue != nil {
+		// Kept through every stage: it is how the manager finds a state the
+		// backend rejected. It holds a name and two numbers.
+		doc.Rescue = &Rescue{Backup: validUTF8(r.Rescue.Backup), Serial: r.Rescue.Serial, Chunks: r.Rescue.Chunks}
+	}
 	return doc
 }
 

@@ -221,3 +221,22 @@ func TestMarshalDoesNotModifyItsArgument(t *testing.T) {
 		t.Error("MarshalStaged modified its argument")
 	}
 }
+
+func TestRescueSurvivesEveryStage(t *testing.T) {
+	r := Result{Op: "apply", Rescue: &Rescue{Backup: "captf-state-backup-0123456789abcdef-c-7", Serial: 7, Chunks: 2},
+		Error: &RunError{Kind: KindStep, Step: "apply", Tail: strings.Repeat("x", 600)}}
+	for i := 0; i < 200; i++ {
+		r.Steps = append(r.Steps, Step{Name: strings.Repeat("s", 60), Exit: 1})
+	}
+	b, stage, err := MarshalStaged(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Rescue == nil || *back.Rescue != *r.Rescue {
+		t.Errorf("after stage %s the rescue is %+v", stage, back.Rescue)
+	}
+}

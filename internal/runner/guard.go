@@ -90,7 +90,7 @@ func (r *run) guardedApply() {
 			return
 		}
 		if r.result.Plan.Hash != r.o.ExpectPlan {
-			r.result.Error = &RunError{Kind: KindPlanChanged, Step: StepPlan, Tail: fmt.Sprintf(
+			r.result.Error = &RunError{Kind: KindPlanChanged, Tail: fmt.Sprintf(
 				"the plan changed since it was approved: it now plans %s; nothing was applied", counts(r.result.Plan))}
 			return
 		}
@@ -100,7 +100,7 @@ func (r *run) guardedApply() {
 		if !r.reportPlan(p) {
 			return
 		}
-		r.result.Error = &RunError{Kind: KindBlocked, Step: StepPlan, Tail: fmt.Sprintf(
+		r.result.Error = &RunError{Kind: KindBlocked, Tail: fmt.Sprintf(
 			"the plan deletes or replaces resources (%s) and is not approved; nothing was applied", counts(r.result.Plan))}
 		return
 	}

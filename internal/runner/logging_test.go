@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,7 @@ func runLogged(f *runnertest.Fixture, op string, environ []string) (runner.Resul
 	f.T.Helper()
 	o := f.Opts
 	o.Op = op
-	var logs bytes.Buffer
+	var logs runnertest.SyncBuffer
 	res, _ := runner.Run(o, runner.Env{Environ: environ, Stdout: &logs, Stderr: &logs, Stop: make(chan struct{})})
 	return res, logs.String()
 }

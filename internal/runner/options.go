@@ -57,6 +57,10 @@ type Options struct {
 	RestoreChunks    int
 	RestoreResources int
 	Credentials      string
+	// EventObject and JobName name where progress events would go; the
+	// runner accepts them (the manager passes them) but posts no events yet.
+	EventObject string
+	JobName     string
 }
 
 // stringArray is a repeatable string flag.
@@ -107,6 +111,8 @@ func ParseRunFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.PlanKeyFile, "plan-key-file", DefaultPlanKeyFile, "HMAC key of plan fingerprints")
 	fs.IntVar(&o.RestoreChunks, "restore-chunks", 0, "restore: number of chunks under <config>/restore")
 	fs.IntVar(&o.RestoreResources, "restore-resources", 0, "restore: the backup's resource count; non-zero requires state list to show one")
+	fs.StringVar(&o.EventObject, "event-object", "", "<apiVersion>/<kind>/<namespace>/<name>/<uid> of the object progress events concern (accepted; no events are posted yet)")
+	fs.StringVar(&o.JobName, "job-name", "", "the Job's name, for progress events (accepted; no events are posted yet)")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -149,7 +155,8 @@ func (o Options) needsPlanKey() bool {
 	return o.Op == OpPlan || o.guarded()
 }
 
-// lockFlag is the -lock-timeout flag of the locking steps, in whole seconds.
+// lockFlag is the -lock-timeout flag of the locking steps, in whole
+// seconds, rounded up so that a wait is never shortened.
 func (o Options) lockFlag() string {
-	return fmt.Sprintf("-lock-timeout=%ds", int64(o.LockTimeout/time.Second))
+	return fmt.Sprintf("-lock-timeout=%ds", int64((o.LockTimeout+time.Second-1)/time.Second))
 }

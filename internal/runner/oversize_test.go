@@ -46,6 +46,9 @@ func TestOpenTofuOversizeStateIsRescuedAndRestoredWithTerraform(t *testing.T) {
 	if code != runner.ExitFailure || res.Error == nil || res.Error.Step != "apply" {
 		t.Fatalf("want the apply to fail writing its state, got exit %d, %+v", code, res.Error)
 	}
+	if written := readResult(t, f.Opts.Result); written.Rescue == nil || *written.Rescue != *res.Rescue {
+		t.Fatalf("the written result does not report the rescue: %+v", written.Rescue)
+	}
 	if res.Rescue == nil || res.Rescue.Serial < 1 || res.Rescue.Chunks < 2 {
 		t.Fatalf("the rejected state was not rescued: %+v (summary %q)", res.Rescue, res.Error.Tail)
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/state"
 )
 
@@ -40,16 +41,8 @@ type Rescue struct {
 	Chunks int `json:"chunks"`
 }
 
-// Annotations and labels of a state backup set (see the state package); the
-// manager lists such sets in status.stateBackups and restores them.
-const (
-	backupLabel            = "captf.io/state-backup"
-	backupSuffixLabel      = "captf.io/state-backup-suffix"
-	backupAnnotationPrefix = "captf.io/state-backup-"
-	// rescueOrigin marks a set the runner saved from errored.tfstate.
-	backupOriginAnnotation = "captf.io/state-backup-origin"
-	backupOriginErrored    = "errored-state"
-)
+// backupOriginErrored marks a backup set saved from errored.tfstate.
+const backupOriginErrored = "errored-state"
 
 // backend is what the runner knows of the object's backend from the
 // --backend-config values.
@@ -151,7 +144,8 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 		base += "-" + digest[:8]
 	}
 	resources := strconv.Itoa(countManaged(raw))
-	for i := range chunks {
+	// The base Secret is written last: a set whose base exists is complete.
+	for i := chunks - 1; i >= 0; i-- {
 		part := payload[i*state.ChunkSize : min((i+1)*state.ChunkSize, len(payload))]
 		name := base
 		if i > 0 {
@@ -159,27 +153,35 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 		}
 		sec := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: b.namespace, Labels: map[string]string{}, Annotations: map[string]string{
-				backupAnnotationPrefix + "serial":    strconv.FormatInt(head.Serial, 10),
-				backupAnnotationPrefix + "lineage":   head.Lineage,
-				backupAnnotationPrefix + "taken-at":  time.Now().UTC().Format(time.RFC3339),
-				backupAnnotationPrefix + "digest":    digest,
-				backupAnnotationPrefix + "resources": resources,
-				backupAnnotationPrefix + "set":       base,
-				backupAnnotationPrefix + "chunk":     strconv.Itoa(i),
-				backupAnnotationPrefix + "chunks":    strconv.Itoa(chunks),
-				backupOriginAnnotation:               backupOriginErrored,
+				infrav1.StateBackupSerialAnnotation:    strconv.FormatInt(head.Serial, 10),
+				infrav1.StateBackupLineageAnnotation:   head.Lineage,
+				infrav1.StateBackupTakenAtAnnotation:   time.Now().UTC().Format(time.RFC3339),
+				infrav1.StateBackupDigestAnnotation:    digest,
+				infrav1.StateBackupResourcesAnnotation: resources,
+				infrav1.StateBackupSetAnnotation:       base,
+				infrav1.StateBackupChunkAnnotation:     strconv.Itoa(i),
+				infrav1.StateBackupChunksAnnotation:    strconv.Itoa(chunks),
+				infrav1.StateBackupOriginAnnotation:    backupOriginErrored,
 			}},
 			Type: corev1.SecretTypeOpaque,
 			Data: map[string][]byte{state.DataKey: part},
 		}
 		if job, _ := os.Hostname(); job != "" {
-			sec.Annotations[backupAnnotationPrefix+"source-job"] = job
+			sec.Annotations[infrav1.StateBackupSourceJobAnnotation] = job
 		}
 		for k, v := range b.labels {
 			sec.Labels[k] = v
 		}
-		sec.Labels[backupLabel], sec.Labels[backupSuffixLabel] = "true", b.suffix
-		if _, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		sec.Labels[infrav1.StateBackupLabel], sec.Labels[infrav1.StateBackupSuffixLabel] = "true", b.suffix
+		_, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// A retried rescue finds its own pieces; anything else is not ours.
+			if other, _ := differentSet(ctx, c, b.namespace, name, digest); other {
+				return nil, fmt.Errorf("saving %s: a different backup holds the name", name)
+			}
+			err = nil
+		}
+		if err != nil {
 			return nil, fmt.Errorf("saving %s: %w", name, err)
 		}
 	}
@@ -195,7 +197,7 @@ func differentSet(ctx context.Context, c corev1client.SecretsGetter, namespace, 
 	case err != nil:
 		return false, err
 	}
-	return existing.Annotations[backupAnnotationPrefix+"digest"] != digest, nil
+	return existing.Annotations[infrav1.StateBackupDigestAnnotation] != digest, nil
 }
 
 // countManaged counts the state's managed resources (a resource block with

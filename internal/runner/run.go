@@ -113,7 +113,7 @@ func (r *run) exec(c command) (outcome, bool) {
 		return outcome{}, false
 	}
 	if r.stopped() {
-		r.result.Error = &RunError{Kind: KindInterrupted, Step: c.name, Tail: "stopped by SIGTERM before step " + c.name}
+		r.result.Error = &RunError{Kind: KindInterrupted, Tail: "stopped by SIGTERM before step " + c.name + " started"}
 		return outcome{}, false
 	}
 	out := r.x.run(c)
@@ -156,7 +156,7 @@ func (r *run) rescue() {
 		note = "the backend rejected the state and saving it failed (" + err.Error() + "); errored.tfstate is in the Job's work volume"
 	} else {
 		r.result.Rescue = res
-		note = fmt.Sprintf("the backend rejected the state (serial %d); it was saved as state backup %s: restore it with captf.io/restore-state=%d once the object runs Terraform", res.Serial, res.Backup, res.Serial)
+		note = fmt.Sprintf("the backend rejected the state (serial %d); it was saved as state backup %s: restore it with captf.io/restore-state=%d (a state over 1 MiB needs a Terraform image first)", res.Serial, res.Backup, res.Serial)
 	}
 	fmt.Fprintln(r.env.Stderr, "Rescue:", note)
 	r.result.Error.Tail = capSummary(note+"; "+r.result.Error.Tail, SummaryMaxBytes)
@@ -185,9 +185,15 @@ func (r *run) finish() (Result, int) {
 	return r.result, ExitOK
 }
 
+// versionTimeout bounds the informational version step.
+const versionTimeout = 30 * time.Second
+
 // runtimeVersion runs `version -json` once; its outcome never fails the run.
 func (r *run) runtimeVersion() string {
-	out := r.x.run(command{name: "version", args: []string{"version", "-json"}, stdout: captured})
+	if r.stopped() {
+		return ""
+	}
+	out := r.x.run(command{name: "version", args: []string{"version", "-json"}, stdout: captured, timeout: versionTimeout})
 	var v struct {
 		Terraform string `json:"terraform_version"`
 	}
@@ -220,36 +226,24 @@ func (r *run) refreshOnly() command {
 	return r.locking(StepApplyRefreshOnly, "apply", "-refresh-only", "-auto-approve", "-var-file="+TfvarsFile)
 }
 
-// forceUnlock clears a stale lock; a lock another holder already cleared
-// counts as success.
+// forceUnlock clears a stale lock; a lock another holder already released
+// counts as success (the step keeps its real exit code).
 func (r *run) forceUnlock() bool {
-	c := command{name: StepForceUnlock, args: []string{"force-unlock", "-force", r.o.ForceUnlock}}
-	out := r.x.run(c)
-	r.result.Steps = append(r.result.Steps, Step{Name: c.name, Exit: out.exit, Seconds: out.seconds})
-	if out.ok(c) {
-		return true
-	}
-	text := string(out.stderr.Bytes()) + string(out.stdoutTail)
-	for _, s := range []string{"already unlocked", "does not match existing lock", "lock not found", "no lock"} {
-		if strings.Contains(strings.ToLower(text), s) {
-			r.result.Steps[len(r.result.Steps)-1].Exit = 0
+	return r.step(command{
+		name: StepForceUnlock, args: []string{"force-unlock", "-force", r.o.ForceUnlock},
+		acceptFailure: func(o outcome) bool { return alreadyUnlocked(string(o.stderr.Bytes()) + string(o.stdoutTail)) },
+	})
+}
+
+// alreadyUnlocked recognises the runtimes' answers to unlocking a lock
+// that is no longer held, or held under another ID.
+func alreadyUnlocked(output string) bool {
+	text := strings.ToLower(StripANSI(output))
+	for _, s := range []string{"already unlocked", "does not match existing lock", "lock not found"} {
+		if strings.Contains(text, s) {
 			return true
 		}
 	}
-	r.result.Steps = r.result.Steps[:len(r.result.Steps)-1]
-	return r.stepRecorded(c, out)
-}
-
-// stepRecorded records an outcome already obtained, as exec does.
-func (r *run) stepRecorded(c command, out outcome) bool {
-	r.result.Steps = append(r.result.Steps, Step{Name: c.name, Exit: out.exit, Seconds: out.seconds})
-	if out.interrupted {
-		r.result.Error = &RunError{Kind: KindInterrupted, Step: c.name}
-		return false
-	}
-	r.result.Error = &RunError{Kind: KindStep, Step: c.name, Tail: Summary(StepOutput{
-		Step: c.name, Exit: out.exit, Stderr: out.stderr.Bytes(), StderrTruncated: out.stderr.Truncated(),
-	}, r.p.redactor)}
 	return false
 }
 

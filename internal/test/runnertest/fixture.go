@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,7 +119,7 @@ func (f *Fixture) Run(op string, change func(*runner.Options)) (runner.Result, i
 	if change != nil {
 		change(&o)
 	}
-	var logs bytes.Buffer
+	var logs SyncBuffer
 	res, code := runner.Run(o, runner.Env{Environ: append(os.Environ(), "TF_LOG=TRACE", "TF_WORKSPACE=other"), Stdout: &logs, Stderr: &logs, Stop: make(chan struct{})})
 	if err := runner.WriteResult(o.Result, res); err != nil {
 		f.T.Fatal(err)
@@ -131,6 +132,27 @@ func (f *Fixture) Run(op string, change func(*runner.Options)) (runner.Result, i
 		f.T.Logf("runner log of %s:\n%s", op, logs.String())
 	}
 	return res, code
+}
+
+// SyncBuffer is a buffer two goroutines may write at once (a command's
+// stdout and stderr copies).
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // StateSecrets lists the object's state Secrets.
