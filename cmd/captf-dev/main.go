@@ -17,6 +17,9 @@ import (
 	"strconv"
 	"syscall"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"captf.io/captf/internal/devenv"
 )
 
@@ -68,6 +71,11 @@ func start(ctx context.Context, tools, repo, kubeconfig string) (*devenv.Env, er
 	if err != nil {
 		return nil, err
 	}
+	managerLog, err := os.OpenFile(filepath.Join(stateDir(), "manager.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog)))
 	return devenv.Up(ctx, devenv.Options{Tools: tools, Repo: repo, Kubeconfig: kubeconfig, Log: os.Stdout, ControllerLog: kcmLog})
 }
 

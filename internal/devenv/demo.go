@@ -11,9 +11,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
 // Demo shows CAPTF's API on a real control plane: it creates one object of
@@ -30,14 +33,20 @@ func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 	if err := Create(ctx, e.Client, objs); err != nil {
 		return err
 	}
+	fmt.Fprintln(out, "\nWaiting for the manager's identity controller to check the credentials Secret")
+	if err := waitIdentityReady(ctx, e.Client, "noop"); err != nil {
+		return err
+	}
 	if err := e.kubectl(out, "get", "cluster-api", "--all-namespaces"); err != nil {
 		return err
 	}
 	if err := e.kubectl(out, "get", "terraformclusters,terraformmachines,terraformmachinepools", "-o", "wide"); err != nil {
 		return err
 	}
-	if err := e.showRejection(ctx, out, filepath.Join(dir, "invalid-machine.yaml")); err != nil {
-		return err
+	for _, bad := range []string{"invalid-machine.yaml", "invalid-env.yaml"} {
+		if err := e.showRejection(ctx, out, filepath.Join(dir, bad)); err != nil {
+			return err
+		}
 	}
 	// Namespaces stay: their deletion is asynchronous and the environment
 	// is thrown away anyway.
@@ -49,7 +58,7 @@ func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 	if err := waitGone(ctx, e.Client, objs); err != nil {
 		return fmt.Errorf("waiting for the tour's objects to go: %w", err)
 	}
-	fmt.Fprintln(out, "Nothing is left. The manager that runs modules for these objects is not part of this build yet.")
+	fmt.Fprintln(out, "Nothing is left. (The manager checks credentials and admits objects; running modules for them is not part of this build yet.)")
 	return nil
 }
 
@@ -65,6 +74,17 @@ func (e *Env) showRejection(ctx context.Context, out io.Writer, path string) err
 	}
 	fmt.Fprintf(out, "  rejected: %v\n", err)
 	return nil
+}
+
+// waitIdentityReady waits until the identity controller reports Ready.
+func waitIdentityReady(ctx context.Context, c client.Client, name string) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		id := &infrav1.TerraformClusterIdentity{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, id); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(id.Status.Conditions, infrav1.ReadyCondition), nil
+	})
 }
 
 func withoutKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {

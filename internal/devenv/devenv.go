@@ -32,6 +32,8 @@ type Env struct {
 	Repo string
 
 	cp *controlplane.ControlPlane
+
+	stopManager func()
 }
 
 // Options configure Up.
@@ -74,6 +76,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 	cp, err := controlplane.Start(controlplane.Options{
 		Tools: opts.Tools, CRDDirs: crds, Scheme: s,
 		ControllerManager: true, Log: opts.ControllerLog,
+		WebhookDirs: []string{filepath.Join(opts.Repo, "config", "webhook")},
 	})
 	if err != nil {
 		return nil, err
@@ -85,6 +88,11 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 	}
 	if env.Client, err = client.New(cp.Config, client.Options{Scheme: s}); err != nil {
 		_ = cp.Stop()
+		return nil, err
+	}
+	fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
+	if err := env.startManager(ctx); err != nil {
+		_ = env.Down()
 		return nil, err
 	}
 	return env, nil
@@ -101,8 +109,11 @@ func (e *Env) writeKubeconfig() error {
 	return os.WriteFile(e.Kubeconfig, data, 0o600)
 }
 
-// Down stops every process Up started.
+// Down stops the manager and every process Up started.
 func (e *Env) Down() error {
+	if e.stopManager != nil {
+		e.stopManager()
+	}
 	return e.cp.Stop()
 }
 

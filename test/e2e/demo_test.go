@@ -56,7 +56,7 @@ func TestDemoShowsEveryKindAndCleansUp(t *testing.T) {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{
-		"terraformclusteridentity.infrastructure.cluster.x-k8s.io/noop",
+		"terraformclusteridentity.infrastructure.cluster.x-k8s.io/noop   noop-credentials   captf-system   True",
 		"terraformcluster.infrastructure.cluster.x-k8s.io/demo",
 		"terraformmachine.infrastructure.cluster.x-k8s.io/demo-cp-0",
 		"terraformmachinepool.infrastructure.cluster.x-k8s.io/demo-workers",
@@ -67,6 +67,7 @@ func TestDemoShowsEveryKindAndCleansUp(t *testing.T) {
 		"READY   PROVISIONED",
 		"spec.drift.intervalSeconds",
 		"lockTimeoutSeconds must be lower than activeDeadlineSeconds",
+		"spec.jobs.env[1].name",
 		"Nothing is left.",
 	} {
 		if !strings.Contains(out.String(), want) {
