@@ -33,7 +33,7 @@ func (e *Env) startManager(ctx context.Context) error {
 	go func() { done <- mgr.Start(mctx) }()
 	e.stopManager = func() {
 		cancel()
-		<-done
+		_ = <-done // the manager's error on a requested stop says nothing
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		select {
