@@ -29,16 +29,20 @@ func (e *Env) startManager(ctx context.Context) error {
 		return err
 	}
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
+	var startErr error // read only after done is closed
+	done := make(chan struct{})
+	go func() {
+		startErr = mgr.Start(mctx)
+		close(done)
+	}()
 	e.stopManager = func() {
 		cancel()
-		_ = <-done // the manager's error on a requested stop says nothing
+		<-done
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		select {
-		case err := <-done:
-			return false, fmt.Errorf("the manager stopped: %w", err)
+		case <-done:
+			return false, fmt.Errorf("the manager stopped: %w", startErr)
 		default:
 		}
 		resp, err := http.Get("http://" + health + "/readyz")
