@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/contract"
 )
 
 // ClusterValidator validates TerraformClusters.
@@ -17,12 +18,18 @@ var _ admission.Validator[*infrav1.TerraformCluster] = &ClusterValidator{}
 
 // ValidateCreate checks every rule.
 func (v *ClusterValidator) ValidateCreate(_ context.Context, c *infrav1.TerraformCluster) (admission.Warnings, error) {
-	return nil, clusterInvalid(c, clusterJobs(c, nil))
+	errs := clusterJobs(c, nil)
+	errs = append(errs, validateVariables(contract.RoleCluster, c.Spec.Variables, field.NewPath("spec", "variables"))...)
+	return nil, clusterInvalid(c, errs)
 }
 
 // ValidateUpdate checks the jobs policies that changed.
 func (v *ClusterValidator) ValidateUpdate(_ context.Context, oldC, c *infrav1.TerraformCluster) (admission.Warnings, error) {
-	return nil, clusterInvalid(c, clusterJobs(c, oldC))
+	errs := clusterJobs(c, oldC)
+	if variablesChanged(oldC.Spec.Variables, c.Spec.Variables) {
+		errs = append(errs, validateVariables(contract.RoleCluster, c.Spec.Variables, field.NewPath("spec", "variables"))...)
+	}
+	return nil, clusterInvalid(c, errs)
 }
 
 // ValidateDelete allows every delete.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/contract"
 )
 
 // MachineValidator validates TerraformMachines.
@@ -17,7 +18,9 @@ var _ admission.Validator[*infrav1.TerraformMachine] = &MachineValidator{}
 
 // ValidateCreate checks every rule.
 func (v *MachineValidator) ValidateCreate(_ context.Context, m *infrav1.TerraformMachine) (admission.Warnings, error) {
-	return nil, machineInvalid(m, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs")))
+	errs := validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs"))
+	errs = append(errs, validateVariables(contract.RoleMachine, m.Spec.Variables, field.NewPath("spec", "variables"))...)
+	return nil, machineInvalid(m, errs)
 }
 
 // ValidateUpdate checks the jobs policy when it changed.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/contract"
 )
 
 // MachinePoolValidator validates TerraformMachinePools.
@@ -17,15 +18,21 @@ var _ admission.Validator[*infrav1.TerraformMachinePool] = &MachinePoolValidator
 
 // ValidateCreate checks every rule.
 func (v *MachinePoolValidator) ValidateCreate(_ context.Context, m *infrav1.TerraformMachinePool) (admission.Warnings, error) {
-	return nil, poolInvalid(m, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs")))
+	errs := validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs"))
+	errs = append(errs, validateVariables(contract.RoleMachinePool, m.Spec.Variables, field.NewPath("spec", "variables"))...)
+	return nil, poolInvalid(m, errs)
 }
 
-// ValidateUpdate checks the jobs policy when it changed.
+// ValidateUpdate checks the jobs policy and the variables when they changed.
 func (v *MachinePoolValidator) ValidateUpdate(_ context.Context, old, m *infrav1.TerraformMachinePool) (admission.Warnings, error) {
-	if !jobsChanged(old.Spec.Jobs, m.Spec.Jobs) {
-		return nil, nil
+	var errs field.ErrorList
+	if jobsChanged(old.Spec.Jobs, m.Spec.Jobs) {
+		errs = append(errs, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs"))...)
 	}
-	return nil, poolInvalid(m, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs")))
+	if variablesChanged(old.Spec.Variables, m.Spec.Variables) {
+		errs = append(errs, validateVariables(contract.RoleMachinePool, m.Spec.Variables, field.NewPath("spec", "variables"))...)
+	}
+	return nil, poolInvalid(m, errs)
 }
 
 // ValidateDelete allows every delete.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,5 +135,28 @@ func TestManagerServesAdmissionAndRunsControllers(t *testing.T) {
 	err = env.Client.Create(ctx, m)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.jobs.env[1].name") {
 		t.Fatalf("want spec.jobs.env[1].name rejected, got %v", err)
+	}
+
+	// Variable names that collide with what CAPTF renders are refused, all
+	// at once, without echoing a value.
+	c := &infrav1.TerraformCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"},
+		Spec: infrav1.TerraformClusterSpec{
+			Source:      infrav1.SourceSpec{Image: "local/noop-cluster:tofu"},
+			IdentityRef: &infrav1.IdentityReference{Name: "cloud"},
+			Variables:   &apiextensionsv1.JSON{Raw: []byte(`{"region":"eu","captf_x":"v4lue-1","cluster_network":"v4lue-2","count":3}`)},
+		},
+	}
+	err = env.Client.Create(ctx, c)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("want the variables refused, got %v", err)
+	}
+	for _, want := range []string{"spec.variables[captf_x]", "spec.variables[cluster_network]", "spec.variables[count]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not name %s: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "v4lue") {
+		t.Errorf("the refusal shows a value: %v", err)
 	}
 }
