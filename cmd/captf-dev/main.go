@@ -76,7 +76,11 @@ func start(ctx context.Context, tools, repo, kubeconfig string) (*devenv.Env, er
 		return nil, err
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog)))
-	return devenv.Up(ctx, devenv.Options{Tools: tools, Repo: repo, Kubeconfig: kubeconfig, Log: os.Stdout, ControllerLog: kcmLog})
+	capiLog, err := os.OpenFile(filepath.Join(stateDir(), "capi-manager.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return devenv.Up(ctx, devenv.Options{Tools: tools, Repo: repo, Kubeconfig: kubeconfig, Log: os.Stdout, ControllerLog: kcmLog, CAPILog: capiLog})
 }
 
 func up(tools, repo, kubeconfig string) error {

@@ -114,6 +114,13 @@ func (cp *ControlPlane) WebhookServer() (host string, port int, certDir string) 
 	return w.LocalServingHost, w.LocalServingPort, w.LocalServingCertDir
 }
 
+// WebhookCA is the CA that signed the webhook server's certificate; a
+// webhook configuration pointing at another local server using the same
+// certificate trusts it.
+func (cp *ControlPlane) WebhookCA() []byte {
+	return cp.env.WebhookInstallOptions.LocalServingCAData
+}
+
 // AdminKubeconfig returns a kubeconfig of a system:masters user.
 func (cp *ControlPlane) AdminKubeconfig() ([]byte, error) {
 	user, err := cp.env.AddUser(crenvtest.User{Name: "captf-admin", Groups: []string{"system:masters"}}, nil)

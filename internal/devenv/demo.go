@@ -37,6 +37,12 @@ func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 	if err := waitIdentityReady(ctx, e.Client, "noop"); err != nil {
 		return err
 	}
+	fmt.Fprintln(out, "Waiting for Cluster API to adopt the TerraformCluster")
+	owner, err := waitOwnedBy(ctx, e.Client, "default", "demo", "Cluster")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "TerraformCluster default/demo is owned by Cluster %s\n", owner)
 	if err := e.kubectl(out, "get", "cluster-api", "--all-namespaces"); err != nil {
 		return err
 	}
@@ -74,6 +80,29 @@ func (e *Env) showRejection(ctx context.Context, out io.Writer, path string) err
 	}
 	fmt.Fprintf(out, "  rejected: %v\n", err)
 	return nil
+}
+
+// waitOwnedBy waits until Cluster API sets an owner reference of kind on
+// the TerraformCluster, and returns the owner's name.
+func waitOwnedBy(ctx context.Context, c client.Client, ns, name, kind string) (string, error) {
+	var owner string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		tc := &infrav1.TerraformCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tc); err != nil {
+			return false, err
+		}
+		for _, ref := range tc.OwnerReferences {
+			if ref.Kind == kind {
+				owner = ref.Name
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("cluster API did not adopt TerraformCluster %s/%s: %w", ns, name, err)
+	}
+	return owner, nil
 }
 
 // waitIdentityReady waits until the identity controller reports Ready.

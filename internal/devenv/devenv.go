@@ -34,6 +34,7 @@ type Env struct {
 	cp *controlplane.ControlPlane
 
 	stopManager func()
+	stopCAPI    func()
 }
 
 // Options configure Up.
@@ -48,6 +49,8 @@ type Options struct {
 	Log io.Writer
 	// ControllerLog receives kube-controller-manager's output.
 	ControllerLog *os.File
+	// CAPILog receives the Cluster API manager's output.
+	CAPILog *os.File
 }
 
 func scheme() (*runtime.Scheme, error) {
@@ -90,6 +93,11 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		_ = cp.Stop()
 		return nil, err
 	}
+	fmt.Fprintln(opts.Log, "Starting the Cluster API core manager and its webhooks")
+	if err := env.startCAPI(ctx, opts.CAPILog); err != nil {
+		_ = env.Down()
+		return nil, err
+	}
 	fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
 	if err := env.startManager(ctx); err != nil {
 		_ = env.Down()
@@ -113,6 +121,9 @@ func (e *Env) writeKubeconfig() error {
 func (e *Env) Down() error {
 	if e.stopManager != nil {
 		e.stopManager()
+	}
+	if e.stopCAPI != nil {
+		e.stopCAPI()
 	}
 	return e.cp.Stop()
 }

@@ -1,4 +1,17 @@
 // Package jobs builds the Kubernetes objects of a module run: the Job, its
 // pod and the per-run Secret. It is pure: builders take what was decided
 // and return objects; nothing here talks to the API server.
+//
+// It owns:
+//   - Job names (Name, Hash6) and per-run Secret names (PerRunSecretName);
+//   - the effective jobs policy of an object (MergePolicy) and the check
+//     behind the JobPolicyInvalid condition (Policy.Validate);
+//   - the Job itself (Build from a Spec): labels, owner reference, the
+//     runner init container, the module container with the runner's
+//     arguments and environment, the volumes, and the per-run Secret's
+//     metadata; the credentials delivery (WithCredentials); the per-run
+//     Secret's ownership by its Job (OwnPerRunSecret).
+//
+// The manager creates the Job, then the per-run Secret with its data and
+// owned by the Job. docs/reference/jobs.md describes the result.
 package jobs

@@ -100,7 +100,7 @@ func sourceContainer(s Spec) corev1.Container {
 		ImagePullPolicy:          pull,
 		Command:                  []string{RunnerPath, "run"},
 		Args:                     runnerArgs(s),
-		Env:                      env(s),
+		Env:                      sourceEnv(s),
 		Resources:                *s.Policy.Resources.DeepCopy(),
 		SecurityContext:          s.Policy.SecurityContext.DeepCopy(),
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
@@ -163,10 +163,10 @@ func runnerArgs(s Spec) []string {
 	return args
 }
 
-// env is the module container's environment: the variables the Job owns,
-// then the policy's, without the names the runner owns (TF_*, KUBE_*),
-// which are left out silently.
-func env(s Spec) []corev1.EnvVar {
+// sourceEnv is the module container's environment: the variables the
+// Job owns, then the policy's without the names the runner owns (TF_*,
+// KUBE_*), which are left out silently.
+func sourceEnv(s Spec) []corev1.EnvVar {
 	out := []corev1.EnvVar{
 		{Name: "TF_IN_AUTOMATION", Value: "1"},
 		{Name: "TF_INPUT", Value: "0"},

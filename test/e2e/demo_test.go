@@ -65,6 +65,8 @@ func TestDemoShowsEveryKindAndCleansUp(t *testing.T) {
 		"terraformmachinepooltemplate.infrastructure.cluster.x-k8s.io/noop-pool",
 		"terraformplan.infrastructure.cluster.x-k8s.io/demo-3f9a1c7be2",
 		"READY   PROVISIONED",
+		"TerraformCluster default/demo is owned by Cluster demo",
+		"cluster.cluster.x-k8s.io/demo",
 		"spec.drift.intervalSeconds",
 		"lockTimeoutSeconds must be lower than activeDeadlineSeconds",
 		"spec.jobs.env[1].name",
