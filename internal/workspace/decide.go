@@ -1,0 +1,249 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"sort"
+	"time"
+)
+
+// Action is what a pass does.
+type Action string
+
+// Actions of a Decision.
+const (
+	// ActionStartJob starts a Job of Decision.Op.
+	ActionStartJob Action = "StartJob"
+	// ActionWait starts nothing and looks again after Decision.Requeue.
+	ActionWait Action = "Wait"
+	// ActionRelease removes the finalizer of a deleting object (cleanup
+	// first) without a destroy: nothing to destroy.
+	ActionRelease Action = "Release"
+	// ActionRetain releases a deleting object keeping its state
+	// (deletionPolicy Retain).
+	ActionRetain Action = "Retain"
+)
+
+// Reason names the decision table row that decided; it is the reason of
+// the captf_reconcile_op_decisions_total metric and, for waits, of the
+// condition that reports them.
+type Reason string
+
+// Reasons, one per row of the decision and schedule tables.
+const (
+	ReasonJobActive              Reason = "JobActive"
+	ReasonRestoreRequested       Reason = "RestoreRequested"
+	ReasonDependentsExist        Reason = "DependentsExist"
+	ReasonRetain                 Reason = "DeletionPolicyRetain"
+	ReasonDeletionHeld           Reason = "DeletionHeld"
+	ReasonDeletingWithoutState   Reason = "DeletingWithoutState"
+	ReasonHoldsRetainedState     Reason = "HoldsRetainedState"
+	ReasonDeleting               Reason = "Deleting"
+	ReasonRetainedStateFound     Reason = "RetainedStateFound"
+	ReasonStateUnreadable        Reason = "StateUnreadable"
+	ReasonStateLost              Reason = "StateLost"
+	ReasonNoState                Reason = "NoState"
+	ReasonStateWithoutInputsHash Reason = "StateWithoutInputsHash"
+	ReasonInputsChanged          Reason = "InputsChanged"
+	ReasonLastApplyFailed        Reason = "LastApplyFailed"
+	ReasonDriftRemediation       Reason = "DriftRemediation"
+	ReasonAwaitingApproval       Reason = "AwaitingApproval"
+	ReasonRefreshAfterApply      Reason = "RefreshAfterApply"
+	ReasonMembershipConverging   Reason = "MembershipConverging"
+	ReasonHealthPending          Reason = "HealthPending"
+	ReasonMembershipRefreshDue   Reason = "MembershipRefreshDue"
+	ReasonHealthCheckDue         Reason = "HealthCheckDue"
+	ReasonDriftDue               Reason = "DriftDue"
+	ReasonUpToDate               Reason = "UpToDate"
+)
+
+// Backoff returns the reason of a due operation waiting out its backoff,
+// e.g. InputsChangedBackoff.
+func Backoff(r Reason) Reason { return r + "Backoff" }
+
+// Requeue intervals of the waits that never back off.
+const (
+	ActiveJobRequeue = time.Minute
+	GateRequeue      = 30 * time.Second
+	StateRequeue     = time.Minute
+	ApprovalRequeue  = 10 * time.Minute
+	RetryBase        = time.Minute
+	RetryMax         = 10 * time.Minute
+	// MembershipConvergingEvery spaces a converging pool's refreshes.
+	MembershipConvergingEvery = 30 * time.Second
+	// HealthPendingBase doubles per pending reading up to HealthPendingMax.
+	HealthPendingBase = 30 * time.Second
+	HealthPendingMax  = 5 * time.Minute
+)
+
+// Decision is what one pass does.
+type Decision struct {
+	Action Action
+	Op     Operation
+	Reason Reason
+	// Requeue is when to look again (0: only on a change).
+	Requeue time.Duration
+}
+
+func start(op Operation, r Reason) Decision {
+	return Decision{Action: ActionStartJob, Op: op, Reason: r}
+}
+
+func wait(r Reason, after time.Duration) Decision {
+	return Decision{Action: ActionWait, Reason: r, Requeue: after}
+}
+
+// Decide applies the decision table, first matching row wins, then the
+// schedule when no operation is due.
+func Decide(s Snapshot) Decision {
+	if s.JobActive {
+		return wait(ReasonJobActive, ActiveJobRequeue)
+	}
+	if s.Deleting {
+		return decideDeletion(s)
+	}
+	switch {
+	case s.RestoreRequested:
+		return start(OpRestore, ReasonRestoreRequested)
+	case s.State == StateRetained:
+		return wait(ReasonRetainedStateFound, StateRequeue)
+	case s.State == StateUnreadable:
+		return wait(ReasonStateUnreadable, StateRequeue)
+	case s.State == StateAbsent && s.EverApplied:
+		return wait(ReasonStateLost, StateRequeue)
+	case s.State == StateAbsent:
+		return s.apply(ReasonNoState, false)
+	case s.StateInputsHash == "":
+		return s.apply(ReasonStateWithoutInputsHash, false)
+	case s.Mutable && s.InputsHash != "" && s.InputsHash != s.StateInputsHash:
+		return s.apply(ReasonInputsChanged, false)
+	case s.Mutable && s.newestApplyFailed():
+		return s.apply(ReasonLastApplyFailed, false)
+	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit():
+		return s.apply(ReasonDriftRemediation, true)
+	}
+	return s.schedule()
+}
+
+// decideDeletion is the deletion table: dependents first, then Retain,
+// then restore of a held state, then the state decides.
+func decideDeletion(s Snapshot) Decision {
+	held := s.State == StateUnreadable || (s.State == StateAbsent && s.EverApplied)
+	switch {
+	case s.Dependents > 0:
+		return wait(ReasonDependentsExist, GateRequeue)
+	case s.Retain:
+		return Decision{Action: ActionRetain, Reason: ReasonRetain}
+	case s.RestoreRequested && held:
+		return start(OpRestore, ReasonRestoreRequested)
+	case s.State == StateRetained:
+		return Decision{Action: ActionRelease, Reason: ReasonHoldsRetainedState}
+	case held:
+		return wait(ReasonDeletionHeld, StateRequeue)
+	case s.State == StateAbsent:
+		return Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}
+	}
+	return s.withBackoff(OpDestroy, start(OpDestroy, ReasonDeleting))
+}
+
+// apply decides an apply for reason: it waits while the newest apply of
+// the same inputs stopped before a destructive plan, and while the apply
+// backs off.
+func (s Snapshot) apply(r Reason, remediation bool) Decision {
+	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation {
+		return wait(ReasonAwaitingApproval, ApprovalRequeue)
+	}
+	return s.withBackoff(OpApply, start(OpApply, r))
+}
+
+// withBackoff replaces a due Job with a wait while its operation backs off:
+// after n consecutive failures, min(1m*2^(n-1), 10m) from the newest
+// failure's finish, and 10m as soon as n reaches the failed history limit.
+func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
+	n, last := s.consecutiveFailures(op)
+	if n == 0 {
+		return d
+	}
+	delay := RetryMax
+	if n < s.failedLimit() {
+		delay = min(RetryBase<<(n-1), RetryMax)
+	}
+	if due := last.Add(delay); s.Now.Before(due) {
+		return wait(Backoff(d.Reason), due.Sub(s.Now))
+	}
+	return d
+}
+
+func (s Snapshot) failedLimit() int { return max(s.FailedJobsHistoryLimit, 1) }
+
+// byNewest returns the Jobs of op, newest first.
+func (s Snapshot) byNewest(op Operation) []FinishedJob {
+	var jobs []FinishedJob
+	for _, j := range s.History {
+		if j.Op == op {
+			jobs = append(jobs, j)
+		}
+	}
+	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].FinishedAt.After(jobs[b].FinishedAt) })
+	return jobs
+}
+
+func (s Snapshot) newest(op Operation) *FinishedJob {
+	if jobs := s.byNewest(op); len(jobs) > 0 {
+		return &jobs[0]
+	}
+	return nil
+}
+
+// consecutiveFailures counts the failures of op since its newest success
+// and returns the newest failure's finish.
+func (s Snapshot) consecutiveFailures(op Operation) (int, time.Time) {
+	n, last := 0, time.Time{}
+	for _, j := range s.byNewest(op) {
+		if j.Succeeded {
+			break
+		}
+		if j.countsAsFailure() {
+			if n == 0 {
+				last = j.FinishedAt
+			}
+			n++
+		}
+	}
+	return n, last
+}
+
+func (s Snapshot) newestApplyFailed() bool {
+	for _, j := range s.byNewest(OpApply) {
+		if j.Remediation {
+			continue // remediations have their own cap
+		}
+		return j.countsAsFailure()
+	}
+	return false
+}
+
+// remediationFailures counts failed applies finished after the newest
+// successful drift check, stopping at an apply success.
+func (s Snapshot) remediationFailures() int {
+	n := 0
+	for _, j := range s.byNewest(OpApply) {
+		if j.Succeeded || !j.FinishedAt.After(s.Schedule.LastDriftCheck) {
+			break
+		}
+		if j.countsAsFailure() {
+			n++
+		}
+	}
+	return n
+}
+
+// jitter is a deterministic delay of up to 10% of interval, from the UID.
+func jitter(uid string, interval time.Duration) time.Duration {
+	if uid == "" || interval <= 0 {
+		return 0
+	}
+	sum := sha256.Sum256([]byte(uid))
+	frac := float64(binary.BigEndian.Uint64(sum[:8])) / float64(^uint64(0))
+	return time.Duration(frac * 0.1 * float64(interval))
+}

@@ -1,0 +1,188 @@
+package workspace
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// base is a provisioned, up-to-date mutable object: nothing is due.
+func base() Snapshot {
+	return Snapshot{
+		Now: t0, Mutable: true, State: StateReadable, StateInputsHash: "h2:a", InputsHash: "h2:a", EverApplied: true,
+		FailedJobsHistoryLimit: 3,
+		History:                []FinishedJob{{Op: OpApply, Succeeded: true, FinishedAt: t0.Add(-time.Hour), InputsHash: "h2:a"}},
+		Schedule:               Schedule{CreatedAt: t0.Add(-2 * time.Hour), LastSuccessfulApply: t0.Add(-time.Hour)},
+	}
+}
+
+func failed(op Operation, ago time.Duration) FinishedJob {
+	return FinishedJob{Op: op, FinishedAt: t0.Add(-ago), InputsHash: "h2:b"}
+}
+
+func TestDecide(t *testing.T) {
+	testCases := []struct {
+		name   string
+		change func(*Snapshot)
+		want   Decision
+	}{
+		// The decision table.
+		{"0 a Job runs", func(s *Snapshot) { s.JobActive = true }, wait(ReasonJobActive, time.Minute)},
+		{"0 a Job runs while deleting", func(s *Snapshot) { s.JobActive, s.Deleting = true, true }, wait(ReasonJobActive, time.Minute)},
+		{"1 restore requested", func(s *Snapshot) { s.RestoreRequested, s.InputsHash = true, "h2:b" }, start(OpRestore, ReasonRestoreRequested)},
+		{"1 restore of a held deletion", func(s *Snapshot) {
+			s.Deleting, s.RestoreRequested, s.State = true, true, StateAbsent
+		}, start(OpRestore, ReasonRestoreRequested)},
+		{"1 restore ignored on a readable deleting object", func(s *Snapshot) { s.Deleting, s.RestoreRequested = true, true },
+			start(OpDestroy, ReasonDeleting)},
+		{"2 deleting, state lost", func(s *Snapshot) { s.Deleting, s.State = true, StateAbsent }, wait(ReasonDeletionHeld, time.Minute)},
+		{"2 deleting, state unreadable", func(s *Snapshot) { s.Deleting, s.State = true, StateUnreadable }, wait(ReasonDeletionHeld, time.Minute)},
+		{"3 deleting, never applied", func(s *Snapshot) { s.Deleting, s.State, s.EverApplied = true, StateAbsent, false },
+			Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}},
+		{"4 deleting", func(s *Snapshot) { s.Deleting = true }, start(OpDestroy, ReasonDeleting)},
+		{"deleting waits for dependents first", func(s *Snapshot) { s.Deleting, s.Dependents, s.Retain = true, 2, true },
+			wait(ReasonDependentsExist, 30*time.Second)},
+		{"deleting with Retain, even with a held state", func(s *Snapshot) { s.Deleting, s.Retain, s.State = true, true, StateUnreadable },
+			Decision{Action: ActionRetain, Reason: ReasonRetain}},
+		{"deleting on another object's retained state", func(s *Snapshot) { s.Deleting, s.State = true, StateRetained },
+			Decision{Action: ActionRelease, Reason: ReasonHoldsRetainedState}},
+		{"destroy backs off after a failure", func(s *Snapshot) {
+			s.Deleting = true
+			s.History = append(s.History, failed(OpDestroy, 30*time.Second))
+		}, wait(Backoff(ReasonDeleting), 30*time.Second)},
+		{"destroy retries forever at 10 minutes", func(s *Snapshot) {
+			s.Deleting = true
+			for i := range 5 {
+				s.History = append(s.History, failed(OpDestroy, time.Duration(20+i)*time.Minute))
+			}
+		}, start(OpDestroy, ReasonDeleting)},
+		{"retained state found", func(s *Snapshot) { s.State = StateRetained }, wait(ReasonRetainedStateFound, time.Minute)},
+		{"unreadable state starts nothing", func(s *Snapshot) { s.State, s.InputsHash = StateUnreadable, "h2:b" }, wait(ReasonStateUnreadable, time.Minute)},
+		{"state lost after applying starts nothing", func(s *Snapshot) { s.State = StateAbsent }, wait(ReasonStateLost, time.Minute)},
+		{"5 no state", func(s *Snapshot) { s.State, s.EverApplied, s.History = StateAbsent, false, nil }, start(OpApply, ReasonNoState)},
+		{"6 state without inputs hash", func(s *Snapshot) { s.StateInputsHash = "" }, start(OpApply, ReasonStateWithoutInputsHash)},
+		{"7 inputs changed", func(s *Snapshot) { s.InputsHash = "h2:b" }, start(OpApply, ReasonInputsChanged)},
+		{"7 a machine never re-applies", func(s *Snapshot) { s.Mutable, s.InputsHash = false, "h2:b" }, wait(ReasonUpToDate, 0)},
+		{"7 inputs that cannot be built apply nothing", func(s *Snapshot) { s.InputsHash = "" }, wait(ReasonUpToDate, 0)},
+		{"8 last apply failed", func(s *Snapshot) { s.History = append(s.History, failed(OpApply, 30*time.Minute)) },
+			start(OpApply, ReasonLastApplyFailed)},
+		{"8 a blocked apply is no failure", func(s *Snapshot) {
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.InputsHash = true, "h2:a"
+			s.History = append(s.History, j)
+		}, wait(ReasonUpToDate, 0)},
+		{"8 a machine's failed apply is not retried by this rule", func(s *Snapshot) {
+			s.Mutable = false
+			s.History = append(s.History, failed(OpApply, 30*time.Minute))
+		}, wait(ReasonUpToDate, 0)},
+		{"9 drift remediation", func(s *Snapshot) {
+			s.DriftFound, s.Remediate = true, true
+			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+		}, start(OpApply, ReasonDriftRemediation)},
+		{"9 drift reported only", func(s *Snapshot) { s.DriftFound = true }, wait(ReasonUpToDate, 0)},
+		{"9 remediation stops at the cap", func(s *Snapshot) {
+			s.DriftFound, s.Remediate = true, true
+			s.Schedule.LastDriftCheck = t0.Add(-time.Hour)
+			for i := range 3 {
+				j := failed(OpApply, time.Duration(20+i)*time.Minute)
+				j.Remediation = true
+				s.History = append(s.History, j)
+			}
+		}, wait(ReasonUpToDate, 0)},
+		// Post-transformations of an apply.
+		{"an apply blocked for these inputs waits for approval", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			j := failed(OpApply, time.Minute)
+			j.Blocked = true
+			s.History = append(s.History, j)
+		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
+		{"new inputs after a blocked apply apply at once", func(s *Snapshot) {
+			s.InputsHash = "h2:c"
+			j := failed(OpApply, time.Minute)
+			j.Blocked = true
+			s.History = append(s.History, j)
+		}, start(OpApply, ReasonInputsChanged)},
+		{"backoff: 1 minute after the first failure", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			s.History = append(s.History, failed(OpApply, 20*time.Second))
+		}, wait(Backoff(ReasonInputsChanged), 40*time.Second)},
+		{"backoff: 2 minutes after the second", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			s.History = append(s.History, failed(OpApply, 30*time.Second), failed(OpApply, 5*time.Minute))
+		}, wait(Backoff(ReasonInputsChanged), 90*time.Second)},
+		{"backoff: 10 minutes once failures reach the history limit", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			s.History = append(s.History, failed(OpApply, time.Minute), failed(OpApply, 5*time.Minute), failed(OpApply, 9*time.Minute))
+		}, wait(Backoff(ReasonInputsChanged), 9*time.Minute)},
+		{"backoff: limit 1 waits 10 minutes at once", func(s *Snapshot) {
+			s.InputsHash, s.FailedJobsHistoryLimit = "h2:b", 0
+			s.History = append(s.History, failed(OpApply, time.Minute))
+		}, wait(Backoff(ReasonInputsChanged), 9*time.Minute)},
+		{"an interrupted apply is retried at once", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			j := failed(OpApply, 10*time.Second)
+			j.Interrupted = true
+			s.History = append(s.History, j)
+		}, start(OpApply, ReasonInputsChanged)},
+		// The schedule.
+		{"refresh after apply", func(s *Snapshot) { s.Schedule.RefreshAfterApplyDue = true }, start(OpRefresh, ReasonRefreshAfterApply)},
+		{"membership converging refreshes every 30 s", func(s *Snapshot) {
+			s.Schedule.MembershipConverging, s.Schedule.HealthPending = true, 3
+			s.Schedule.LastRefresh = t0.Add(-10 * time.Second)
+		}, wait(ReasonUpToDate, 20*time.Second)},
+		{"health pending doubles", func(s *Snapshot) {
+			s.Schedule.HealthPending = 3 // 30s, 1m, 2m
+			s.Schedule.LastRefresh = t0.Add(-3 * time.Minute)
+		}, start(OpRefresh, ReasonHealthPending)},
+		{"health pending caps at 5 minutes", func(s *Snapshot) {
+			s.Schedule.HealthPending = 9
+			s.Schedule.LastRefresh = t0.Add(-4 * time.Minute)
+		}, wait(ReasonUpToDate, time.Minute)},
+		{"membership refresh due", func(s *Snapshot) {
+			s.Schedule.MembershipInterval = time.Minute
+			s.Schedule.LastRefresh = t0.Add(-2 * time.Minute)
+		}, start(OpRefresh, ReasonMembershipRefreshDue)},
+		{"health check due", func(s *Snapshot) {
+			s.Schedule.HealthCheckInterval = 5 * time.Minute
+			s.Schedule.LastRefresh = t0.Add(-6 * time.Minute)
+		}, start(OpRefresh, ReasonHealthCheckDue)},
+		{"drift due one interval after the apply", func(s *Snapshot) { s.Schedule.DriftInterval = 30 * time.Minute },
+			start(OpDrift, ReasonDriftDue)},
+		{"drift not due waits for it", func(s *Snapshot) {
+			s.Schedule.DriftInterval = 30 * time.Minute
+			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+		}, wait(ReasonUpToDate, 20*time.Minute)},
+		{"drift disabled", func(s *Snapshot) { s.Schedule.DriftInterval = 0 }, wait(ReasonUpToDate, 0)},
+		{"a failed drift check backs off", func(s *Snapshot) {
+			s.Schedule.DriftInterval = 30 * time.Minute
+			s.Schedule.LastDriftCheck = t0.Add(-time.Hour)
+			s.History = append(s.History, failed(OpDrift, 10*time.Second))
+		}, wait(Backoff(ReasonDriftDue), 50*time.Second)},
+		{"drift backoff does not stop a refresh", func(s *Snapshot) {
+			s.Schedule.RefreshAfterApplyDue = true
+			s.History = append(s.History, failed(OpDrift, 10*time.Second))
+		}, start(OpRefresh, ReasonRefreshAfterApply)},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base()
+			tc.change(&s)
+			if got := Decide(s); got != tc.want {
+				t.Errorf("Decide = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestJitterIsDeterministicAndBounded(t *testing.T) {
+	for _, uid := range []string{"a", "5b7e1c3e-1111-2222-3333-444455556666", "x"} {
+		j := jitter(uid, time.Hour)
+		if j != jitter(uid, time.Hour) || j < 0 || j > 6*time.Minute {
+			t.Errorf("jitter(%q) = %v, want the same value, within 10%%", uid, j)
+		}
+	}
+	if jitter("", time.Hour) != 0 {
+		t.Error("no UID, no jitter")
+	}
+}

@@ -1,0 +1,112 @@
+package workspace
+
+import "time"
+
+// Operation is one of the runner's operations.
+type Operation string
+
+// Operations a Job runs.
+const (
+	OpApply   Operation = "apply"
+	OpPlan    Operation = "plan"
+	OpDestroy Operation = "destroy"
+	OpRefresh Operation = "refresh"
+	OpDrift   Operation = "drift"
+	OpRestore Operation = "restore"
+)
+
+// StateStatus is what reading the object's state found.
+type StateStatus string
+
+// State statuses, from the state reader and the hold rules.
+const (
+	StateAbsent     StateStatus = "Absent"     // no Secret
+	StateReadable   StateStatus = "Readable"   // read and decoded
+	StateUnreadable StateStatus = "Unreadable" // corrupt, encrypted or inconsistent
+	StateRetained   StateStatus = "Retained"   // retained by an earlier object of the name
+)
+
+// FinishedJob is one finished, retained Job of the object.
+type FinishedJob struct {
+	Op         Operation
+	Succeeded  bool
+	FinishedAt time.Time
+	InputsHash string
+	// Blocked: a guarded apply stopped before a destructive plan.
+	Blocked bool
+	// PlanChanged: an approved apply planned other changes.
+	PlanChanged bool
+	// Interrupted: stopped from outside (drain, eviction, Job deletion), not
+	// by its deadline. Not a failure: retried at once.
+	Interrupted bool
+	// Remediation: a drift remediation apply.
+	Remediation bool
+}
+
+// countsAsFailure reports whether the Job counts toward backoff.
+func (j FinishedJob) countsAsFailure() bool {
+	return !j.Succeeded && !j.Blocked && !j.PlanChanged && !j.Interrupted
+}
+
+// Schedule is what the periodic checks need.
+type Schedule struct {
+	// UID seeds the jitter; empty means no jitter.
+	UID string
+	// CreatedAt is the object's creation time.
+	CreatedAt time.Time
+	// LastSuccessfulApply, LastRefresh and LastDriftCheck are zero when
+	// never.
+	LastSuccessfulApply time.Time
+	LastRefresh         time.Time
+	LastDriftCheck      time.Time
+	// RefreshAfterApplyDue: a successful apply (machine or pool) whose own
+	// health reading was not definite has not been followed by a refresh.
+	RefreshAfterApplyDue bool
+	// HealthPending counts consecutive "pending" health readings (0: none).
+	HealthPending int
+	// MembershipConverging: a pool's provider ID list does not match its
+	// replicas yet.
+	MembershipConverging bool
+	// MembershipInterval is a pool's membership refresh interval (0: not a
+	// pool).
+	MembershipInterval time.Duration
+	// HealthCheckInterval is set when remediation annotates the Machine.
+	HealthCheckInterval time.Duration
+	// DriftInterval between drift checks; 0 disables them.
+	DriftInterval time.Duration
+}
+
+// Snapshot is everything Decide needs, gathered by Observe.
+type Snapshot struct {
+	Now time.Time
+	// Mutable kinds (TerraformCluster, TerraformMachinePool) re-apply on
+	// input changes; a TerraformMachine never does.
+	Mutable bool
+	// Deleting: the object has a deletion timestamp.
+	Deleting bool
+	// Retain: the effective deletionPolicy is Retain.
+	Retain bool
+	// JobActive: a Job of the object is running (or not yet finished).
+	JobActive bool
+	// Dependents: machines and pools a deleting TerraformCluster waits for.
+	Dependents int
+	// RestoreRequested: captf.io/restore-state names a complete backup
+	// whose serial was not consumed yet.
+	RestoreRequested bool
+	State            StateStatus
+	// StateInputsHash is the captf.io/inputs-hash of the state ("" when
+	// none).
+	StateInputsHash string
+	// EverApplied: provisioned, an applied marker or record, or a backup.
+	EverApplied bool
+	// InputsHash of the current inputs ("" when they cannot be built).
+	InputsHash string
+	// History holds the object's retained finished Jobs, any order.
+	History []FinishedJob
+	// FailedJobsHistoryLimit bounds the backoff (values below 1 act as 1).
+	FailedJobsHistoryLimit int
+	// DriftFound: the newest drift check found drift; Remediate: act on it.
+	DriftFound bool
+	Remediate  bool
+	Schedule   Schedule
+}
