@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
 // ResultVersion is the version of the result document this runner writes.
@@ -13,26 +15,17 @@ const ResultVersion = 1
 // truncates a longer one, which would leave invalid JSON.
 const MaxResultBytes = 4096
 
-// ErrorKind classifies a failed run.
-type ErrorKind string
+// ErrorKind classifies a failed run; the kinds are the API's, which the
+// manager copies into status.lastRun.error.kind.
+type ErrorKind = infrav1.RunErrorKind
 
 // Error kinds of a result document.
 const (
-	// KindImageLayout: the image has no module file at the top level of
-	// /captf/module, or /captf/runtime is not executable. No command ran.
-	KindImageLayout ErrorKind = "image-layout"
-	// KindStep: a step failed, or the runner's own setup did (bad flag:
-	// step "flags").
-	KindStep ErrorKind = "step"
-	// KindInterrupted: the run was stopped by SIGTERM (deletion, drain,
-	// deadline); not a module failure.
-	KindInterrupted ErrorKind = "interrupted"
-	// KindBlocked: a guarded apply stopped before a plan that deletes or
-	// replaces a resource. Nothing changed.
-	KindBlocked ErrorKind = "blocked"
-	// KindPlanChanged: an approved apply's new plan no longer matches the
-	// approved hash. Nothing changed.
-	KindPlanChanged ErrorKind = "plan-changed"
+	KindImageLayout = infrav1.RunErrorImageLayout
+	KindStep        = infrav1.RunErrorStep
+	KindInterrupted = infrav1.RunErrorInterrupted
+	KindBlocked     = infrav1.RunErrorBlocked
+	KindPlanChanged = infrav1.RunErrorPlanChanged
 )
 
 // Result is the document the runner writes to the pod's termination
