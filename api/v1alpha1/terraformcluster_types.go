@@ -66,7 +66,6 @@ type ClusterDefaults struct {
 }
 
 // TerraformClusterSpec is the desired state of a TerraformCluster.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneEndpoint) || !has(oldSelf.controlPlaneEndpoint.host) || !has(oldSelf.controlPlaneEndpoint.port) || (has(self.controlPlaneEndpoint) && self.controlPlaneEndpoint == oldSelf.controlPlaneEndpoint)",message="controlPlaneEndpoint is immutable once host and port are set",fieldPath=".controlPlaneEndpoint"
 type TerraformClusterSpec struct {
 	// source is the cluster-role module image. Changing it re-applies.
 	// +required
@@ -187,6 +186,7 @@ type TerraformCluster struct {
 
 	// spec is the desired state.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneEndpoint) || !has(oldSelf.controlPlaneEndpoint.host) || !has(oldSelf.controlPlaneEndpoint.port) || (has(self.controlPlaneEndpoint) && self.controlPlaneEndpoint == oldSelf.controlPlaneEndpoint)",message="controlPlaneEndpoint is immutable once host and port are set",fieldPath=".controlPlaneEndpoint"
 	Spec TerraformClusterSpec `json:"spec,omitzero"`
 
 	// status is the observed state.

@@ -20,11 +20,6 @@ type MachineDriftSpec struct {
 // TerraformMachineSpec is the desired state of a TerraformMachine. Its
 // module inputs (source, identityRef, variables, variablesFrom) are
 // immutable: a machine is replaced, never changed in place.
-// +kubebuilder:validation:XValidation:rule="self.source == oldSelf.source",message="source is immutable: replace the Machine to run another image",fieldPath=".source"
-// +kubebuilder:validation:XValidation:rule="has(self.identityRef) == has(oldSelf.identityRef) && (!has(self.identityRef) || self.identityRef == oldSelf.identityRef)",message="identityRef is immutable: replace the Machine to use other credentials",fieldPath=".identityRef"
-// +kubebuilder:validation:XValidation:rule="has(self.variables) == has(oldSelf.variables) && (!has(self.variables) || self.variables == oldSelf.variables)",message="variables are immutable: replace the Machine to change them",fieldPath=".variables"
-// +kubebuilder:validation:XValidation:rule="has(self.variablesFrom) == has(oldSelf.variablesFrom) && (!has(self.variablesFrom) || self.variablesFrom == oldSelf.variablesFrom)",message="variablesFrom is immutable: replace the Machine to change it",fieldPath=".variablesFrom"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || (has(self.providerID) && self.providerID == oldSelf.providerID)",message="providerID is immutable once set",fieldPath=".providerID"
 type TerraformMachineSpec struct {
 	// source is the machine-role module image. Immutable.
 	// +required
@@ -137,8 +132,16 @@ type TerraformMachine struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is the desired state.
+	// spec is the desired state. Its module inputs are immutable; these
+	// rules sit on the field, not the type, so that a template (which is
+	// immutable through its webhook, with Cluster API's dry-runs exempt)
+	// does not inherit them.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self.source == oldSelf.source",message="source is immutable: replace the Machine to run another image",fieldPath=".source"
+	// +kubebuilder:validation:XValidation:rule="has(self.identityRef) == has(oldSelf.identityRef) && (!has(self.identityRef) || self.identityRef == oldSelf.identityRef)",message="identityRef is immutable: replace the Machine to use other credentials",fieldPath=".identityRef"
+	// +kubebuilder:validation:XValidation:rule="has(self.variables) == has(oldSelf.variables) && (!has(self.variables) || self.variables == oldSelf.variables)",message="variables are immutable: replace the Machine to change them",fieldPath=".variables"
+	// +kubebuilder:validation:XValidation:rule="has(self.variablesFrom) == has(oldSelf.variablesFrom) && (!has(self.variablesFrom) || self.variablesFrom == oldSelf.variablesFrom)",message="variablesFrom is immutable: replace the Machine to change it",fieldPath=".variablesFrom"
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || (has(self.providerID) && self.providerID == oldSelf.providerID)",message="providerID is immutable once set",fieldPath=".providerID"
 	Spec TerraformMachineSpec `json:"spec,omitzero"`
 
 	// status is the observed state.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +52,9 @@ func (e *NumberError) Error() string {
 	case e.FromExports():
 		return "exports contains a fractional or exponent number; export numbers as integers or strings"
 	case e.Variable != "":
-		return "variable " + quote(e.Variable) + " contains a fractional or exponent number; pass numbers as integers or strings"
+		return "variable " + strconv.Quote(e.Variable) + " contains a fractional or exponent number; pass numbers as integers or strings"
+	case e.Input == "":
+		return "the document contains a fractional or exponent number; use integers or strings"
 	}
 	return "input " + e.Input + " contains a fractional or exponent number; pass numbers as integers or strings"
 }
@@ -59,22 +62,34 @@ func (e *NumberError) Error() string {
 // Unwrap makes errors.Is(err, ErrNonInteger) hold.
 func (e *NumberError) Unwrap() error { return ErrNonInteger }
 
-func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
-
 // numberAt is the error canonical returns while unwinding: the path from
 // the number up, reversed.
 type numberAt struct{ reversed []string }
 
 func (*numberAt) Error() string { return ErrNonInteger.Error() }
 
-func (n *numberAt) pointer() string {
+// path is the number's location from the document root.
+func (n *numberAt) path() []string {
+	p := slices.Clone(n.reversed)
+	slices.Reverse(p)
+	return p
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// pointerOf writes a JSON pointer.
+func pointerOf(path []string) string {
 	var b strings.Builder
-	for i := len(n.reversed) - 1; i >= 0; i-- {
+	for _, seg := range path {
 		b.WriteString("/")
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(n.reversed[i]))
+		b.WriteString(pointerEscaper.Replace(seg))
 	}
 	return b.String()
 }
+
+// errNotJSON is what decodeJSON reports: the decoder's own messages may
+// quote a character of the (possibly secret) document.
+var errNotJSON = errors.New("not one valid JSON document")
 
 // decodeJSON decodes exactly one JSON document, numbers kept as text.
 func decodeJSON(data []byte) (any, error) {
@@ -82,10 +97,10 @@ func decodeJSON(data []byte) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, err
+		return nil, errNotJSON
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON document")
+		return nil, errNotJSON
 	}
 	return v, nil
 }
@@ -102,7 +117,7 @@ func Canonical(data []byte) ([]byte, error) {
 	if err := writeCanonical(&buf, v); err != nil {
 		var n *numberAt
 		if errors.As(err, &n) {
-			return nil, &NumberError{Pointer: n.pointer()}
+			return nil, &NumberError{Pointer: pointerOf(n.path())}
 		}
 		return nil, err
 	}
@@ -167,7 +182,8 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 }
 
 func at(err error, segment string) error {
-	if n, ok := err.(*numberAt); ok {
+	var n *numberAt
+	if errors.As(err, &n) {
 		n.reversed = append(n.reversed, segment)
 	}
 	return err

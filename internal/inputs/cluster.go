@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/contract"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // RoleInputs is what was observed for one object, ready to render as its

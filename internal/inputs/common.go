@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/contract"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ManagedBy is the value of the captf.io/managed-by tag.

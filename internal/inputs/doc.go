@@ -1,7 +1,18 @@
-// Package inputs renders what a Job's module run receives: the generated
-// root module (main.tf.json) and the role's inputs (terraform.tfvars.json).
-// The root declares a partial kubernetes backend that init's flags
-// complete, one variable per input, calls the image's module as
-// module "role" { source = "../../module" }, and re-exports the role's
-// contract outputs as sensitive outputs.
+// Package inputs renders what a Job's module run receives, from objects the
+// caller has already read (it makes no API calls):
+//
+//   - the role's contract inputs (ClusterRole, MachineRole, PoolRole, each a
+//     RoleInputs whose Tfvars are the terraform.tfvars.json of v1alpha1);
+//   - user variables, merged from spec.variablesFrom and spec.variables
+//     (MergeVariables), and the two files of a run that carry them (Files);
+//   - the generated root module (Root): a partial kubernetes backend that
+//     init's flags complete, one variable per input, the image's module
+//     called as module "role" { source = "../../module" }, and the role's
+//     contract outputs re-exported as sensitive outputs;
+//   - the h2 inputs hash over a canonical JSON encoding (Hash,
+//     ApprovalHash, Canonical);
+//   - the size cap of a run's inputs (MaxBytes, CheckSize).
+//
+// Errors never carry input values: bootstrap data and Secret-sourced
+// variables are in them.
 package inputs

@@ -2,6 +2,7 @@ package inputs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"captf.io/captf/pkg/contract"
@@ -31,8 +32,8 @@ func Files(role contract.Role, roleTfvars []byte, values map[string]json.RawMess
 		return mainTF, roleTfvars, nil
 	}
 	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(roleTfvars, &doc); err != nil {
-		return nil, nil, fmt.Errorf("role inputs are not a JSON object: %w", err)
+	if err := json.Unmarshal(roleTfvars, &doc); err != nil || doc == nil {
+		return nil, nil, errors.New("role inputs are not a JSON object")
 	}
 	for name, v := range values {
 		doc[name] = v

@@ -86,7 +86,7 @@ func hashedInputs(role contract.Role, tfvars []byte) (map[string]any, error) {
 	}
 	v, err := decodeJSON(tfvars)
 	if err != nil {
-		return nil, fmt.Errorf("role inputs are not valid JSON: %w", err)
+		return nil, fmt.Errorf("role inputs: %w", err)
 	}
 	inputs, ok := v.(map[string]any)
 	if !ok {
@@ -112,22 +112,15 @@ func numberError(err error) error {
 	if !errors.As(err, &n) {
 		return err
 	}
-	path := slices.Clone(n.reversed)
-	slices.Reverse(path)
+	path := n.path()
 	e := &NumberError{}
 	switch {
 	case len(path) >= 3 && path[0] == "variables": // variables/<name>/value/...
 		e.Variable = path[1]
-		e.Pointer = (&numberAt{reversed: reversed(path[3:])}).pointer()
+		e.Pointer = pointerOf(path[3:])
 	case len(path) >= 2 && path[0] == "inputs": // inputs/<key>/...
 		e.Input = path[1]
-		e.Pointer = (&numberAt{reversed: reversed(path[2:])}).pointer()
+		e.Pointer = pointerOf(path[2:])
 	}
 	return e
-}
-
-func reversed(s []string) []string {
-	out := slices.Clone(s)
-	slices.Reverse(out)
-	return out
 }

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 
-	"captf.io/captf/pkg/contract"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"captf.io/captf/pkg/contract"
 )
 
 // MachineRole is what a TerraformMachine's inputs are rendered from.

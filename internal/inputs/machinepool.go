@@ -5,9 +5,10 @@ import (
 	"errors"
 	"strconv"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/contract"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // PoolRole is what a TerraformMachinePool's inputs are rendered from.

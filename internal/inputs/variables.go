@@ -9,9 +9,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
 // SourceKind is the kind of a variablesFrom source.

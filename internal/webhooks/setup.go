@@ -39,5 +39,8 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 	srv.Register(ClusterPath, admission.WithValidator[*infrav1.TerraformCluster](s, &ClusterValidator{}))
 	srv.Register(MachinePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineValidator{}))
 	srv.Register(MachinePoolPath, admission.WithValidator[*infrav1.TerraformMachinePool](s, &MachinePoolValidator{}))
+	srv.Register(ClusterTemplatePath, admission.WithValidator[*infrav1.TerraformClusterTemplate](s, ClusterTemplateValidator{}))
+	srv.Register(MachineTemplatePath, admission.WithValidator[*infrav1.TerraformMachineTemplate](s, MachineTemplateValidator{}))
+	srv.Register(MachinePoolTemplatePath, admission.WithValidator[*infrav1.TerraformMachinePoolTemplate](s, MachinePoolTemplateValidator{}))
 	return nil
 }

@@ -85,7 +85,8 @@ func TestDefaultInstallRendersAndApplies(t *testing.T) {
 	if len(whc) != 1 || whc[0].GetAnnotations()["cert-manager.io/inject-ca-from"] != "captf-system/captf-serving-cert" {
 		t.Fatalf("want one webhook configuration with the cert-manager CA annotation, got %v", whc)
 	}
-	served := []string{webhooks.IdentityPath, webhooks.IdentityDeletePath, webhooks.ClusterPath, webhooks.MachinePath, webhooks.MachinePoolPath}
+	served := []string{webhooks.IdentityPath, webhooks.IdentityDeletePath, webhooks.ClusterPath, webhooks.MachinePath, webhooks.MachinePoolPath,
+		webhooks.ClusterTemplatePath, webhooks.MachineTemplatePath, webhooks.MachinePoolTemplatePath}
 	hooks, _, _ := unstructured.NestedSlice(whc[0].Object, "webhooks")
 	for _, h := range hooks {
 		path, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "path")

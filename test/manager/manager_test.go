@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +34,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, envtest.Options{Webhooks: true}))
+	os.Exit(envtest.Main(m, &env, envtest.Options{Webhooks: true}, func() {
+		if stopManager != nil {
+			stopManager()
+		}
+	}))
 }
 
 func freePort() int {
@@ -45,10 +50,24 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startManager runs the manager for the test's duration.
+var (
+	managerOnce sync.Once
+	managerErr  error
+	stopManager func()
+)
+
+// startManager runs the manager, once for the whole package (controller
+// names are process-wide), until the tests end.
 func startManager(t *testing.T) {
 	t.Helper()
 	envtest.Require(t, env)
+	managerOnce.Do(func() { managerErr = runManager() })
+	if managerErr != nil {
+		t.Fatal(managerErr)
+	}
+}
+
+func runManager() error {
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	healthAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	o := setup.Options{
@@ -57,18 +76,23 @@ func startManager(t *testing.T) {
 	}
 	mgr, err := setup.NewManager(env.Config, o)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
+	stopManager = func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("the manager stopped with %v", err)
+			fmt.Fprintln(os.Stderr, "the manager stopped with", err)
 		}
-	})
+	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("the manager stopped: %w", err)
+		default:
+		}
 		resp, err := http.Get("http://" + healthAddr + "/readyz")
 		if err != nil {
 			return false, nil
@@ -77,8 +101,9 @@ func startManager(t *testing.T) {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		t.Fatalf("the manager never became ready (its webhook server did not start): %v", err)
+		return fmt.Errorf("the manager never became ready (its webhook server did not start): %w", err)
 	}
+	return nil
 }
 
 func TestManagerServesAdmissionAndRunsControllers(t *testing.T) {

@@ -133,8 +133,10 @@ func (e *Env) Stop() error {
 // Main runs a package's tests against one shared control plane and returns
 // the exit code for os.Exit. *env stays nil while the tools are missing
 // outside CI, so that Require skips each test naming the reason; under
-// CI=true missing tools fail the run.
-func Main(m *testing.M, env **Env, opts Options) int {
+// CI=true missing tools fail the run. beforeStop runs after the tests,
+// before the control plane stops (to stop what the tests started against
+// it, such as a manager).
+func Main(m *testing.M, env **Env, opts Options, beforeStop ...func()) int {
 	e, err := Start(opts)
 	switch {
 	case err != nil && errors.Is(err, controlplane.ErrToolsMissing) && os.Getenv("CI") != "true":
@@ -146,6 +148,9 @@ func Main(m *testing.M, env **Env, opts Options) int {
 	}
 	*env = e
 	code := m.Run()
+	for _, f := range beforeStop {
+		f()
+	}
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "envtest: stopping the control plane:", err)
 	}
