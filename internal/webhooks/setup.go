@@ -38,6 +38,7 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 	srv.Register(IdentityDeletePath, admission.WithValidator[*infrav1.TerraformClusterIdentity](s, &IdentityDeleteValidator{Reader: mgr.GetAPIReader()}))
 	srv.Register(ClusterPath, admission.WithValidator[*infrav1.TerraformCluster](s, &ClusterValidator{}))
 	srv.Register(MachinePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineValidator{}))
+	srv.Register(MachineDeletePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineDeleteValidator{Reader: mgr.GetAPIReader()}))
 	srv.Register(MachinePoolPath, admission.WithValidator[*infrav1.TerraformMachinePool](s, &MachinePoolValidator{}))
 	srv.Register(ClusterTemplatePath, admission.WithValidator[*infrav1.TerraformClusterTemplate](s, ClusterTemplateValidator{}))
 	srv.Register(MachineTemplatePath, admission.WithValidator[*infrav1.TerraformMachineTemplate](s, MachineTemplateValidator{}))

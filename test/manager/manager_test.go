@@ -34,7 +34,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, envtest.Options{Webhooks: true}, func() {
+	os.Exit(envtest.Main(m, &env, envtest.Options{Webhooks: true, ClusterAPICRDs: true}, func() {
 		if stopManager != nil {
 			stopManager()
 		}

@@ -37,6 +37,8 @@ type Options struct {
 	// Webhooks installs config/webhook, pointed at the local webhook
 	// server of ControlPlane.WebhookServer.
 	Webhooks bool
+	// ClusterAPICRDs also installs Cluster API's CRDs from the tool cache.
+	ClusterAPICRDs bool
 }
 
 // Env is a running control plane.
@@ -104,9 +106,13 @@ func Start(opts Options) (*Env, error) {
 	if opts.Webhooks {
 		webhookDirs = []string{filepath.Join(root, "config", "webhook")}
 	}
+	crds := []string{filepath.Join(root, "config", "crd", "bases")}
+	if opts.ClusterAPICRDs {
+		crds = append(crds, filepath.Join(tools, "capi", "crd"))
+	}
 	cp, err := controlplane.Start(controlplane.Options{
 		Tools:             tools,
-		CRDDirs:           []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirs:           crds,
 		Scheme:            s,
 		ControllerManager: opts.ControllerManager,
 		WebhookDirs:       webhookDirs,
