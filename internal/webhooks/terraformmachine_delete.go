@@ -71,7 +71,7 @@ func (v *MachineDeleteValidator) ValidateDelete(ctx context.Context, m *infrav1.
 		ref, _, _ := unstructured.NestedStringMap(machine.Object, "spec", "infrastructureRef")
 		if ref["apiGroup"] == infrav1.GroupVersion.Group && ref["kind"] == "TerraformMachine" && ref["name"] == m.Name {
 			return nil, apierrors.NewForbidden(infrav1.GroupVersion.WithResource("terraformmachines").GroupResource(), m.Name,
-				fmt.Errorf("Machine %s uses it: delete the Machine %s instead, and Cluster API deletes this TerraformMachine after draining its node",
+				fmt.Errorf("the Machine %s uses it: delete the Machine %s instead, and Cluster API deletes this TerraformMachine after draining its node",
 					machine.GetName(), machine.GetName()))
 		}
 	}
