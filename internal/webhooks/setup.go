@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"errors"
+	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -25,6 +26,17 @@ const (
 	MachinePoolPath = "/validate-infrastructure-cluster-x-k8s-io-v1alpha1-terraformmachinepool"
 )
 
+// ManagerUser is the manager's own username, from the downward-API
+// environment variables POD_NAMESPACE and SERVICE_ACCOUNT_NAME; "" when
+// either is missing (the manager warns at start).
+func ManagerUser() string {
+	ns, sa := os.Getenv("POD_NAMESPACE"), os.Getenv("SERVICE_ACCOUNT_NAME")
+	if ns == "" || sa == "" {
+		return ""
+	}
+	return "system:serviceaccount:" + ns + ":" + sa
+}
+
 // SetupWebhooks registers every validator on mgr's webhook server. The
 // identity validator creates SubjectAccessReviews with mgr's client (the
 // manager needs create on subjectaccessreviews); the delete check lists
@@ -37,7 +49,7 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 	srv.Register(IdentityPath, admission.WithValidator[*infrav1.TerraformClusterIdentity](s, &IdentityValidator{Client: mgr.GetClient()}))
 	srv.Register(IdentityDeletePath, admission.WithValidator[*infrav1.TerraformClusterIdentity](s, &IdentityDeleteValidator{Reader: mgr.GetAPIReader()}))
 	srv.Register(ClusterPath, admission.WithValidator[*infrav1.TerraformCluster](s, &ClusterValidator{}))
-	srv.Register(MachinePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineValidator{}))
+	srv.Register(MachinePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineValidator{ManagerUser: ManagerUser()}))
 	srv.Register(MachineDeletePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineDeleteValidator{Reader: mgr.GetAPIReader()}))
 	srv.Register(MachinePoolPath, admission.WithValidator[*infrav1.TerraformMachinePool](s, &MachinePoolValidator{}))
 	srv.Register(ClusterTemplatePath, admission.WithValidator[*infrav1.TerraformClusterTemplate](s, ClusterTemplateValidator{}))

@@ -12,7 +12,12 @@ import (
 )
 
 // MachineValidator validates TerraformMachines.
-type MachineValidator struct{}
+type MachineValidator struct {
+	// ManagerUser is the manager's own username
+	// (system:serviceaccount:<namespace>:<name>), the only one that may set
+	// spec.providerID on an existing machine. Empty: nobody may.
+	ManagerUser string
+}
 
 var _ admission.Validator[*infrav1.TerraformMachine] = &MachineValidator{}
 
@@ -23,12 +28,22 @@ func (v *MachineValidator) ValidateCreate(_ context.Context, m *infrav1.Terrafor
 	return nil, machineInvalid(m, errs)
 }
 
-// ValidateUpdate checks the jobs policy when it changed.
-func (v *MachineValidator) ValidateUpdate(_ context.Context, old, m *infrav1.TerraformMachine) (admission.Warnings, error) {
-	if !jobsChanged(old.Spec.Jobs, m.Spec.Jobs) {
-		return nil, nil
+// ValidateUpdate checks the jobs policy when it changed, and that only the
+// manager sets spec.providerID (a create may carry it: clusterctl move
+// restores it).
+func (v *MachineValidator) ValidateUpdate(ctx context.Context, old, m *infrav1.TerraformMachine) (admission.Warnings, error) {
+	var errs field.ErrorList
+	if jobsChanged(old.Spec.Jobs, m.Spec.Jobs) {
+		errs = append(errs, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs"))...)
 	}
-	return nil, machineInvalid(m, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs")))
+	if old.Spec.ProviderID != m.Spec.ProviderID {
+		req, err := admission.RequestFromContext(ctx)
+		if err != nil || v.ManagerUser == "" || req.UserInfo.Username != v.ManagerUser {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "providerID"),
+				"only the CAPTF manager sets providerID, from the module's provider_id output"))
+		}
+	}
+	return nil, machineInvalid(m, errs)
 }
 
 // ValidateDelete allows every delete here; the machine's delete rules are

@@ -67,7 +67,18 @@ func startManager(t *testing.T) {
 	}
 }
 
+// The manager's identity, as the Deployment's downward API gives it.
+const (
+	managerNamespace = "captf-system"
+	managerAccount   = "captf-controller-manager"
+)
+
 func runManager() error {
+	for k, v := range map[string]string{"POD_NAMESPACE": managerNamespace, "SERVICE_ACCOUNT_NAME": managerAccount} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	healthAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	o := setup.Options{
