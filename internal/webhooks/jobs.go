@@ -20,6 +20,8 @@ func validateJobs(jobs *infrav1.JobsSpec, path *field.Path) field.ErrorList {
 		return nil
 	}
 	var errs field.ErrorList
+	errs = append(errs, validateSecurityContext(jobs.SecurityContext, path.Child("securityContext"))...)
+	errs = append(errs, validatePodSecurityContext(jobs.PodSecurityContext, path.Child("podSecurityContext"))...)
 	for i, e := range jobs.Env {
 		for _, p := range reservedEnvPrefixes {
 			if strings.HasPrefix(e.Name, p) {
