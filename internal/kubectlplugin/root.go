@@ -29,6 +29,7 @@ func NewCommand(streams Streams) *cobra.Command {
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newStateCommand(flags, streams))
+	root.AddCommand(newPlanCommands(flags, streams)...)
 	return root
 }
 

@@ -52,6 +52,7 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 	srv.Register(MachinePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineValidator{ManagerUser: ManagerUser()}))
 	srv.Register(MachineDeletePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineDeleteValidator{Reader: mgr.GetAPIReader()}))
 	srv.Register(MachinePoolPath, admission.WithValidator[*infrav1.TerraformMachinePool](s, &MachinePoolValidator{}))
+	srv.Register(PlanPath, admission.WithValidator[*infrav1.TerraformPlan](s, &PlanValidator{ManagerUser: ManagerUser()}))
 	srv.Register(ClusterTemplatePath, admission.WithValidator[*infrav1.TerraformClusterTemplate](s, ClusterTemplateValidator{}))
 	srv.Register(MachineTemplatePath, admission.WithValidator[*infrav1.TerraformMachineTemplate](s, MachineTemplateValidator{}))
 	srv.Register(MachinePoolTemplatePath, admission.WithValidator[*infrav1.TerraformMachinePoolTemplate](s, MachinePoolTemplateValidator{}))

@@ -86,7 +86,7 @@ func TestDefaultInstallRendersAndApplies(t *testing.T) {
 		t.Fatalf("want one webhook configuration with the cert-manager CA annotation, got %v", whc)
 	}
 	served := []string{webhooks.IdentityPath, webhooks.IdentityDeletePath, webhooks.ClusterPath, webhooks.MachinePath, webhooks.MachinePoolPath,
-		webhooks.ClusterTemplatePath, webhooks.MachineTemplatePath, webhooks.MachinePoolTemplatePath, webhooks.MachineDeletePath}
+		webhooks.ClusterTemplatePath, webhooks.MachineTemplatePath, webhooks.MachinePoolTemplatePath, webhooks.MachineDeletePath, webhooks.PlanPath}
 	hooks, _, _ := unstructured.NestedSlice(whc[0].Object, "webhooks")
 	for _, h := range hooks {
 		path, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "path")
