@@ -163,4 +163,3 @@ func approvePlan(ctx context.Context, cl client.Client, ns string, t target, nam
 	fmt.Fprintf(out, "TerraformPlan %s approved by %s: %s %s/%s applies exactly this plan next\n", p.Name, user, t.Kind, ns, t.Name)
 	return nil
 }
-

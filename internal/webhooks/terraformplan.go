@@ -55,7 +55,9 @@ func (v *PlanValidator) ValidateCreate(ctx context.Context, p *infrav1.Terraform
 		errs = append(errs, field.Invalid(field.NewPath("spec", "approvedBy"), p.Spec.ApprovedBy,
 			"a plan created approved must name its creator, "+user))
 	}
-	if phase != "" && phase != string(infrav1.PlanPhasePending) && !(approved(p) && phase == string(infrav1.PlanPhaseApproved)) && !terminal(phase) {
+	allowed := phase == "" || phase == string(infrav1.PlanPhasePending) || terminal(phase) ||
+		(approved(p) && phase == string(infrav1.PlanPhaseApproved))
+	if !allowed {
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(infrav1.PlanPhaseLabel), "only the manager sets a plan's phase"))
 	}
 	return nil, planInvalid(p, errs)
