@@ -40,12 +40,7 @@ func (r *run) planSummary(p *plan.Plan) (*PlanSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := p.Summary()
-	return &PlanSummary{
-		Hash: hash, Create: s.Create, Update: s.Update, Replace: s.Replace, Delete: s.Delete,
-		Import: s.Import, Move: s.Move, Forget: s.Forget, OutputChanges: s.OutputChanges,
-		Resources: s.Resources, Truncated: s.Truncated,
-	}, nil
+	return &PlanSummary{Hash: hash, Summary: p.Summary()}, nil
 }
 
 // previewPlan is the Manual policy's plan Job: it plans, and reports the

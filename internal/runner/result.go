@@ -6,6 +6,7 @@ import (
 	"os"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/plan"
 )
 
 // ResultVersion is the version of the result document this runner writes.
@@ -129,19 +130,10 @@ type Changes struct {
 // PlanSummary is the summary of a saved plan: its keyed hash, its counts
 // and a bounded list of the resources it touches.
 type PlanSummary struct {
-	Hash          string `json:"hash"`
-	Create        int    `json:"create"`
-	Update        int    `json:"update"`
-	Replace       int    `json:"replace"`
-	Delete        int    `json:"delete"`
-	Import        int    `json:"import"`
-	Move          int    `json:"move"`
-	Forget        int    `json:"forget"`
-	OutputChanges int    `json:"outputChanges"`
-	// Resources lists up to MaxPlanResources "<address> (<labels>)".
-	Resources []string `json:"resources,omitempty"`
-	// Truncated is true when Resources is incomplete.
-	Truncated bool `json:"truncated,omitempty"`
+	Hash string `json:"hash"`
+	// Summary holds the counts and the bounded resource list (at most
+	// MaxPlanResources "<address> (<labels>)" entries), inline.
+	plan.Summary
 }
 
 // Bounds of the lists a result document carries.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"captf.io/captf/internal/plan"
 )
 
 const planHash = "p2:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -38,7 +40,7 @@ func withChanges(r Result) Result {
 }
 
 func withPlan(r Result, resources int) Result {
-	r.Plan = &PlanSummary{Hash: planHash, Create: resources, Update: 2, Delete: 1, OutputChanges: 1}
+	r.Plan = &PlanSummary{Hash: planHash, Summary: plan.Summary{Create: resources, Update: 2, Delete: 1, OutputChanges: 1}}
 	for i := range resources {
 		r.Plan.Resources = append(r.Plan.Resources, fmt.Sprintf(`module.role.module.node_groups["pool-%02d"].aws_autoscaling_group.this["zone-a"] (create)`, i))
 	}
@@ -77,7 +79,7 @@ func TestMarshalDocumentShape(t *testing.T) {
 		{
 			name: "durations JSON cannot carry become 0; labels are not HTML-escaped",
 			result: Result{Op: "plan", Steps: []Step{{Name: "a", Exit: 1, Seconds: math.NaN()}, {Name: "b", Seconds: math.Inf(1)}, {Name: "c", Seconds: -2}},
-				Plan: &PlanSummary{Hash: planHash, Create: 1, Resources: []string{"a.b (create) <&>"}}},
+				Plan: &PlanSummary{Hash: planHash, Summary: plan.Summary{Create: 1, Resources: []string{"a.b (create) <&>"}}}},
 			want: `{"version":1,"op":"plan","image":{"ref":"","providersMirror":false},"runtime":{"command":[],"version":""},` +
 				`"steps":[{"name":"a","exit":1,"seconds":0},{"name":"b","exit":0,"seconds":0},{"name":"c","exit":0,"seconds":0}],` +
 				`"drift":null,"error":null,"plan":{"hash":"` + planHash + `","create":1,"update":0,"replace":0,"delete":0,` +
@@ -150,8 +152,8 @@ func FuzzMarshalResult(f *testing.F) {
 			r.Drift = &Drift{Detected: true, Create: count, Update: count, Replace: count, Delete: count, Resources: resources}
 		}
 		if count%5 != 0 {
-			r.Plan = &PlanSummary{Hash: hash, Create: count, Update: count, Replace: count, Delete: count,
-				Import: count, Move: count, Forget: count, OutputChanges: count, Resources: resources}
+			r.Plan = &PlanSummary{Hash: hash, Summary: plan.Summary{Create: count, Update: count, Replace: count, Delete: count,
+				Import: count, Move: count, Forget: count, OutputChanges: count, Resources: resources}}
 			r.Changes = &Changes{Add: count, Change: count, Destroy: count, Import: &count}
 		}
 
