@@ -218,6 +218,8 @@ func TestSigtermDuringApply(t *testing.T) {
 				return strings.Contains(string(data), "time_sleep.wait: Creating...")
 			})
 			_ = cmd.Process.Signal(syscall.SIGTERM)
+			time.Sleep(200 * time.Millisecond)
+			_ = cmd.Process.Signal(syscall.SIGTERM) // a second one changes nothing
 			err := cmd.Wait()
 			if code := exitCodeOf(err); code != runner.ExitFailure {
 				t.Fatalf("exit %d, want 1", code)
@@ -305,4 +307,22 @@ func exitCodeOf(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// A SIGTERM that arrives before the first step starts no command and
+// still reports the interruption.
+func TestSigtermBeforeTheFirstStep(t *testing.T) {
+	f := newFixture(t, "tofu", "module")
+	o := f.Opts
+	o.Op = runner.OpApply
+	stop := make(chan struct{})
+	close(stop)
+	var logs runnertest.SyncBuffer
+	res, code := runner.Run(o, runner.Env{Environ: os.Environ(), Stdout: &logs, Stderr: &logs, Stop: stop})
+	if code != runner.ExitFailure || res.Error == nil || res.Error.Kind != runner.KindInterrupted || res.Error.Step != "" {
+		t.Fatalf("want an interruption naming no step, got exit %d, %+v", code, res.Error)
+	}
+	if len(res.Steps) != 0 || len(f.StateSecrets()) != 0 {
+		t.Errorf("commands ran: %v", runnertest.StepNames(res))
+	}
 }
