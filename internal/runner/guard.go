@@ -63,6 +63,7 @@ func (r *run) reportPlan(p *plan.Plan) bool {
 		return false
 	}
 	r.result.Plan = s
+	r.ev.post(false, EventPlanSummary, StepPlan, fmt.Sprintf("plan: %s", counts(s)))
 	return true
 }
 
@@ -121,6 +122,7 @@ func (r *run) drift() {
 		d = &Drift{Detected: pd.Detected, Create: pd.Create, Update: pd.Update, Replace: pd.Replace, Delete: pd.Delete, Resources: pd.Resources}
 	}
 	r.result.Drift = d
+	r.ev.post(false, EventPlanSummary, StepPlan, fmt.Sprintf("drift: %d to create, %d to update, %d to replace, %d to delete", d.Create, d.Update, d.Replace, d.Delete))
 }
 
 func counts(s *PlanSummary) string {

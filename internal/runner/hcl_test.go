@@ -41,3 +41,14 @@ func FuzzParseHCLMap(f *testing.F) {
 		}
 	})
 }
+
+func TestParseEventObject(t *testing.T) {
+	ref, err := parseEventObject("infrastructure.cluster.x-k8s.io/v1alpha1/TerraformMachine/ns/m1/uid-1")
+	if err != nil || ref.APIVersion != "infrastructure.cluster.x-k8s.io/v1alpha1" || ref.Kind != "TerraformMachine" ||
+		ref.Namespace != "ns" || ref.Name != "m1" || string(ref.UID) != "uid-1" {
+		t.Errorf("parseEventObject = %+v, %v", ref, err)
+	}
+	if _, err := parseEventObject("v1/Pod/ns/name"); err == nil {
+		t.Error("four parts were accepted")
+	}
+}

@@ -57,8 +57,8 @@ type Options struct {
 	RestoreChunks    int
 	RestoreResources int
 	Credentials      string
-	// EventObject and JobName name where progress events would go; the
-	// runner accepts them (the manager passes them) but posts no events yet.
+	// EventObject (<apiVersion>/<kind>/<namespace>/<name>/<uid>) and JobName
+	// say where best-effort progress events go; none without EventObject.
 	EventObject string
 	JobName     string
 }
@@ -111,8 +111,8 @@ func ParseRunFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.PlanKeyFile, "plan-key-file", DefaultPlanKeyFile, "HMAC key of plan fingerprints")
 	fs.IntVar(&o.RestoreChunks, "restore-chunks", 0, "restore: number of chunks under <config>/restore")
 	fs.IntVar(&o.RestoreResources, "restore-resources", 0, "restore: the backup's resource count; non-zero requires state list to show one")
-	fs.StringVar(&o.EventObject, "event-object", "", "<apiVersion>/<kind>/<namespace>/<name>/<uid> of the object progress events concern (accepted; no events are posted yet)")
-	fs.StringVar(&o.JobName, "job-name", "", "the Job's name, for progress events (accepted; no events are posted yet)")
+	fs.StringVar(&o.EventObject, "event-object", "", "<apiVersion>/<kind>/<namespace>/<name>/<uid> of the object progress events concern; none when empty")
+	fs.StringVar(&o.JobName, "job-name", "", "the Job's name, related to the progress events")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

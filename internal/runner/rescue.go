@@ -80,17 +80,19 @@ func parseBackend(values []string) (backend, error) {
 	return b, nil
 }
 
-func (b backend) client() (corev1client.SecretsGetter, error) {
-	var cfg *rest.Config
-	var err error
+// restConfig reaches the API server the way the backend does.
+func (b backend) restConfig() (*rest.Config, error) {
 	switch {
 	case b.configPath != "":
-		cfg, err = clientcmd.BuildConfigFromFlags("", b.configPath)
+		return clientcmd.BuildConfigFromFlags("", b.configPath)
 	case b.inCluster:
-		cfg, err = rest.InClusterConfig()
-	default:
-		return nil, errors.New("the backend config has neither config_path nor in_cluster_config")
+		return rest.InClusterConfig()
 	}
+	return nil, errors.New("the backend config has neither config_path nor in_cluster_config")
+}
+
+func (b backend) client() (corev1client.SecretsGetter, error) {
+	cfg, err := b.restConfig()
 	if err != nil {
 		return nil, err
 	}

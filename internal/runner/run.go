@@ -39,17 +39,19 @@ type Env struct {
 
 // run is one `runner run`.
 type run struct {
-	o      Options
-	env    Env
-	p      *prepared
-	x      *executor
-	result Result
+	o       Options
+	env     Env
+	p       *prepared
+	x       *executor
+	ev      *events
+	started time.Time
+	result  Result
 }
 
 // Run runs one operation and returns its result document, which the caller
 // writes to the termination message, and the process exit code.
 func Run(o Options, env Env) (Result, int) {
-	r := &run{o: o, env: env}
+	r := &run{o: o, env: env, started: time.Now()}
 	r.result = Result{Version: ResultVersion, Op: o.Op, Image: Image{Ref: o.Image}, Runtime: Runtime{Command: o.Bin}}
 	if err := CheckLayout(o.Module, o.Bin[0]); err != nil {
 		return r.fail(KindImageLayout, "", err.Error())
@@ -65,6 +67,8 @@ func Run(o Options, env Env) (Result, int) {
 	}
 	r.x = &executor{bin: o.Bin, root: p.root, env: p.env.Env, log: env.Stdout, errLog: env.Stderr, stop: env.Stop, stopTimeout: o.StopTimeout}
 	r.result.Runtime.Version = r.runtimeVersion()
+	r.ev = newEvents(o, env.Stderr)
+	r.ev.post(false, EventRunStarted, "Run", fmt.Sprintf("%s with image %s, runtime %s", o.Op, o.Image, r.result.Runtime.Version))
 	if !r.step(r.initCommand()) {
 		return r.finish()
 	}
@@ -116,10 +120,14 @@ func (r *run) exec(c command) (outcome, bool) {
 		r.result.Error = &RunError{Kind: KindInterrupted, Tail: "stopped by SIGTERM before step " + c.name + " started"}
 		return outcome{}, false
 	}
+	r.ev.post(false, EventStepStarted, c.name, "step "+c.name)
 	out := r.x.run(c)
 	r.result.Steps = append(r.result.Steps, Step{Name: c.name, Exit: out.exit, Seconds: out.seconds})
 	if c.name == StepApply || c.name == StepDestroy {
 		r.result.Changes = parseChanges(out.stdoutTail)
+		if ch := r.result.Changes; ch != nil {
+			r.ev.post(false, EventResourcesChanged, c.name, fmt.Sprintf("%d added, %d changed, %d destroyed", ch.Add, ch.Change, ch.Destroy))
+		}
 	}
 	switch {
 	case out.interrupted:
@@ -134,6 +142,11 @@ func (r *run) exec(c command) (outcome, bool) {
 	}
 	if r.result.Error != nil && writesState(c.name) {
 		r.rescue()
+	}
+	if r.result.Error == nil {
+		r.ev.post(false, EventStepSucceeded, c.name, fmt.Sprintf("step %s exited %d after %.1fs", c.name, out.exit, out.seconds))
+	} else {
+		r.ev.post(true, EventStepFailed, c.name, r.result.Error.Tail)
 	}
 	return out, r.result.Error == nil
 }
@@ -179,9 +192,12 @@ func (r *run) finish() (Result, int) {
 	if r.result.Steps == nil {
 		r.result.Steps = []Step{}
 	}
+	took := time.Since(r.started).Round(100 * time.Millisecond)
 	if r.result.Error != nil {
+		r.ev.post(true, EventRunFinished, "Run", fmt.Sprintf("%s ended %s after %s: %s", r.o.Op, r.result.Error.Kind, took, r.result.Error.Tail))
 		return r.result, ExitFailure
 	}
+	r.ev.post(false, EventRunFinished, "Run", fmt.Sprintf("%s succeeded in %s", r.o.Op, took))
 	return r.result, ExitOK
 }
 
