@@ -70,7 +70,9 @@ func TestMain(m *testing.M) {
 				code = 1
 			}
 		}
-		if logs.all() == "" {
+		// Flows that produced results must have logged too (a benchmark-only
+		// run produces neither).
+		if logs.all() == "" && seen.all() != "" {
 			fmt.Fprintln(os.Stderr, "FAIL: no log line was captured; the leak scan would prove nothing")
 			code = 1
 		}
