@@ -6,8 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
+
+	"captf.io/captf/pkg/state"
 )
 
 // cliConfigName is the CLI configuration file the runner writes under its
@@ -28,7 +29,7 @@ func CLIConfigPath(workdir string) string {
 func CLIConfig(providersDir string) string {
 	return `provider_installation {
   filesystem_mirror {
-    path    = ` + hclQuote(providersDir) + `
+    path    = ` + state.HCLString(providersDir) + `
     include = ["*/*/*"]
   }
   direct {
@@ -78,34 +79,4 @@ func writeFile0600(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// hclQuote returns s as an HCL quoted string literal: quotes, backslashes
-// and control characters escaped, and template sequences ("${", "%{")
-// doubled so that a path is never interpolated.
-func hclQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case (r == '$' || r == '%') && strings.HasPrefix(s[i+1:], "{"):
-			b.WriteRune(r)
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

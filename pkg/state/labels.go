@@ -104,6 +104,15 @@ func HCLMap(m map[string]string) string {
 	return b.String()
 }
 
+// HCLString returns s as an HCL quoted string literal: quotes,
+// backslashes and control characters escaped, and template sequences ("${",
+// "%{") doubled so that the value is never interpolated.
+func HCLString(s string) string {
+	var b strings.Builder
+	writeHCLString(&b, s)
+	return b.String()
+}
+
 func writeHCLString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for i, r := range s {
