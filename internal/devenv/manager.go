@@ -21,10 +21,10 @@ func (e *Env) startManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := setup.NewManager(e.cp.Config, setup.Options{
-		HealthAddr: health, DiagnosticsAddress: "0", WebhookPort: port, WebhookCertDir: certDir,
-		WebhookCertName: "tls.crt", WebhookKeyName: "tls.key", SyncPeriod: 10 * time.Minute,
-	})
+	o := setup.Defaults()
+	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
+	o.RunnerImage = RunnerImage
+	mgr, err := setup.NewManager(e.cp.Config, o)
 	if err != nil {
 		return err
 	}
@@ -66,3 +66,7 @@ func freeAddr() (string, error) {
 	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
 }
+
+// RunnerImage is the runner image the local environment's Jobs name; the
+// local node supplies the runner binary for it.
+const RunnerImage = "local/captf-manager:dev"

@@ -30,6 +30,7 @@ func NewCommand(streams Streams) *cobra.Command {
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newStateCommand(flags, streams))
 	root.AddCommand(newPlanCommands(flags, streams)...)
+	root.AddCommand(newInputsCommand(flags, streams))
 	return root
 }
 

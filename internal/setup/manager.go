@@ -6,10 +6,13 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,13 +23,15 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/reconcilers/identity"
+	"captf.io/captf/internal/reconcilers/workload"
 	"captf.io/captf/internal/webhooks"
+	"captf.io/captf/internal/workspace"
 )
 
 // Scheme returns the kinds the manager reads and writes.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -55,7 +60,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if !o.InsecureDiagnostics {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod}
+	// Only CAPTF's Jobs are cached.
+	managed := labels.SelectorFromSet(labels.Set{infrav1.ManagedLabel: "true"})
+	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod, ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: managed}}}
 	if o.Namespace != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
@@ -89,6 +96,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the identity controller: %w", err)
+	}
+	engine := &workspace.Engine{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
+		Options: workspace.Options{RunnerImage: o.RunnerImage, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents},
+	}
+	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency}); err != nil {
+		return nil, fmt.Errorf("setting up the workload controllers: %w", err)
 	}
 	if err := webhooks.SetupWebhooks(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)

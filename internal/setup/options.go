@@ -8,6 +8,7 @@ package setup
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,10 +30,24 @@ type Options struct {
 	SyncPeriod               time.Duration
 	Namespace                string
 	Kubeconfig               string
+
+	DriftDefaultInterval   time.Duration
+	RunnerEvents           bool
+	RunnerImage            string
+	ClusterConcurrency     int
+	MachineConcurrency     int
+	MachinePoolConcurrency int
 }
 
 // LeaderElectionID is the leader election Lease, in the manager's namespace.
 const LeaderElectionID = "controller-leader-election-captf"
+
+// Defaults returns the options every flag defaults to.
+func Defaults() Options {
+	var o Options
+	o.AddFlags(pflag.NewFlagSet("defaults", pflag.ContinueOnError))
+	return o
+}
 
 // AddFlags registers the manager's flags with their documented defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
@@ -50,6 +65,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*time.Minute, "Informer resync period: how late at the latest a rotated credential reaches its mirrors.")
 	fs.StringVar(&o.Namespace, "namespace", "", "Watch this namespace only (identities are always watched cluster-wide); empty watches all.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig of the management cluster; else $KUBECONFIG, else in-cluster.")
+	fs.DurationVar(&o.DriftDefaultInterval, "drift-default-interval", 30*time.Minute, "Drift interval of objects that set none (a pool whose interval is 0 uses it too).")
+	fs.BoolVar(&o.RunnerEvents, "runner-events", true, "Let the runner post progress events on the object (needs events.k8s.io create in the runner's role).")
+	fs.StringVar(&o.RunnerImage, "runner-image", os.Getenv("CAPTF_MANAGER_IMAGE"), "Image of the Jobs' init container that supplies /runner (default $CAPTF_MANAGER_IMAGE).")
+	fs.IntVar(&o.ClusterConcurrency, "terraformcluster-concurrency", 10, "TerraformClusters reconciled at once.")
+	fs.IntVar(&o.MachineConcurrency, "terraformmachine-concurrency", 10, "TerraformMachines reconciled at once.")
+	fs.IntVar(&o.MachinePoolConcurrency, "terraformmachinepool-concurrency", 10, "TerraformMachinePools reconciled at once.")
 }
 
 // Validate refuses options the manager cannot start with.
@@ -60,6 +81,17 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port must be a port number, got %d", o.WebhookPort))
+	}
+	if o.DriftDefaultInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--drift-default-interval must be positive, got %s", o.DriftDefaultInterval))
+	}
+	for name, n := range map[string]int{"terraformcluster": o.ClusterConcurrency, "terraformmachine": o.MachineConcurrency, "terraformmachinepool": o.MachinePoolConcurrency} {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("--%s-concurrency must be at least 1, got %d", name, n))
+		}
+	}
+	if o.RunnerImage == "" {
+		errs = append(errs, errors.New("--runner-image is empty: set it or $CAPTF_MANAGER_IMAGE to the manager image, whose /runner the Jobs copy"))
 	}
 	if o.LeaderElect && o.LeaderElectRenewDeadline >= o.LeaderElectLeaseDuration {
 		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)",

@@ -39,6 +39,7 @@ const (
 	ReasonDeletingWithoutState   Reason = "DeletingWithoutState"
 	ReasonHoldsRetainedState     Reason = "HoldsRetainedState"
 	ReasonDeleting               Reason = "Deleting"
+	ReasonDestroyed              Reason = "Destroyed"
 	ReasonRetainedStateFound     Reason = "RetainedStateFound"
 	ReasonStateUnreadable        Reason = "StateUnreadable"
 	ReasonStateLost              Reason = "StateLost"
@@ -134,6 +135,8 @@ func decideDeletion(s Snapshot) Decision {
 		return wait(ReasonDependentsExist, GateRequeue)
 	case s.Retain:
 		return Decision{Action: ActionRetain, Reason: ReasonRetain}
+	case s.destroyed():
+		return Decision{Action: ActionRelease, Reason: ReasonDestroyed}
 	case s.RestoreRequested && held:
 		return start(OpRestore, ReasonRestoreRequested)
 	case s.State == StateRetained:
@@ -144,6 +147,16 @@ func decideDeletion(s Snapshot) Decision {
 		return Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}
 	}
 	return s.withBackoff(OpDestroy, start(OpDestroy, ReasonDeleting))
+}
+
+// destroyed: the newest destroy succeeded and nothing applied since.
+func (s Snapshot) destroyed() bool {
+	d := s.newest(OpDestroy)
+	if d == nil || !d.Succeeded {
+		return false
+	}
+	a := s.newest(OpApply)
+	return a == nil || a.FinishedAt.Before(d.FinishedAt)
 }
 
 // apply decides an apply for reason: it waits while the newest apply of

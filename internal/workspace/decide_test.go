@@ -41,6 +41,14 @@ func TestDecide(t *testing.T) {
 		{"3 deleting, never applied", func(s *Snapshot) { s.Deleting, s.State, s.EverApplied = true, StateAbsent, false },
 			Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}},
 		{"4 deleting", func(s *Snapshot) { s.Deleting = true }, start(OpDestroy, ReasonDeleting)},
+		{"4 destroyed: release after cleanup", func(s *Snapshot) {
+			s.Deleting = true
+			s.History = append(s.History, FinishedJob{Op: OpDestroy, Succeeded: true, FinishedAt: t0.Add(-time.Second)})
+		}, Decision{Action: ActionRelease, Reason: ReasonDestroyed}},
+		{"4 an apply after the destroy destroys again", func(s *Snapshot) {
+			s.Deleting = true
+			s.History = append(s.History, FinishedJob{Op: OpDestroy, Succeeded: true, FinishedAt: t0.Add(-time.Hour)})
+		}, start(OpDestroy, ReasonDeleting)},
 		{"deleting waits for dependents first", func(s *Snapshot) { s.Deleting, s.Dependents, s.Retain = true, 2, true },
 			wait(ReasonDependentsExist, 30*time.Second)},
 		{"deleting with Retain, even with a held state", func(s *Snapshot) { s.Deleting, s.Retain, s.State = true, true, StateUnreadable },

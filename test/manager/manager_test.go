@@ -81,10 +81,9 @@ func runManager() error {
 	}
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	healthAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
-	o := setup.Options{
-		HealthAddr: healthAddr, DiagnosticsAddress: "0", WebhookPort: port, WebhookCertDir: certDir,
-		WebhookCertName: "tls.crt", WebhookKeyName: "tls.key", SyncPeriod: 10 * time.Minute,
-	}
+	o := setup.Defaults()
+	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = healthAddr, "0", port, certDir
+	o.RunnerImage = "local/captf-manager:test"
 	mgr, err := setup.NewManager(env.Config, o)
 	if err != nil {
 		return err

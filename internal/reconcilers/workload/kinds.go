@@ -1,0 +1,101 @@
+package workload
+
+import (
+	"context"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/workspace"
+	"captf.io/captf/pkg/state"
+)
+
+// Concurrency is the number of workers per kind (the
+// --<kind>-concurrency flags).
+type Concurrency struct {
+	Cluster, Machine, MachinePool int
+}
+
+// Setup registers the three workload controllers with engine.
+func Setup(mgr ctrl.Manager, engine *workspace.Engine, c Concurrency) error {
+	cl := &Reconciler{Role: roles.Cluster{}, Engine: engine}
+	if err := cl.builder(mgr, "terraformcluster", c.Cluster).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToInfra)).
+		Complete(cl); err != nil {
+		return err
+	}
+	m := &Reconciler{Role: roles.Machine{}, Engine: engine}
+	reader := mgr.GetClient()
+	if err := m.builder(mgr, "terraformmachine", c.Machine).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToInfra)).
+		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
+		Complete(m); err != nil {
+		return err
+	}
+	mp := &Reconciler{Role: roles.MachinePool{}, Engine: engine}
+	return mp.builder(mgr, "terraformmachinepool", c.MachinePool).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(poolToInfra)).
+		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
+		Complete(mp)
+}
+
+// infraRequest maps a Cluster API object to the Terraform* object its
+// infrastructure reference names.
+func infraRequest(ns string, ref clusterv1.ContractVersionedObjectReference, kind string) []reconcile.Request {
+	if ref.APIGroup != infrav1.GroupVersion.Group || ref.Kind != kind || ref.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: ref.Name}}}
+}
+
+func clusterToInfra(_ context.Context, o client.Object) []reconcile.Request {
+	c := o.(*clusterv1.Cluster)
+	return infraRequest(c.Namespace, c.Spec.InfrastructureRef, state.KindCluster)
+}
+
+func machineToInfra(_ context.Context, o client.Object) []reconcile.Request {
+	m := o.(*clusterv1.Machine)
+	return infraRequest(m.Namespace, m.Spec.InfrastructureRef, state.KindMachine)
+}
+
+func poolToInfra(_ context.Context, o client.Object) []reconcile.Request {
+	mp := o.(*clusterv1.MachinePool)
+	return infraRequest(mp.Namespace, mp.Spec.Template.Spec.InfrastructureRef, state.KindMachinePool)
+}
+
+// clusterMembers maps a TerraformCluster to the machines or pools of its
+// cluster, so that they see its exports and defaults at once.
+func clusterMembers(r client.Reader, list client.ObjectList) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		cluster := o.GetLabels()[infrav1.ClusterNameLabel]
+		for _, ref := range o.GetOwnerReferences() {
+			if ref.Kind == "Cluster" {
+				cluster = ref.Name
+			}
+		}
+		if cluster == "" {
+			return nil
+		}
+		l := list.DeepCopyObject().(client.ObjectList)
+		if err := r.List(ctx, l, client.InNamespace(o.GetNamespace()), client.MatchingLabels{infrav1.ClusterNameLabel: cluster}); err != nil {
+			return nil
+		}
+		var objs []client.Object
+		switch items := l.(type) {
+		case *infrav1.TerraformMachineList:
+			for i := range items.Items {
+				objs = append(objs, &items.Items[i])
+			}
+		case *infrav1.TerraformMachinePoolList:
+			for i := range items.Items {
+				objs = append(objs, &items.Items[i])
+			}
+		}
+		return requests(objs...)
+	}
+}

@@ -1,0 +1,45 @@
+package workload
+
+import (
+	"context"
+
+	batchv1 "k8s.io/api/batch/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/workspace"
+)
+
+// Reconciler reconciles one workload kind.
+type Reconciler struct {
+	Role   roles.Role
+	Engine *workspace.Engine
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return r.Engine.Reconcile(ctx, r.Role, req.NamespacedName)
+}
+
+// Setup is what every kind's controller shares: the kind, its Jobs, and
+// the concurrency.
+func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int) *builder.Builder {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(r.Role.New()).
+		Owns(&batchv1.Job{}).
+		Named(name).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)})
+}
+
+// requests turns objects into reconcile requests.
+func requests(objs ...client.Object) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	return out
+}

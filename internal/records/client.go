@@ -1,0 +1,186 @@
+package records
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// ErrRetained is returned when a write finds a record kept by
+// deletionPolicy Retain (label captf.io/retained-from-uid): it belongs to a
+// deleted object until spec.adoptRetainedState adopts it, and is never
+// overwritten before.
+var ErrRetained = errors.New("the inputs record is retained from a deleted object")
+
+// WriteAttempt writes rec as the attempt record of obj (kind is obj's API
+// Kind), creating or updating it. The manager calls it once an apply Job is
+// created (or a running one adopted). An update replaces the files and the
+// annotations the record owns, so captf.io/may-have-applied is cleared
+// unless rec sets it, except captf.io/applied, which stays once set;
+// annotations others wrote stay. The current record is read through reader
+// (uncached).
+func WriteAttempt(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind string, rec Record) error {
+	desired, err := Secret(obj.GetNamespace(), OwnerReference(obj, kind), rec, false)
+	if err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Writing attempt record", "secret", klog.KObj(desired), "job", rec.Job)
+	return write(ctx, c, reader, desired, false)
+}
+
+// write creates desired, or merges it into the Secret of its name.
+func write(ctx context.Context, c client.Client, reader client.Reader, desired *corev1.Secret, applied bool) error {
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	return retry.OnError(retry.DefaultRetry, retriable, func() error {
+		existing := &corev1.Secret{}
+		err := reader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+		if apierrors.IsNotFound(err) {
+			if err := c.Create(ctx, desired.DeepCopy()); err != nil {
+				return fmt.Errorf("creating inputs record %s/%s: %w", desired.Namespace, desired.Name, err)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading inputs record %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		if uid, ok := existing.Labels[infrav1.RetainedFromUIDLabel]; ok {
+			return fmt.Errorf("%w %s: %s/%s is kept for it; set spec.adoptRetainedState to adopt it", ErrRetained, uid, desired.Namespace, desired.Name)
+		}
+		if !merge(existing, desired, applied) {
+			return nil
+		}
+		if err := c.Update(ctx, existing); err != nil {
+			return fmt.Errorf("updating inputs record %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		return nil
+	})
+}
+
+// Load reads both records of an object through reader (uncached); a record
+// that does not exist is nil.
+func Load(ctx context.Context, reader client.Reader, namespace, kind, name string) (attempt, applied *Record, err error) {
+	if AttemptName(kind, name) == "" {
+		return nil, nil, fmt.Errorf("kind %q has no inputs record", kind)
+	}
+	if attempt, err = get(ctx, reader, namespace, AttemptName(kind, name)); err != nil {
+		return nil, nil, err
+	}
+	if applied, err = get(ctx, reader, namespace, AppliedName(kind, name)); err != nil {
+		return nil, nil, err
+	}
+	return attempt, applied, nil
+}
+
+func get(ctx context.Context, reader client.Reader, namespace, name string) (*Record, error) {
+	s := &corev1.Secret{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading inputs record %s/%s: %w", namespace, name, err)
+	}
+	rec := FromSecret(s)
+	return &rec, nil
+}
+
+// Delete deletes both records of an object, the cleanup after a successful
+// destroy (or a deletion with nothing to destroy). A record already gone
+// is not an error.
+func Delete(ctx context.Context, c client.Client, namespace, kind, name string) error {
+	if AttemptName(kind, name) == "" {
+		return fmt.Errorf("kind %q has no inputs record", kind)
+	}
+	for _, n := range []string{AttemptName(kind, name), AppliedName(kind, name)} {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: n}}
+		ctrl.LoggerFrom(ctx).Info("Deleting inputs record", "secret", klog.KObj(s))
+		if err := c.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting inputs record %s/%s: %w", namespace, n, err)
+		}
+	}
+	return nil
+}
+
+// MarkMayHaveApplied sets captf.io/may-have-applied on the attempt record
+// when it names job: the newest apply newly failed after its apply step may
+// have run, or vanished. It reports whether the record now carries the
+// mark; it is false, without error, when there is no attempt record or it
+// names another (newer) Job.
+func MarkMayHaveApplied(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, job string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		if s.Annotations[infrav1.JobAnnotation] != job {
+			return false
+		}
+		s.Annotations[infrav1.MayHaveAppliedAnnotation] = "true"
+		return true
+	})
+}
+
+// ClearMayHaveApplied removes captf.io/may-have-applied from the attempt
+// record (a successful restore newer than the newest apply). It reports
+// whether the record exists.
+func ClearMayHaveApplied(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		delete(s.Annotations, infrav1.MayHaveAppliedAnnotation)
+		return true
+	})
+}
+
+// MarkApplied sets captf.io/applied: "true" on the attempt record: the
+// object applied (a successful apply, or a state carrying an inputs hash
+// was read). Only deleting the Secret removes it. It reports whether the
+// record exists.
+func MarkApplied(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		s.Annotations[infrav1.AppliedAnnotation] = "true"
+		return true
+	})
+}
+
+// annotateAttempt applies change to the attempt record and writes it when
+// an annotation changed. change returns false to leave the record alone;
+// the result is false then, and when the record does not exist.
+func annotateAttempt(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string, change func(*corev1.Secret) bool) (bool, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: AttemptName(kind, name)}
+	if key.Name == "" {
+		return false, fmt.Errorf("kind %q has no inputs record", kind)
+	}
+	var done bool
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &corev1.Secret{}
+		err := reader.Get(ctx, key, s)
+		if apierrors.IsNotFound(err) {
+			done = false
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading inputs record %s: %w", key, err)
+		}
+		if uid, ok := s.Labels[infrav1.RetainedFromUIDLabel]; ok {
+			return fmt.Errorf("%w %s: %s is kept for it; set spec.adoptRetainedState to adopt it", ErrRetained, uid, key)
+		}
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		before := s.DeepCopy()
+		if done = change(s); !done || equalSecrets(before, s) {
+			return nil
+		}
+		ctrl.LoggerFrom(ctx).V(2).Info("Updating annotations of attempt record", "secret", klog.KObj(s))
+		if err := c.Update(ctx, s); err != nil {
+			return fmt.Errorf("updating inputs record %s: %w", key, err)
+		}
+		return nil
+	})
+	return done, err
+}

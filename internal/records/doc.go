@@ -1,0 +1,28 @@
+// Package records owns the input records of a workload object: two Secrets
+// in the object's namespace that remember what its apply Jobs ran with, so
+// that a destroy (and the refresh or drift of a kind whose inputs are never
+// re-rendered) renders the inputs that built the infrastructure rather than
+// the object's current ones.
+//
+//   - The attempt record captf-inputs-<kindshort>-<name> holds the files of
+//     the newest apply Job the manager created. It is written once the Job
+//     exists (WriteAttempt), marked when a failed apply may have changed
+//     resources (MarkMayHaveApplied; ClearMayHaveApplied after a newer
+//     restore) and when the object is known to have applied (MarkApplied).
+//   - The applied record captf-applied-<kindshort>-<name> holds the files
+//     of the newest successful apply and the image digest it ran. The
+//     bookkeeping of a successful apply copies the Job's per-run Secret into
+//     it (Promote).
+//
+// Both carry exactly the keys main.tf.json and terraform.tfvars.json, the
+// labels captf.io/managed and owner kind and name (never the clusterctl
+// move label: clusterctl moves them by their owner reference) and one
+// non-controller owner reference to the object. Load reads both, Delete
+// removes both (cleanup), and ForDestroy is the pure rule that picks which
+// record a destroy renders. docs/reference/records.md describes them.
+//
+// Reads go through the client.Reader the caller passes (the manager's
+// uncached API reader): the manager caches only the metadata of the Secrets
+// it manages. The files hold bootstrap data and Secret-sourced variables in
+// clear: nothing here logs them or puts them into an error.
+package records

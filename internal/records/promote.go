@@ -1,0 +1,118 @@
+package records
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+)
+
+// PromoteOutcome says what Promote did.
+type PromoteOutcome string
+
+const (
+	// Promoted: the applied record now holds the per-run Secret's files.
+	Promoted PromoteOutcome = "Promoted"
+	// PromotedFromAttempt: the per-run Secret was gone; the attempt record
+	// named the Job and its files were promoted.
+	PromotedFromAttempt PromoteOutcome = "PromotedFromAttempt"
+	// AlreadyPromoted: the applied record already names the Job; nothing
+	// was written.
+	AlreadyPromoted PromoteOutcome = "AlreadyPromoted"
+	// PromotionUnknown: neither the per-run Secret nor an attempt record
+	// naming the Job is left, so the Job's inputs are unknown. The older
+	// applied record is kept; the caller emits the Warning
+	// AppliedInputsUnknown.
+	PromotionUnknown PromoteOutcome = "Unknown"
+)
+
+// Promotion is the result of Promote.
+type Promotion struct {
+	Outcome PromoteOutcome
+	// Record is the applied record after the call (nil when there is none).
+	Record *Record
+	// Previous is the applied record before the call (nil when there was
+	// none): a digest differing from Previous's is newly pinned.
+	Previous *Record
+}
+
+// Promote records the inputs of jobName, an apply Job of obj that newly
+// succeeded, as obj's applied record. The bookkeeping calls it before it
+// deletes the per-run Secret; perRun is that Secret as read, nil when it
+// is gone. digest is the image digest the Job's pod reported, "" when it
+// reported none: the previous record's digest is then kept when the image
+// is the same, and none is recorded otherwise.
+//
+// It is idempotent: an applied record already naming jobName is left
+// alone. Without perRun, the attempt record is promoted when it names
+// jobName; otherwise nothing is written (PromotionUnknown).
+func Promote(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind, jobName string, perRun *corev1.Secret, digest string) (Promotion, error) {
+	attempt, previous, err := Load(ctx, reader, obj.GetNamespace(), kind, obj.GetName())
+	if err != nil {
+		return Promotion{}, err
+	}
+	res := Promotion{Previous: previous, Record: previous}
+	if previous != nil && previous.Job == jobName {
+		res.Outcome = AlreadyPromoted
+		return res, nil
+	}
+	rec, outcome, err := promotedRecord(obj, jobName, perRun, attempt)
+	if err != nil || outcome == PromotionUnknown {
+		res.Outcome = outcome
+		return res, err
+	}
+	rec.ImageDigest = digest
+	if digest == "" && previous != nil && previous.Image == rec.Image {
+		rec.ImageDigest = previous.ImageDigest
+	}
+	desired, err := Secret(obj.GetNamespace(), OwnerReference(obj, kind), rec, true)
+	if err != nil {
+		return Promotion{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Promoting inputs to the applied record", "secret", klog.KObj(desired), "job", jobName, "from", outcome)
+	if err := write(ctx, c, reader, desired, true); err != nil {
+		return Promotion{}, err
+	}
+	rec.Name = desired.Name
+	res.Outcome, res.Record = outcome, &rec
+	return res, nil
+}
+
+// promotedRecord is the record of jobName taken from its per-run Secret,
+// else from the attempt record when it names the Job.
+func promotedRecord(obj metav1.Object, jobName string, perRun *corev1.Secret, attempt *Record) (Record, PromoteOutcome, error) {
+	if perRun != nil {
+		if perRun.Name != jobs.PerRunSecretName(jobName) || perRun.Namespace != obj.GetNamespace() {
+			return Record{}, "", fmt.Errorf("the Secret %s/%s is not the per-run Secret of Job %s/%s", perRun.Namespace, perRun.Name, obj.GetNamespace(), jobName)
+		}
+		if _, ok := perRun.Data[MainFile]; ok {
+			a := perRun.Annotations
+			rec := Record{
+				Job:        jobName,
+				Image:      a[infrav1.ImageAnnotation],
+				Identity:   a[infrav1.IdentityAnnotation],
+				InputsHash: a[infrav1.InputsHashAnnotation],
+				MainTF:     perRun.Data[MainFile],
+				Tfvars:     perRun.Data[TfvarsFile],
+			}
+			if a[infrav1.IdentityKindAnnotation] == string(infrav1.IdentityKindSecret) {
+				rec.IdentityKind = infrav1.IdentityKindSecret
+			}
+			return rec, Promoted, nil
+		}
+	}
+	if attempt != nil && attempt.Job == jobName {
+		return Record{
+			Job: jobName, Image: attempt.Image, Identity: attempt.Identity, IdentityKind: attempt.IdentityKind,
+			InputsHash: attempt.InputsHash, MainTF: attempt.MainTF, Tfvars: attempt.Tfvars,
+		}, PromotedFromAttempt, nil
+	}
+	return Record{}, PromotionUnknown, nil
+}

@@ -1,0 +1,208 @@
+package records
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/state"
+)
+
+// Record is what one record Secret says, without its Kubernetes metadata.
+type Record struct {
+	// Name is the Secret's name; Secret ignores it and names the record
+	// after its owner.
+	Name string
+	// Job names the apply Job whose inputs these are (captf.io/job).
+	Job string
+	// Image is the module image reference the Job ran, as written in the
+	// object's spec (captf.io/image).
+	Image string
+	// ImageDigest is the digest the Job's pod reported (captf.io/image-digest;
+	// applied record only), "" when unknown.
+	ImageDigest string
+	// Identity names the identity the Job used; IdentityKind is
+	// infrav1.IdentityKindSecret for a Secret of the object's namespace and
+	// "" for a TerraformClusterIdentity (captf.io/identity,
+	// captf.io/identity-kind).
+	Identity     string
+	IdentityKind infrav1.IdentityKind
+	// InputsHash is the h2: hash of the inputs (captf.io/inputs-hash).
+	InputsHash string
+	// MainTF and Tfvars are the two files. They hold sensitive values.
+	MainTF, Tfvars []byte
+	// MayHaveApplied (attempt record only) says a failed apply of Job may
+	// have changed resources (captf.io/may-have-applied).
+	MayHaveApplied bool
+	// Applied (attempt record only) says the object applied at least once
+	// (captf.io/applied: "true"); never cleared.
+	Applied bool
+}
+
+// FromSecret reads a record Secret. A nil Secret gives the zero Record.
+// The files are the Secret's own byte slices, not copies.
+func FromSecret(s *corev1.Secret) Record {
+	if s == nil {
+		return Record{}
+	}
+	a := s.Annotations
+	rec := Record{
+		Name:        s.Name,
+		Job:         a[infrav1.JobAnnotation],
+		Image:       a[infrav1.ImageAnnotation],
+		ImageDigest: a[infrav1.ImageDigestAnnotation],
+		Identity:    a[infrav1.IdentityAnnotation],
+		InputsHash:  a[infrav1.InputsHashAnnotation],
+		MainTF:      s.Data[MainFile],
+		Tfvars:      s.Data[TfvarsFile],
+		Applied:     a[infrav1.AppliedAnnotation] == "true",
+	}
+	if a[infrav1.IdentityKindAnnotation] == string(infrav1.IdentityKindSecret) {
+		rec.IdentityKind = infrav1.IdentityKindSecret
+	}
+	if v, ok := a[infrav1.MayHaveAppliedAnnotation]; ok && v != "false" {
+		rec.MayHaveApplied = true
+	}
+	return rec
+}
+
+// OwnerReference is the owner reference a record holds to its object: not
+// a controller reference, and not blocking the object's deletion. kind is
+// the object's API Kind.
+func OwnerReference(obj metav1.Object, kind string) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: infrav1.GroupVersion.String(),
+		Kind:       kind,
+		Name:       obj.GetName(),
+		UID:        obj.GetUID(),
+	}
+}
+
+// Secret builds the record Secret of rec for the object owner refers to,
+// in namespace: the attempt record, or the applied record when applied is
+// true. The name comes from owner's Kind and Name (rec.Name is ignored);
+// the data holds exactly main.tf.json and terraform.tfvars.json; the
+// labels are captf.io/managed and the owner kind and name (hashed past 63
+// characters, as on the state); the annotations are those of the record's
+// kind, each one only when set. owner becomes the only owner reference,
+// without the controller and blockOwnerDeletion flags.
+func Secret(namespace string, owner metav1.OwnerReference, rec Record, applied bool) (*corev1.Secret, error) {
+	name := AttemptName(owner.Kind, owner.Name)
+	if applied {
+		name = AppliedName(owner.Kind, owner.Name)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("kind %q has no inputs record: want %s, %s or %s", owner.Kind, state.KindCluster, state.KindMachine, state.KindMachinePool)
+	}
+	if namespace == "" || owner.UID == "" {
+		return nil, fmt.Errorf("the inputs record of %s %s needs a namespace and the object's UID", owner.Kind, owner.Name)
+	}
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   namespace,
+			Labels:      labels(owner.Kind, owner.Name),
+			Annotations: annotations(rec, applied),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID,
+			}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{MainFile: rec.MainTF, TfvarsFile: rec.Tfvars},
+	}, nil
+}
+
+func labels(kind, name string) map[string]string {
+	owner := state.OwnerLabels(kind, name, "")
+	return map[string]string{
+		infrav1.ManagedLabel:   "true",
+		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind],
+		infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
+	}
+}
+
+// attemptKeys and appliedKeys are the annotations each record owns; an
+// update replaces them and leaves every other annotation alone.
+var (
+	attemptKeys = []string{
+		infrav1.ImageAnnotation, infrav1.IdentityAnnotation, infrav1.IdentityKindAnnotation,
+		infrav1.InputsHashAnnotation, infrav1.JobAnnotation, infrav1.MayHaveAppliedAnnotation,
+		infrav1.AppliedAnnotation,
+	}
+	appliedKeys = []string{
+		infrav1.ImageAnnotation, infrav1.ImageDigestAnnotation, infrav1.IdentityAnnotation,
+		infrav1.IdentityKindAnnotation, infrav1.InputsHashAnnotation, infrav1.JobAnnotation,
+	}
+)
+
+func annotations(rec Record, applied bool) map[string]string {
+	a := map[string]string{}
+	set := func(k, v string) {
+		if v != "" {
+			a[k] = v
+		}
+	}
+	set(infrav1.ImageAnnotation, rec.Image)
+	set(infrav1.IdentityAnnotation, rec.Identity)
+	if rec.IdentityKind == infrav1.IdentityKindSecret {
+		a[infrav1.IdentityKindAnnotation] = string(infrav1.IdentityKindSecret)
+	}
+	set(infrav1.InputsHashAnnotation, rec.InputsHash)
+	set(infrav1.JobAnnotation, rec.Job)
+	if applied {
+		set(infrav1.ImageDigestAnnotation, rec.ImageDigest)
+		return a
+	}
+	if rec.MayHaveApplied {
+		a[infrav1.MayHaveAppliedAnnotation] = "true"
+	}
+	if rec.Applied {
+		a[infrav1.AppliedAnnotation] = "true"
+	}
+	return a
+}
+
+// merge makes existing say what desired says, keeping what others wrote:
+// labels and annotations the record does not own stay, and the attempt
+// record's captf.io/applied is never removed. It reports whether anything
+// changed.
+func merge(existing, desired *corev1.Secret, applied bool) bool {
+	before := existing.DeepCopy()
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	for k, v := range desired.Labels {
+		existing.Labels[k] = v
+	}
+	keys := attemptKeys
+	if applied {
+		keys = appliedKeys
+	}
+	wasApplied := existing.Annotations[infrav1.AppliedAnnotation] == "true"
+	if existing.Annotations == nil {
+		existing.Annotations = map[string]string{}
+	}
+	for _, k := range keys {
+		delete(existing.Annotations, k)
+	}
+	for k, v := range desired.Annotations {
+		existing.Annotations[k] = v
+	}
+	if wasApplied && !applied {
+		existing.Annotations[infrav1.AppliedAnnotation] = "true"
+	}
+	existing.OwnerReferences = desired.OwnerReferences
+	existing.Data = desired.Data
+	return !equalSecrets(before, existing)
+}
+
+func equalSecrets(a, b *corev1.Secret) bool {
+	return equality.Semantic.DeepEqual(a.Labels, b.Labels) &&
+		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
+		equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
+		equality.Semantic.DeepEqual(a.Data, b.Data)
+}

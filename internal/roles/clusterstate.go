@@ -1,0 +1,87 @@
+package roles
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/state"
+)
+
+// StateLister lists state Secrets through r (the manager passes its
+// uncached API reader: Secret data is never cached).
+func StateLister(r client.Reader) state.Lister {
+	return state.ListerFunc(func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
+		var list corev1.SecretList
+		err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector})
+		return list.Items, err
+	})
+}
+
+// clusterOutputs is what machines and pools read from their cluster's
+// state: exports and the failure domain names.
+type clusterOutputs struct {
+	Exports        json.RawMessage
+	FailureDomains []string
+}
+
+// readClusterOutputs reads the TerraformCluster's state (never its status)
+// for the exports handoff. An externally managed TerraformCluster hands
+// over {} and its status.failureDomains without a state read. A cluster
+// not provisioned yet, or whose state cannot be read, stops the machine or
+// pool with a DependenciesReady condition.
+func readClusterOutputs(ctx context.Context, r client.Reader, tc *infrav1.TerraformCluster) (clusterOutputs, *metav1.Condition, error) {
+	var out clusterOutputs
+	if tc == nil {
+		return out, nil, nil
+	}
+	if IsExternallyManaged(tc) {
+		for _, fd := range tc.Status.FailureDomains {
+			out.FailureDomains = append(out.FailureDomains, fd.Name)
+		}
+		return out, nil, nil
+	}
+	if tc.Status.Initialization.Provisioned == nil || !*tc.Status.Initialization.Provisioned {
+		return out, notReady(metav1.ConditionUnknown, infrav1.WaitingForClusterInfrastructureReason,
+			"Waiting for TerraformCluster %s to be provisioned", tc.Name), nil
+	}
+	suffix, err := state.Suffix(tc.Namespace, state.KindCluster, tc.Name)
+	if err != nil {
+		return out, nil, err
+	}
+	st, err := state.Read(ctx, StateLister(r), tc.Namespace, suffix)
+	if err != nil {
+		if _, ok := state.ReasonOf(err); ok || errors.Is(err, state.ErrNotFound) {
+			return out, notReady(metav1.ConditionUnknown, infrav1.WaitingForClusterExportsReason,
+				"The state of TerraformCluster %s cannot be read (%s), so its exports are unknown", tc.Name, reasonText(err)), nil
+		}
+		return out, nil, err
+	}
+	if o, ok := st.Outputs["exports"]; ok {
+		out.Exports = o.Value
+	}
+	if o, ok := st.Outputs["failure_domains"]; ok {
+		var fds []struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(o.Value, &fds) == nil {
+			for _, fd := range fds {
+				out.FailureDomains = append(out.FailureDomains, fd.Name)
+			}
+		}
+	}
+	return out, nil, nil
+}
+
+func reasonText(err error) string {
+	if r, ok := state.ReasonOf(err); ok {
+		return string(r)
+	}
+	return "StateNotFound"
+}

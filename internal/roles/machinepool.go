@@ -1,0 +1,93 @@
+package roles
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
+	"captf.io/captf/pkg/contract"
+	"captf.io/captf/pkg/state"
+)
+
+// MachinePool is the TerraformMachinePool role.
+type MachinePool struct{}
+
+var _ Role = MachinePool{}
+
+// Kind implements Role.
+func (MachinePool) Kind() string { return state.KindMachinePool }
+
+// Contract implements Role.
+func (MachinePool) Contract() contract.Role { return contract.RoleMachinePool }
+
+// Mutable implements Role.
+func (MachinePool) Mutable() bool { return true }
+
+// Finalizer implements Role.
+func (MachinePool) Finalizer() string { return infrav1.TerraformMachinePoolFinalizer }
+
+// New implements Role.
+func (MachinePool) New() client.Object { return &infrav1.TerraformMachinePool{} }
+
+// View implements Role.
+func (MachinePool) View(obj client.Object) Workload {
+	tmp := obj.(*infrav1.TerraformMachinePool)
+	w := Workload{Object: tmp, Source: tmp.Spec.Source, IdentityRef: tmp.Spec.IdentityRef, Jobs: tmp.Spec.Jobs,
+		Variables: tmp.Spec.Variables, VariablesFrom: tmp.Spec.VariablesFrom, DeletionPolicy: tmp.Spec.DeletionPolicy,
+		Status: &tmp.Status.WorkspaceStatus}
+	if tmp.Spec.Drift != nil {
+		w.DriftInterval = tmp.Spec.Drift.IntervalSeconds
+	}
+	return w
+}
+
+// Owner implements Role: the MachinePool owning the TerraformMachinePool,
+// whose template's infrastructureRef must name it.
+func (MachinePool) Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error) {
+	o := Owner{}
+	name := ownerRef(obj, "MachinePool")
+	if name == "" {
+		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerMachinePoolReason,
+			"Waiting for a MachinePool to own this TerraformMachinePool")
+		return ownedBy(ctx, r, obj, o)
+	}
+	mp := &clusterv1.MachinePool{}
+	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, mp)
+	if err != nil {
+		return o, err
+	}
+	if !found {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerNotFoundReason, "The owning MachinePool %s no longer exists", name)
+		return ownedBy(ctx, r, obj, o)
+	}
+	o.Object, o.ClusterName = mp, mp.Spec.ClusterName
+	if !refersTo(mp.Spec.Template.Spec.InfrastructureRef, state.KindMachinePool, obj.GetName()) {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
+			"MachinePool %s's template infrastructureRef does not name this TerraformMachinePool; CAPTF starts no Job and writes nothing to the MachinePool", name)
+		o.Mismatch = true
+	}
+	return ownedBy(ctx, r, obj, o)
+}
+
+// Inputs implements Role: the template's bootstrap data and the cluster's
+// exports and failure domains, re-read on every reconcile.
+func (MachinePool) Inputs(ctx context.Context, r client.Reader, obj client.Object, o Owner, _ []byte) (inputs.RoleInputs, *metav1.Condition, error) {
+	mp := o.Object.(*clusterv1.MachinePool)
+	boot, cond, err := bootstrap(ctx, r, obj.GetNamespace(), mp.Spec.Template.Spec.Bootstrap.DataSecretName, "MachinePool "+mp.Name)
+	if cond != nil || err != nil {
+		return nil, cond, err
+	}
+	co, cond, err := readClusterOutputs(ctx, r, o.Infra)
+	if cond != nil || err != nil {
+		return nil, cond, err
+	}
+	return inputs.PoolRole{
+		Common:      inputs.NewCommon(state.KindMachinePool, obj, o.ClusterName),
+		MachinePool: mp, Infra: obj.(*infrav1.TerraformMachinePool), Bootstrap: boot,
+		ClusterExports: co.Exports, ClusterFailureDomains: co.FailureDomains,
+	}, nil, nil
+}

@@ -1,0 +1,100 @@
+package roles
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/state"
+)
+
+// ownerRef returns the name in obj's owner reference to a Cluster API kind,
+// "" when there is none.
+func ownerRef(obj client.Object, kind string) string {
+	for _, ref := range obj.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err == nil && gv.Group == clusterv1.GroupVersion.Group && ref.Kind == kind {
+			return ref.Name
+		}
+	}
+	return ""
+}
+
+// refersTo reports whether a Cluster API infrastructure reference names obj
+// of kind.
+func refersTo(ref clusterv1.ContractVersionedObjectReference, kind, name string) bool {
+	return ref.APIGroup == infrav1.GroupVersion.Group && ref.Kind == kind && ref.Name == name
+}
+
+func notReady(status metav1.ConditionStatus, reason, format string, args ...any) *metav1.Condition {
+	return &metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// getOptional reads key into obj; false when it does not exist.
+func getOptional(ctx context.Context, r client.Reader, key client.ObjectKey, obj client.Object) (bool, error) {
+	if err := r.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// clusterOf reads the named Cluster and, when its infrastructure is a
+// TerraformCluster, that TerraformCluster. Either may be nil.
+func clusterOf(ctx context.Context, r client.Reader, namespace, name string) (*clusterv1.Cluster, *infrav1.TerraformCluster, error) {
+	if name == "" {
+		return nil, nil, nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if ok, err := getOptional(ctx, r, client.ObjectKey{Namespace: namespace, Name: name}, cluster); err != nil || !ok {
+		return nil, nil, err
+	}
+	ref := cluster.Spec.InfrastructureRef
+	if ref.APIGroup != infrav1.GroupVersion.Group || ref.Kind != state.KindCluster || ref.Name == "" {
+		return cluster, nil, nil
+	}
+	tc := &infrav1.TerraformCluster{}
+	if ok, err := getOptional(ctx, r, client.ObjectKey{Namespace: namespace, Name: ref.Name}, tc); err != nil || !ok {
+		return cluster, nil, err
+	}
+	return cluster, tc, nil
+}
+
+// paused reports the object's pause annotation or its Cluster's
+// spec.paused.
+func paused(obj client.Object, cluster *clusterv1.Cluster) bool {
+	if _, ok := obj.GetAnnotations()[infrav1.PausedAnnotation]; ok {
+		return true
+	}
+	return cluster != nil && cluster.Spec.Paused != nil && *cluster.Spec.Paused
+}
+
+// ownedBy finishes a machine or pool owner lookup: the Cluster, its
+// TerraformCluster, and pause.
+func ownedBy(ctx context.Context, r client.Reader, obj client.Object, o Owner) (Owner, error) {
+	if o.ClusterName == "" {
+		o.ClusterName = obj.GetLabels()[clusterv1.ClusterNameLabel]
+	}
+	cluster, tc, err := clusterOf(ctx, r, obj.GetNamespace(), o.ClusterName)
+	if err != nil {
+		return o, err
+	}
+	o.Cluster, o.Infra = cluster, tc
+	o.Paused = paused(obj, cluster)
+	return o, nil
+}
+
+// IsExternallyManaged reports Cluster API's managed-by annotation: CAPTF
+// leaves such an object alone.
+func IsExternallyManaged(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[infrav1.ManagedByAnnotation]
+	return ok
+}

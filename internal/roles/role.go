@@ -1,0 +1,125 @@
+package roles
+
+import (
+	"context"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
+	"captf.io/captf/pkg/contract"
+	"captf.io/captf/pkg/state"
+)
+
+// Workload is the view of a workload object the lifecycle works with: the
+// fields all three kinds share, pointing into the object.
+type Workload struct {
+	Object         client.Object
+	Source         infrav1.SourceSpec
+	IdentityRef    *infrav1.IdentityReference
+	Jobs           *infrav1.JobsSpec
+	Variables      *apiextensionsv1.JSON
+	VariablesFrom  []infrav1.VariablesFromSource
+	DeletionPolicy infrav1.DeletionPolicy
+	// DriftInterval is the object's own spec.drift.intervalSeconds (nil:
+	// unset).
+	DriftInterval *int32
+	// Status points at the object's status.
+	Status *infrav1.WorkspaceStatus
+}
+
+// Owner is what the owner lookup found.
+type Owner struct {
+	// ClusterName names the Cluster API Cluster ("" when not known yet).
+	ClusterName string
+	// Cluster is the Cluster API Cluster, nil when not found.
+	Cluster *clusterv1.Cluster
+	// Object is the owner: the Cluster (TerraformCluster), the Machine or
+	// the MachinePool. Nil without an owner reference or when it is gone.
+	Object client.Object
+	// Infra is the cluster's TerraformCluster for machines and pools (nil
+	// when the Cluster's infrastructure is not a TerraformCluster); for a
+	// TerraformCluster, itself.
+	Infra *infrav1.TerraformCluster
+	// NotReady is the DependenciesReady condition that stops the pass when
+	// the owner is missing, does not reference the object back, or is not
+	// ready; nil when the owner is fine.
+	NotReady *metav1.Condition
+	// Mismatch: the owner does not reference the object back. CAPTF never
+	// writes to that owner and starts no Job (but deletion proceeds).
+	Mismatch bool
+	// Paused: the object or its Cluster is paused.
+	Paused bool
+}
+
+// Found reports whether the owner object was found.
+func (o Owner) Found() bool { return o.Object != nil }
+
+// Contract is what the module's outputs set on the object, computed from a
+// state by Role.Outputs and written by Role.Apply.
+type Contract interface {
+	// Provisionable: the outputs allow latching provisioned (valid,
+	// required ones known, health not pending).
+	Provisionable() bool
+	// HealthPending: the health reading was pending.
+	HealthPending() bool
+	// Conditions are OutputsValid, InfrastructureHealthy and the role's
+	// own (EndpointAvailable), to set on the object.
+	Conditions() []metav1.Condition
+}
+
+// Role is one workload kind.
+type Role interface {
+	// Kind is the object's kind, e.g. TerraformMachine.
+	Kind() string
+	// Contract is the module contract role.
+	Contract() contract.Role
+	// Mutable kinds re-apply when their inputs change.
+	Mutable() bool
+	// Finalizer is the kind's finalizer.
+	Finalizer() string
+	// New returns an empty object of the kind.
+	New() client.Object
+	// View returns the shared fields of obj.
+	View(obj client.Object) Workload
+	// Owner finds and checks the object's owner, its Cluster and the
+	// cluster's TerraformCluster. Reads go through r.
+	Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error)
+	// Inputs gathers what the role inputs are rendered from. A nil
+	// condition with a nil error means ready; a condition says why the
+	// inputs cannot be built yet (DependenciesReady). recorded is the
+	// tfvars of the newest attempt record (nil: none), for the inputs that
+	// latch.
+	Inputs(ctx context.Context, r client.Reader, obj client.Object, o Owner, recorded []byte) (inputs.RoleInputs, *metav1.Condition, error)
+	// Outputs reads the contract from a state's outputs.
+	Outputs(obj client.Object, o Owner, st *state.State) Contract
+	// Apply writes the contract onto obj: status fields, and spec fields
+	// that the manager writes once (endpoint, provider IDs). It returns the
+	// names of spec fields it changed and event notes to emit.
+	Apply(obj client.Object, c Contract) Applied
+}
+
+// Applied says what Role.Apply changed.
+type Applied struct {
+	// SpecChanged: a spec field was written; the caller patches the spec.
+	SpecChanged bool
+	// Events are Normal events and Warnings Warning events to emit:
+	// reason and note.
+	Events, Warnings [][2]string
+}
+
+// ForKind returns the role of a workload kind.
+func ForKind(kind string) (Role, bool) {
+	switch kind {
+	case state.KindCluster:
+		return Cluster{}, true
+	case state.KindMachine:
+		return Machine{}, true
+	case state.KindMachinePool:
+		return MachinePool{}, true
+	}
+	return nil, false
+}

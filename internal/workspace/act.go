@@ -1,0 +1,185 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/records"
+)
+
+// Requeue intervals of the waits act reports.
+const (
+	// PolicyRequeue re-checks an invalid jobs policy, inputs over the cap
+	// or missing records.
+	PolicyRequeue = 10 * time.Minute
+)
+
+// snapshot gathers what Decide needs from the pass.
+func (p *pass) snapshot(deleting bool) Snapshot {
+	s := Snapshot{
+		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
+		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
+		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
+		EverApplied: p.everApplied(), InputsHash: p.inputs.hash,
+		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
+		Schedule: Schedule{
+			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
+			DriftInterval: p.eff.DriftInterval, MembershipInterval: p.eff.MembershipInterval,
+		},
+	}
+	if p.inputs.tooLarge != nil {
+		s.InputsHash = ""
+	}
+	if deleting && p.role.Kind() == "TerraformCluster" {
+		s.Dependents = p.dependents
+	}
+	for i := range p.jobs {
+		if fj, ok := finishedJob(&p.jobs[i]); ok {
+			s.History = append(s.History, fj)
+			switch {
+			case !fj.Succeeded:
+			case fj.Op == OpApply && fj.FinishedAt.After(s.Schedule.LastSuccessfulApply):
+				s.Schedule.LastSuccessfulApply = fj.FinishedAt
+			}
+		}
+	}
+	if t := p.w.Status.LastRefresh; t != nil {
+		s.Schedule.LastRefresh = t.Time
+	}
+	if t := p.w.Status.LastDriftCheck; t != nil {
+		s.Schedule.LastDriftCheck = t.Time
+	}
+	s.Schedule.HealthPending = int(p.w.Status.PendingRefreshes)
+	s.Schedule.RefreshAfterApplyDue = p.refreshAfterApplyDue(s.Schedule.LastSuccessfulApply)
+	return s
+}
+
+// refreshAfterApplyDue: a machine's or pool's successful apply whose own
+// health reading was pending has not been followed by a refresh yet.
+func (p *pass) refreshAfterApplyDue(lastApply time.Time) bool {
+	if p.role.Kind() == "TerraformCluster" || lastApply.IsZero() || p.contract == nil || !p.contract.HealthPending() {
+		return false
+	}
+	return p.w.Status.LastRefresh == nil || p.w.Status.LastRefresh.Time.Before(lastApply)
+}
+
+// decideAndAct runs the credentials step, decides and does exactly one
+// thing.
+func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, error) {
+	if deleting && p.role.Kind() == "TerraformCluster" {
+		if err := p.countDependents(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if !deleting {
+		if err := p.credentialsStep(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if p.owner.Mismatch && !deleting {
+		return ctrl.Result{RequeueAfter: GateRequeue}, nil
+	}
+	d := Decide(p.snapshot(deleting))
+	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
+	p.reportInputsApplied(d, deleting)
+	switch d.Action {
+	case ActionStartJob:
+		return p.startJob(ctx, d, deleting)
+	case ActionRelease:
+		return ctrl.Result{}, p.release(ctx, d)
+	case ActionRetain:
+		return ctrl.Result{}, p.retain(ctx)
+	}
+	p.reportWait(d)
+	return ctrl.Result{RequeueAfter: d.Requeue}, nil
+}
+
+// credentialsStep resolves the identity, mirrors it and sets up the
+// runner's RBAC; a deleting object does it only before its Job.
+func (p *pass) credentialsStep(ctx context.Context) error {
+	var err error
+	if p.creds, err = p.e.credentials(ctx, p.obj, p.eff.IdentityRef); err != nil {
+		return fmt.Errorf("checking the identity: %w", err)
+	}
+	for _, c := range p.creds.Conditions {
+		p.set(c)
+	}
+	for _, ev := range p.creds.Events {
+		p.eventf(ev[0], ev[1], "%s", ev[2])
+	}
+	if !p.creds.Ready {
+		return nil
+	}
+	cond, err := p.e.runnerRBAC(ctx, p.obj.GetNamespace(), p.eff.Policy.ServiceAccountName)
+	p.set(cond)
+	p.rbacReady = cond.Status == metav1.ConditionTrue
+	return err
+}
+
+// reportWait reports a wait on the condition it concerns.
+func (p *pass) reportWait(d Decision) {
+	switch d.Reason {
+	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld:
+		// StateReadable already says why.
+	case ReasonAwaitingApproval:
+		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
+			Message: "The newest apply of these inputs stopped before deleting or replacing resources; approve its TerraformPlan or change the inputs"})
+	case ReasonDependentsExist:
+		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependentsExistReason,
+			Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist", p.dependents)})
+	}
+	if p.inputs.tooLarge != nil {
+		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason,
+			Message: p.inputs.tooLarge.Error()})
+	}
+}
+
+// reportInputsApplied sets InputsApplied, for tools that wait on it.
+func (p *pass) reportInputsApplied(d Decision, deleting bool) {
+	if deleting {
+		return
+	}
+	c := metav1.Condition{Type: infrav1.InputsAppliedCondition}
+	stateHash := p.stateInputsHash()
+	switch {
+	case p.inputs.hash == "" && !p.role.Mutable() && stateHash != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The machine's inputs are applied; a machine never re-applies"
+	case p.inputs.hash == "":
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
+	case p.active != nil && jobOp(p.active) == OpApply:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", p.active.Name)
+	case p.inputs.hash == stateHash:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The current inputs are applied"
+	case d.Reason == ReasonAwaitingApproval:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "The current inputs wait for approval"
+	case applyBackoff(d.Reason):
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InputsApplyFailedReason, "The apply of the current inputs failed; it is retried after a backoff"
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyPendingReason, "An apply of the current inputs is due"
+	}
+	p.set(c)
+}
+
+// applyBackoff: the wait is an apply's backoff after a failure.
+func applyBackoff(r Reason) bool {
+	for _, apply := range []Reason{ReasonNoState, ReasonStateWithoutInputsHash, ReasonInputsChanged, ReasonLastApplyFailed} {
+		if r == Backoff(apply) {
+			return true
+		}
+	}
+	return false
+}
+
+// recordFor picks the inputs a destroy, refresh or drift renders: the
+// current ones of a mutable object when they build, else the record.
+func (p *pass) recordFor(op Operation) (*records.Record, bool) {
+	if p.role.Mutable() && p.inputs.hash != "" && op != OpDestroy {
+		return &records.Record{MainTF: p.inputs.mainTF, Tfvars: p.inputs.tfvars, InputsHash: p.inputs.hash, Image: p.w.Source.Image}, false
+	}
+	return records.ForDestroy(p.inputs.attempt, p.inputs.applied, p.stateInputsHash())
+}

@@ -1,0 +1,255 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/runner"
+)
+
+// outcome is what a finished Job's pod said.
+type outcome struct {
+	job       *batchv1.Job
+	op        Operation
+	succeeded bool
+	deadline  bool
+	// result is the runner's result document; nil when the pod is gone or
+	// its termination message is not one.
+	result *runner.Result
+	// digest is the image the pod ran, as its container status reports it.
+	digest string
+}
+
+// readOutcome reads the finished Job's pod, live.
+func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error) {
+	_, ok, _, deadline := jobFinished(j)
+	o := outcome{job: j, op: jobOp(j), succeeded: ok, deadline: deadline}
+	var pods corev1.PodList
+	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
+		return o, fmt.Errorf("listing the pods of Job %s: %w", j.Name, err)
+	}
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name != jobs.SourceContainer || cs.State.Terminated == nil {
+				continue
+			}
+			var res runner.Result
+			if json.Unmarshal([]byte(cs.State.Terminated.Message), &res) == nil && res.Version == runner.ResultVersion {
+				o.result = &res
+			}
+			o.digest = cs.ImageID
+		}
+	}
+	return o, nil
+}
+
+// bookkeep reads each finished Job not bookkept yet, once: status.lastRun,
+// the Job's condition, events, the applied record and adoption after a
+// successful apply, then the per-run Secret and the run lease go. The Job
+// is marked bookkept after the status patch (markBookkept).
+func (p *pass) bookkeep(ctx context.Context) error {
+	var newest *outcome
+	for i := range p.jobs {
+		j := &p.jobs[i]
+		finished, _, at, _ := jobFinished(j)
+		if !finished || j.Annotations[infrav1.BookkeptAnnotation] == "true" {
+			continue
+		}
+		o, err := p.readOutcome(ctx, j)
+		if err != nil {
+			return err
+		}
+		if err := p.recordOutcome(ctx, o); err != nil {
+			return err
+		}
+		if newest == nil {
+			newest = &o
+		} else if _, _, nat, _ := jobFinished(newest.job); at.After(nat) {
+			newest = &o
+		}
+		p.bookkept = append(p.bookkept, j)
+	}
+	if newest != nil {
+		p.w.Status.LastRun = lastRun(*newest)
+	}
+	return nil
+}
+
+// recordOutcome turns one outcome into its condition, events and
+// annotations, and finishes a successful apply.
+func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
+	j := o.job
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	kind := infrav1.RunErrorKind("")
+	if o.result != nil && o.result.Error != nil {
+		kind = o.result.Error.Kind
+	}
+	switch kind {
+	case infrav1.RunErrorBlocked:
+		j.Annotations[infrav1.DestructivePlanBlockedAnnotation] = "true"
+	case infrav1.RunErrorPlanChanged:
+		j.Annotations[infrav1.PlanChangedAnnotation] = "true"
+	case infrav1.RunErrorInterrupted:
+		if !o.deadline {
+			j.Annotations[infrav1.InterruptedAnnotation] = "true"
+		}
+	}
+	if o.result == nil && !o.succeeded && !o.deadline {
+		// No result: the pod vanished (Job deleted, node lost).
+		j.Annotations[infrav1.InterruptedAnnotation] = "true"
+		kind = infrav1.RunErrorInterrupted
+	}
+	cond, ev := jobCondition(o, kind)
+	p.set(cond)
+	p.eventf(ev.typ, ev.reason, "%s", ev.note)
+	if o.succeeded {
+		switch o.op {
+		case OpApply:
+			if err := p.finishApply(ctx, o); err != nil {
+				return err
+			}
+		case OpRefresh:
+			p.w.Status.LastRefresh = &metav1.Time{Time: j.Status.CompletionTime.Time}
+		case OpDrift:
+			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
+		}
+	}
+	if o.result != nil && o.result.Runtime.Version != "" {
+		if p.w.Status.Source == nil {
+			p.w.Status.Source = &infrav1.SourceStatus{}
+		}
+		p.w.Status.Source.RuntimeVersion = o.result.Runtime.Version
+	}
+	if err := p.e.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the per-run Secret of Job %s: %w", j.Name, err)
+	}
+	return p.releaseRunLease(ctx, j.Name)
+}
+
+// jobCondition is the condition a finished Job sets and the event it
+// emits once.
+func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event) {
+	j := o.job
+	condType, okReason, failReason, deadlineReason := infrav1.ApplyJobSucceededCondition, infrav1.ApplySucceededReason, infrav1.ApplyFailedReason, infrav1.JobDeadlineExceededReason
+	switch o.op {
+	case OpDestroy:
+		okReason, failReason = infrav1.DestroySucceededReason, infrav1.DestroyFailedReason
+	case OpRefresh, OpDrift:
+		condType, okReason, failReason, deadlineReason = infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason, infrav1.DriftJobFailedReason, infrav1.DriftJobDeadlineExceededReason
+	case OpRestore:
+		condType, okReason, failReason, deadlineReason = infrav1.RestoreJobSucceededCondition, infrav1.StateRestoredReason, infrav1.RestoreFailedReason, infrav1.RestoreFailedReason
+	}
+	c := metav1.Condition{Type: condType}
+	switch {
+	case o.succeeded:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, okReason, fmt.Sprintf("Job %s: %s succeeded", j.Name, o.op)
+		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
+	case o.deadline:
+		c.Status, c.Reason = metav1.ConditionFalse, deadlineReason
+		c.Message = fmt.Sprintf("Job %s: %s exceeded its activeDeadlineSeconds (%ds); raise spec.jobs.activeDeadlineSeconds if the module needs longer", j.Name, o.op, deref(j.Spec.ActiveDeadlineSeconds))
+		return c, event{corev1.EventTypeWarning, "JobDeadlineExceeded", c.Message}
+	case kind == infrav1.RunErrorInterrupted:
+		c.Status, c.Reason = metav1.ConditionFalse, failReason
+		c.Message = fmt.Sprintf("Job %s: %s was interrupted from outside (Job or pod deleted, node drained) and may have changed part of the infrastructure; it is retried at once", j.Name, o.op)
+		return c, event{corev1.EventTypeWarning, "JobInterrupted", c.Message}
+	case kind == infrav1.RunErrorImageLayout:
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImageInvalidReason
+		c.Message = fmt.Sprintf("Job %s: the module image breaks the image contract: %s", j.Name, tail(o))
+		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
+	case kind == infrav1.RunErrorBlocked:
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason
+		c.Message = fmt.Sprintf("Job %s: the plan deletes or replaces resources, so nothing was applied; approve its TerraformPlan to let it through", j.Name)
+		return c, event{corev1.EventTypeWarning, "DestructivePlanBlocked", c.Message}
+	case kind == infrav1.RunErrorPlanChanged:
+		c.Status, c.Reason = metav1.ConditionUnknown, infrav1.PlanChangedReason
+		c.Message = fmt.Sprintf("Job %s: the plan changed since it was approved, so nothing was applied", j.Name)
+		return c, event{corev1.EventTypeWarning, "PlanChanged", c.Message}
+	}
+	c.Status, c.Reason = metav1.ConditionFalse, failReason
+	c.Message = fmt.Sprintf("Job %s: %s failed: %s", j.Name, o.op, tail(o))
+	return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
+}
+
+// tail is the runner's curated, redacted failure summary.
+func tail(o outcome) string {
+	if o.result == nil {
+		return "the pod left no result document; see the Job's logs"
+	}
+	if o.result.Error == nil {
+		return "the runner reported no error; see the Job's logs"
+	}
+	s := o.result.Error.Tail
+	if o.result.Error.Step != "" {
+		s = "step " + o.result.Error.Step + ": " + s
+	}
+	return strings.TrimSpace(s)
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// lastRun is status.lastRun from an outcome.
+func lastRun(o outcome) *infrav1.LastRun {
+	lr := &infrav1.LastRun{Job: o.job.Name, Operation: infrav1.Operation(o.op)}
+	if o.result == nil {
+		if !o.succeeded {
+			lr.Error = &infrav1.RunError{Kind: infrav1.RunErrorInterrupted, Summary: "The pod left no result document"}
+		}
+		return lr
+	}
+	for i, s := range o.result.Steps {
+		if i == 16 {
+			break
+		}
+		lr.Steps = append(lr.Steps, infrav1.RunStep{Name: s.Name, ExitCode: int32(s.Exit), DurationMilliseconds: int64(s.Seconds * 1000)})
+	}
+	if e := o.result.Error; e != nil {
+		lr.Error = &infrav1.RunError{Kind: e.Kind, Step: e.Step, Summary: cut(e.Tail, 512)}
+	}
+	if d := o.result.Drift; d != nil {
+		lr.Drift = &infrav1.DriftSummary{Create: int32(d.Create), Update: int32(d.Update), Replace: int32(d.Replace), Delete: int32(d.Delete)}
+	}
+	return lr
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// markBookkept writes the bookkeeping annotations on the Jobs read this
+// pass, after the status patch succeeded: a failed patch re-reads them.
+func (p *pass) markBookkept(ctx context.Context) error {
+	for _, j := range p.bookkept {
+		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
+		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
+		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation} {
+			if v, ok := j.Annotations[k]; ok {
+				ann[k] = v
+			}
+		}
+		target := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name, Annotations: ann}}
+		if err := p.e.Client.Patch(ctx, target, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("marking Job %s bookkept: %w", j.Name, err)
+		}
+	}
+	return nil
+}

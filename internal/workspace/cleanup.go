@@ -1,0 +1,214 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/state"
+)
+
+// countDependents counts the machines and pools of a deleting cluster.
+func (p *pass) countDependents(ctx context.Context) error {
+	if p.owner.ClusterName == "" {
+		return nil
+	}
+	sel := client.MatchingLabels{infrav1.ClusterNameLabel: p.owner.ClusterName}
+	var machines infrav1.TerraformMachineList
+	var pools infrav1.TerraformMachinePoolList
+	if err := p.e.Client.List(ctx, &machines, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
+		return err
+	}
+	if err := p.e.Client.List(ctx, &pools, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
+		return err
+	}
+	p.dependents = len(machines.Items) + len(pools.Items)
+	if p.dependents == 0 {
+		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason})
+	}
+	return nil
+}
+
+// release cleans up after a successful destroy, or for an object that
+// never applied, then removes the finalizer.
+func (p *pass) release(ctx context.Context, d Decision) error {
+	if err := p.cleanup(ctx); err != nil {
+		return err
+	}
+	if d.Reason == ReasonDestroyed {
+		p.eventf(corev1.EventTypeNormal, "Destroyed", "The infrastructure was destroyed and the object's Secrets, records and leases removed")
+	}
+	return p.removeFinalizer(ctx)
+}
+
+// cleanup deletes, in order, the state Secrets (found by label), the
+// state lock, the input records, the run lease, and this object's owner
+// reference on its credentials mirror.
+func (p *pass) cleanup(ctx context.Context) error {
+	ns := p.obj.GetNamespace()
+	suffix := p.suffix()
+	if err := p.e.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns),
+		client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		return fmt.Errorf("deleting the state Secrets: %w", err)
+	}
+	for _, name := range []string{state.LockLeaseName(suffix), runLeaseName(suffix)} {
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := p.e.Client.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting Lease %s: %w", name, err)
+		}
+	}
+	if err := records.Delete(ctx, p.e.Client, ns, p.role.Kind(), p.obj.GetName()); err != nil {
+		return fmt.Errorf("deleting the input records: %w", err)
+	}
+	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
+		res, err := credentials.ReleaseMirror(ctx, p.e.Client, ns, ref.Name, p.obj)
+		if err != nil {
+			return fmt.Errorf("releasing the credentials mirror: %w", err)
+		}
+		if res.Outcome == credentials.OutcomeRemoved {
+			p.eventf(corev1.EventTypeNormal, credentials.MirrorRemovedEvent, "Deleted credentials mirror %s: its last user is gone", res.Mirror.Name)
+		}
+	}
+	return nil
+}
+
+// retain releases the object without a destroy: its state Secrets lose
+// the object's owner reference (so the garbage collector keeps them) and
+// are labelled with the object's UID.
+func (p *pass) retain(ctx context.Context) error {
+	kept := 0
+	for i := range p.stSecrets {
+		s := &p.stSecrets[i]
+		patch := client.MergeFrom(s.DeepCopy())
+		var refs []metav1.OwnerReference
+		for _, r := range s.OwnerReferences {
+			if r.UID != p.obj.GetUID() {
+				refs = append(refs, r)
+			}
+		}
+		s.OwnerReferences = refs
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[infrav1.RetainedFromUIDLabel] = string(p.obj.GetUID())
+		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("retaining state Secret %s: %w", s.Name, err)
+		}
+		kept++
+	}
+	p.eventf(corev1.EventTypeNormal, "InfrastructureRetained",
+		"deletionPolicy Retain: the infrastructure was not destroyed; %d state Secrets are kept, labelled %s=%s", kept, infrav1.RetainedFromUIDLabel, p.obj.GetUID())
+	return p.removeFinalizer(ctx)
+}
+
+func (p *pass) removeFinalizer(ctx context.Context) error {
+	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
+	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
+	if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	p.released = true
+	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
+	return nil
+}
+
+// finishApply is the bookkeeping of a successful apply: the per-run
+// Secret's files become the applied record (with the digest the pod ran),
+// and the state is adopted: the inputs hash on its base Secret and an
+// owner reference to the object on every chunk.
+func (p *pass) finishApply(ctx context.Context, o outcome) error {
+	perRun := &corev1.Secret{}
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: o.job.Namespace, Name: jobs.PerRunSecretName(o.job.Name)}, perRun); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		perRun = nil
+	}
+	prom, err := records.Promote(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest)
+	if err != nil {
+		return fmt.Errorf("promoting the inputs of Job %s: %w", o.job.Name, err)
+	}
+	switch {
+	case prom.Outcome == records.PromotionUnknown:
+		p.eventf(corev1.EventTypeWarning, "AppliedInputsUnknown", "The inputs Job %s applied are gone; the older applied record is kept", o.job.Name)
+	case prom.Record != nil && prom.Record.ImageDigest != "" && (prom.Previous == nil || prom.Previous.ImageDigest != prom.Record.ImageDigest):
+		p.eventf(corev1.EventTypeNormal, "DigestPinned", "Pinned image %s at %s for later destroy, refresh and drift Jobs", prom.Record.Image, prom.Record.ImageDigest)
+	}
+	if prom.Record != nil {
+		if p.w.Status.Source == nil {
+			p.w.Status.Source = &infrav1.SourceStatus{}
+		}
+		p.w.Status.Source.Image, p.w.Status.Source.ImageDigest = prom.Record.Image, prom.Record.ImageDigest
+	}
+	if _, err := records.MarkApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+		return err
+	}
+	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation])
+}
+
+// adopt sets hash on the base state Secret (optimistic lock) and owns
+// every chunk, read live.
+func (p *pass) adopt(ctx context.Context, hash string) error {
+	suffix := p.suffix()
+	var list corev1.SecretList
+	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		return err
+	}
+	adopted := false
+	for i := range list.Items {
+		s := &list.Items[i]
+		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		changed := false
+		if s.Name == state.SecretName(suffix) && hash != "" && s.Annotations[infrav1.InputsHashAnnotation] != hash {
+			if s.Annotations == nil {
+				s.Annotations = map[string]string{}
+			}
+			s.Annotations[infrav1.InputsHashAnnotation] = hash
+			changed, adopted = true, true
+		}
+		if !hasOwner(s, p.obj) {
+			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+			changed = true
+		}
+		if changed {
+			if err := p.e.Client.Patch(ctx, s, patch); err != nil {
+				return fmt.Errorf("adopting state Secret %s: %w", s.Name, err)
+			}
+		}
+	}
+	if adopted {
+		p.eventf(corev1.EventTypeNormal, "StateAdopted", "Adopted the state written with inputs hash %s", hash)
+	}
+	return nil
+}
+
+func hasOwner(s *corev1.Secret, obj client.Object) bool {
+	for _, r := range s.OwnerReferences {
+		if r.UID == obj.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+// ownersOtherThan drops references to earlier objects of the same kind
+// and name (an earlier UID).
+func ownersOtherThan(s *corev1.Secret, obj client.Object) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, r := range s.OwnerReferences {
+		if r.Name != obj.GetName() || r.UID == obj.GetUID() {
+			out = append(out, r)
+		}
+	}
+	return out
+}

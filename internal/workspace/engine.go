@@ -1,0 +1,227 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/pkg/state"
+)
+
+// Options are the manager settings the lifecycle uses.
+type Options struct {
+	// RunnerImage is the image of the Jobs' init container that copies the
+	// runner.
+	RunnerImage string
+	// DriftDefault is --drift-default-interval.
+	DriftDefault time.Duration
+	// RunnerEvents passes the event flags to the runner (--runner-events).
+	RunnerEvents bool
+}
+
+// Engine runs the shared lifecycle of the workload kinds: observe, decide,
+// act, status.
+type Engine struct {
+	// Client reads the cached kinds (ours, Cluster API's, Jobs) and writes.
+	Client client.Client
+	// APIReader reads live: Secrets (never cached), pods, leases.
+	APIReader client.Reader
+	// Recorder emits the objects' events.
+	Recorder events.EventRecorder
+	// Now is the clock (time.Now when nil).
+	Now     func() time.Time
+	Options Options
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// event is one event to emit on the object.
+type event struct{ typ, reason, note string }
+
+// pass is one reconcile of one object: what it observed and decided, and
+// what it will write.
+type pass struct {
+	e      *Engine
+	role   roles.Role
+	obj    client.Object
+	w      roles.Workload
+	before client.Object
+	now    time.Time
+
+	owner roles.Owner
+	eff   roles.Effective
+	creds creds
+
+	jobs      []batchv1.Job
+	active    *batchv1.Job
+	bookkept  []*batchv1.Job
+	stSecrets []corev1.Secret
+	st        *state.State
+	stErr     error
+
+	inputs built
+
+	contract    roles.Contract
+	specChanged bool
+	rbacReady   bool
+	dependents  int
+	released    bool
+
+	conds  []metav1.Condition
+	events []event
+}
+
+// Reconcile runs one pass over the object key of role's kind.
+func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, error) {
+	obj := role.New()
+	if err := e.Client.Get(ctx, key, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now()}
+	if roles.IsExternallyManaged(obj) {
+		return ctrl.Result{}, p.releaseExternallyManaged(ctx)
+	}
+	res, err := p.run(ctx)
+	if perr := p.patchStatus(ctx); perr != nil {
+		return ctrl.Result{}, perr
+	}
+	p.emit()
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.markBookkept(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	return res, nil
+}
+
+// run is the pass up to its status: preamble, observe, decide, act.
+func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
+	deleting := !p.obj.GetDeletionTimestamp().IsZero()
+	var err error
+	if p.owner, err = p.role.Owner(ctx, p.e.APIReader, p.obj); err != nil {
+		return ctrl.Result{}, fmt.Errorf("looking up the owner: %w", err)
+	}
+	p.eff = roles.Resolve(p.role.Kind(), p.w, p.owner.Infra, p.e.Options.DriftDefault)
+	p.setDeletingAndPaused(deleting)
+	if p.owner.NotReady != nil {
+		p.set(*p.owner.NotReady)
+		if !deleting {
+			return ctrl.Result{RequeueAfter: GateRequeue}, nil
+		}
+	}
+	if !deleting && !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
+		patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
+		controllerutil.AddFinalizer(p.obj, p.role.Finalizer())
+		if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+		// The patch's watch event brings the next pass.
+		p.before = p.obj.DeepCopyObject().(client.Object)
+		return ctrl.Result{}, nil
+	}
+	if deleting && !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
+		return ctrl.Result{}, nil
+	}
+	if err := p.observeJobs(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.bookkeep(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.prune(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if p.owner.Paused {
+		return ctrl.Result{RequeueAfter: ActiveJobRequeue}, nil
+	}
+	if err := p.loadRecords(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.observeState(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !deleting {
+		if err := p.buildInputs(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return p.decideAndAct(ctx, deleting)
+}
+
+// releaseExternallyManaged leaves an object another controller manages
+// alone; a deleting one only loses CAPTF's finalizer.
+func (p *pass) releaseExternallyManaged(ctx context.Context) error {
+	if p.obj.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
+		return nil
+	}
+	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
+	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
+	if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	p.e.Recorder.Eventf(p.obj, nil, corev1.EventTypeNormal, "ExternallyManagedReleased", "Release",
+		"Removed the CAPTF finalizer of an externally managed object; its state and infrastructure are left alone")
+	return nil
+}
+
+// setDeletingAndPaused sets the two state conditions every pass reports.
+func (p *pass) setDeletingAndPaused(deleting bool) {
+	if deleting {
+		msg := "The object is being deleted"
+		if p.owner.Paused {
+			msg = "The object is being deleted; deletion waits until it is unpaused"
+		}
+		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletingReason, Message: msg})
+	} else {
+		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotDeletingReason})
+	}
+	if p.owner.Paused {
+		p.set(metav1.Condition{Type: infrav1.PausedCondition, Status: metav1.ConditionTrue, Reason: infrav1.PausedReason,
+			Message: "The object or its Cluster is paused: no Job starts"})
+	} else {
+		p.set(metav1.Condition{Type: infrav1.PausedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotPausedReason})
+	}
+}
+
+// set records a condition for the status patch.
+func (p *pass) set(c metav1.Condition) {
+	for i := range p.conds {
+		if p.conds[i].Type == c.Type {
+			p.conds[i] = c
+			return
+		}
+	}
+	p.conds = append(p.conds, c)
+}
+
+// eventf queues an event for after the status patch.
+func (p *pass) eventf(typ, reason, format string, args ...any) {
+	p.events = append(p.events, event{typ, reason, fmt.Sprintf(format, args...)})
+}
+
+func (p *pass) emit() {
+	for _, ev := range p.events {
+		note := ev.note
+		if len(note) > 512 {
+			note = note[:509] + "..."
+		}
+		p.e.Recorder.Eventf(p.obj, nil, ev.typ, ev.reason, ev.reason, "%s", note)
+	}
+}

@@ -1,0 +1,122 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// jobFinished returns whether a Job finished, whether it succeeded, when,
+// and whether its deadline killed it.
+func jobFinished(j *batchv1.Job) (finished, succeeded bool, at time.Time, deadline bool) {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, true, c.LastTransitionTime.Time, false
+		case batchv1.JobFailed:
+			return true, false, c.LastTransitionTime.Time, c.Reason == batchv1.JobReasonDeadlineExceeded
+		}
+	}
+	return false, false, time.Time{}, false
+}
+
+// jobOp is the operation label of a Job.
+func jobOp(j *batchv1.Job) Operation { return Operation(j.Labels[infrav1.OperationLabel]) }
+
+// jobAttempt is the attempt label of a Job (0 when unreadable).
+func jobAttempt(j *batchv1.Job) int {
+	n, _ := strconv.Atoi(j.Labels[infrav1.AttemptLabel])
+	return n
+}
+
+// finishedJob is what the decision table knows of a finished Job. The
+// bookkeeping annotations say how a failure counts.
+func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
+	finished, succeeded, at, _ := jobFinished(j)
+	if !finished {
+		return FinishedJob{}, false
+	}
+	a := j.Annotations
+	return FinishedJob{
+		Op: jobOp(j), Succeeded: succeeded, FinishedAt: at,
+		InputsHash:  a[infrav1.InputsHashAnnotation],
+		Blocked:     a[infrav1.DestructivePlanBlockedAnnotation] == "true",
+		PlanChanged: a[infrav1.PlanChangedAnnotation] == "true",
+		Interrupted: a[infrav1.InterruptedAnnotation] == "true",
+		Remediation: a[infrav1.DriftRemediationAnnotation] == "true",
+	}, true
+}
+
+// nextAttempt is one more than the newest retained Job of op.
+func nextAttempt(all []batchv1.Job, op Operation) int {
+	n := 0
+	for i := range all {
+		if jobOp(&all[i]) == op {
+			n = max(n, jobAttempt(&all[i]))
+		}
+	}
+	return n + 1
+}
+
+// prunable returns the finished Jobs to delete: per operation, oldest
+// first, the successes beyond keepSucceeded and the failures beyond
+// keepFailed, always keeping the operation's newest success and its
+// newest failure while no newer success exists. Running Jobs and Jobs
+// not bookkept yet are never pruned.
+func prunable(all []batchv1.Job, keepSucceeded, keepFailed int) []*batchv1.Job {
+	byOp := map[Operation][]*batchv1.Job{}
+	for i := range all {
+		j := &all[i]
+		if finished, _, _, _ := jobFinished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] == "true" {
+			byOp[jobOp(j)] = append(byOp[jobOp(j)], j)
+		}
+	}
+	var out []*batchv1.Job
+	for _, jobs := range byOp {
+		sort.SliceStable(jobs, func(a, b int) bool {
+			_, _, ta, _ := jobFinished(jobs[a])
+			_, _, tb, _ := jobFinished(jobs[b])
+			return ta.After(tb)
+		})
+		succeeded, failed, seenSuccess := 0, 0, false
+		for i, j := range jobs {
+			_, ok, _, _ := jobFinished(j)
+			if ok {
+				succeeded++
+				if succeeded > max(keepSucceeded, 1) {
+					out = append(out, jobs[i])
+				}
+				seenSuccess = true
+				continue
+			}
+			failed++
+			if failed > max(keepFailed, 1) || (seenSuccess && failed > keepFailed) {
+				out = append(out, jobs[i])
+			}
+		}
+	}
+	return out
+}
+
+// prune deletes the finished Jobs beyond the history limits, with their
+// pods (background propagation).
+func (p *pass) prune(ctx context.Context) error {
+	for _, j := range prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)) {
+		if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("pruning Job %s: %w", j.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package workspace
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// job is a finished (or running, when ok is nil) bookkept Job of op,
+// finished minutes ago.
+func job(op Operation, attempt int, ok *bool, minutesAgo int) batchv1.Job {
+	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{
+		Name:        string(op) + "-a" + strconv.Itoa(attempt),
+		Labels:      map[string]string{infrav1.OperationLabel: string(op), infrav1.AttemptLabel: strconv.Itoa(attempt)},
+		Annotations: map[string]string{infrav1.BookkeptAnnotation: "true"},
+	}}
+	if ok != nil {
+		typ := batchv1.JobFailed
+		if *ok {
+			typ = batchv1.JobComplete
+		}
+		j.Status.Conditions = []batchv1.JobCondition{{Type: typ, Status: corev1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(t0.Add(-time.Duration(minutesAgo) * time.Minute))}}
+	}
+	return j
+}
+
+var yes, no = ptrTo(true), ptrTo(false)
+
+func ptrTo(b bool) *bool { return &b }
+
+func names(jobs []*batchv1.Job) []string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestPrunable(t *testing.T) {
+	testCases := []struct {
+		name       string
+		jobs       []batchv1.Job
+		keep, fail int
+		want       []string
+	}{
+		{"within the limits", []batchv1.Job{job(OpApply, 1, yes, 3), job(OpApply, 2, no, 2)}, 3, 3, nil},
+		{"oldest successes beyond the limit", []batchv1.Job{
+			job(OpApply, 1, yes, 4), job(OpApply, 2, yes, 3), job(OpApply, 3, yes, 2), job(OpApply, 4, yes, 1),
+		}, 2, 3, []string{"apply-a1", "apply-a2"}},
+		{"limit 0 still keeps the newest success", []batchv1.Job{job(OpApply, 1, yes, 2), job(OpApply, 2, yes, 1)}, 0, 0, []string{"apply-a1"}},
+		{"limit 0 keeps the newest failure while no newer success", []batchv1.Job{job(OpApply, 1, yes, 3), job(OpApply, 2, no, 2), job(OpApply, 3, no, 1)}, 3, 0,
+			[]string{"apply-a2"}},
+		{"limit 0 drops failures older than a success", []batchv1.Job{job(OpApply, 1, no, 3), job(OpApply, 2, yes, 1)}, 3, 0, []string{"apply-a1"}},
+		{"per operation: refreshes never evict applies", []batchv1.Job{
+			job(OpApply, 1, yes, 9), job(OpRefresh, 1, yes, 4), job(OpRefresh, 2, yes, 3), job(OpRefresh, 3, yes, 2),
+		}, 1, 1, []string{"refresh-a1", "refresh-a2"}},
+		{"running Jobs are never pruned", []batchv1.Job{job(OpApply, 1, yes, 2), job(OpApply, 2, yes, 1), job(OpApply, 3, nil, 0)}, 1, 1, []string{"apply-a1"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := names(prunable(tc.jobs, tc.keep, tc.fail)); !slices.Equal(got, tc.want) {
+				t.Errorf("prunable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	notBookkept := job(OpApply, 1, yes, 5)
+	notBookkept.Annotations = nil
+	if got := prunable([]batchv1.Job{notBookkept, job(OpApply, 2, yes, 2), job(OpApply, 3, yes, 1)}, 1, 1); len(got) != 1 || got[0].Name != "apply-a2" {
+		t.Errorf("a Job not bookkept yet was pruned or the wrong one: %v", names(got))
+	}
+}
+
+func TestNextAttempt(t *testing.T) {
+	jobs := []batchv1.Job{job(OpApply, 1, yes, 3), job(OpApply, 4, no, 2), job(OpDestroy, 1, no, 1)}
+	if got := nextAttempt(jobs, OpApply); got != 5 {
+		t.Errorf("next apply attempt = %d, want 5 (one more than the newest retained)", got)
+	}
+	if got := nextAttempt(jobs, OpRefresh); got != 1 {
+		t.Errorf("next refresh attempt = %d, want 1", got)
+	}
+}
+
+func TestFinishedJobReadsTheBookkeepingMarks(t *testing.T) {
+	j := job(OpApply, 1, no, 1)
+	j.Annotations[infrav1.InterruptedAnnotation] = "true"
+	j.Annotations[infrav1.InputsHashAnnotation] = "h2:x"
+	fj, ok := finishedJob(&j)
+	if !ok || !fj.Interrupted || fj.countsAsFailure() || fj.InputsHash != "h2:x" {
+		t.Errorf("finishedJob = %+v, %v; want an interrupted apply of h2:x that is no failure", fj, ok)
+	}
+	running := job(OpApply, 2, nil, 0)
+	if _, ok := finishedJob(&running); ok {
+		t.Error("a running Job reads as finished")
+	}
+}

@@ -1,0 +1,140 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/contract"
+)
+
+// built are the object's inputs: the records of earlier applies and, when
+// they can be built, the current ones.
+type built struct {
+	attempt, applied *records.Record
+	mainTF, tfvars   []byte
+	hash             string
+	// tooLarge is set when the rendered root exceeds the cap.
+	tooLarge error
+}
+
+// loadRecords reads the object's input records, live.
+func (p *pass) loadRecords(ctx context.Context) error {
+	var err error
+	p.inputs.attempt, p.inputs.applied, err = records.Load(ctx, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
+	return err
+}
+
+// buildInputs renders the current inputs of a mutable object, or of an
+// immutable one not provisioned yet, and hashes them. What stops them is
+// reported on DependenciesReady (or ApplyJobSucceeded for the size cap).
+func (p *pass) buildInputs(ctx context.Context) error {
+	prov := p.w.Status.Initialization.Provisioned
+	if !p.role.Mutable() && prov != nil && *prov {
+		return nil
+	}
+	var recorded []byte
+	if p.inputs.attempt != nil {
+		recorded = p.inputs.attempt.Tfvars
+	}
+	ri, cond, err := p.role.Inputs(ctx, p.e.APIReader, p.obj, p.owner, recorded)
+	if err != nil {
+		return fmt.Errorf("gathering the inputs: %w", err)
+	}
+	if cond != nil {
+		p.set(*cond)
+		return nil
+	}
+	values, sensitive, err := p.variables(ctx)
+	if err != nil {
+		return p.inputsFailed(err)
+	}
+	roleTfvars, err := ri.Tfvars()
+	if err != nil {
+		return p.inputsFailed(err)
+	}
+	mainTF, tfvars, err := inputs.Files(p.role.Contract(), roleTfvars, values, sensitive)
+	if err != nil {
+		return p.inputsFailed(err)
+	}
+	hash, err := inputs.Hash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive)
+	if err != nil {
+		return p.inputsFailed(err)
+	}
+	if err := contract.ValidateInputs(p.role.Contract(), roleTfvars); err != nil {
+		return fmt.Errorf("the rendered inputs break the module contract (a CAPTF bug): %w", err)
+	}
+	p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
+		Message: "Everything the inputs need is there"})
+	if err := inputs.CheckSize(mainTF, tfvars); err != nil {
+		p.inputs.tooLarge = err
+		return nil
+	}
+	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = mainTF, tfvars, hash
+	return nil
+}
+
+// inputsFailed reports inputs that cannot be built: a problem of the
+// object's configuration, told on DependenciesReady; the pass goes on.
+func (p *pass) inputsFailed(err error) error {
+	var notFound *inputs.SourceNotFoundError
+	var invalid *inputs.InvalidVariableError
+	var number *inputs.NumberError
+	cond := metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionFalse, Message: err.Error()}
+	switch {
+	case errors.As(err, &notFound):
+		cond.Reason = infrav1.VariablesSourceNotFoundReason
+	case errors.As(err, &invalid):
+		cond.Reason = infrav1.VariablesInvalidReason
+	case errors.As(err, &number) && number.FromExports():
+		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.WaitingForClusterExportsReason
+	case errors.As(err, &number):
+		cond.Reason = infrav1.VariablesInvalidReason
+	case errors.Is(err, inputs.ErrBootstrapFormat):
+		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.WaitingForBootstrapDataReason
+	default:
+		return err
+	}
+	p.set(cond)
+	return nil
+}
+
+// variables merges spec.variables and the variablesFrom sources, read live.
+func (p *pass) variables(ctx context.Context) (map[string]json.RawMessage, map[string]bool, error) {
+	var sources []inputs.Source
+	for _, ref := range p.w.VariablesFrom {
+		key := client.ObjectKey{Namespace: p.obj.GetNamespace()}
+		switch {
+		case ref.ConfigMapRef != nil:
+			key.Name = ref.ConfigMapRef.Name
+			cm := &corev1.ConfigMap{}
+			if err := p.e.APIReader.Get(ctx, key, cm); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return nil, nil, err
+				}
+				cm = nil
+			}
+			sources = append(sources, inputs.SourceFromConfigMap(ref, cm))
+		case ref.SecretRef != nil:
+			key.Name = ref.SecretRef.Name
+			s := &corev1.Secret{}
+			if err := p.e.APIReader.Get(ctx, key, s); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return nil, nil, err
+				}
+				s = nil
+			}
+			sources = append(sources, inputs.SourceFromSecret(ref, s))
+		}
+	}
+	return inputs.MergeVariables(p.w.Variables, sources)
+}

@@ -1,0 +1,128 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
+	"captf.io/captf/pkg/state"
+)
+
+// observeJobs lists the object's Jobs (from the cache) and finds the
+// running one.
+func (p *pass) observeJobs(ctx context.Context) error {
+	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
+	var list batchv1.JobList
+	if err := p.e.Client.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
+		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind],
+		infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
+	}); err != nil {
+		return fmt.Errorf("listing the object's Jobs: %w", err)
+	}
+	p.jobs = p.jobs[:0]
+	for _, j := range list.Items {
+		if metav1.IsControlledBy(&j, p.obj) {
+			p.jobs = append(p.jobs, j)
+		}
+	}
+	p.active = nil
+	for i := range p.jobs {
+		if finished, _, _, _ := jobFinished(&p.jobs[i]); !finished && p.jobs[i].DeletionTimestamp.IsZero() {
+			p.active = &p.jobs[i]
+		}
+	}
+	if p.active != nil {
+		started := p.active.CreationTimestamp
+		p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: p.active.Name, Operation: infrav1.Operation(jobOp(p.active)),
+			Attempt: int32(jobAttempt(p.active)), StartTime: &started}
+	} else {
+		p.w.Status.ActiveJob = nil
+	}
+	return nil
+}
+
+// stateStatus is what the state read found, for the decision table.
+func (p *pass) stateStatus() StateStatus {
+	switch {
+	case p.st != nil:
+		return StateReadable
+	case errors.Is(p.stErr, state.ErrNotFound):
+		return StateAbsent
+	}
+	return StateUnreadable
+}
+
+// stateInputsHash is the captf.io/inputs-hash of the base state Secret.
+func (p *pass) stateInputsHash() string {
+	if base := p.baseStateSecret(); base != nil {
+		return base.Annotations[infrav1.InputsHashAnnotation]
+	}
+	return ""
+}
+
+func (p *pass) baseStateSecret() *corev1.Secret {
+	suffix := p.suffix()
+	for i := range p.stSecrets {
+		if p.stSecrets[i].Name == state.SecretName(suffix) {
+			return &p.stSecrets[i]
+		}
+	}
+	return nil
+}
+
+func (p *pass) suffix() string {
+	s, _ := state.Suffix(p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
+	return s
+}
+
+// observeState reads the state live, reports StateReadable, and maps the
+// outputs onto the object.
+func (p *pass) observeState(ctx context.Context) error {
+	suffix, err := state.Suffix(p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
+	if err != nil {
+		return err
+	}
+	var list corev1.SecretList
+	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
+		client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		return fmt.Errorf("listing the state Secrets: %w", err)
+	}
+	p.stSecrets = list.Items
+	p.st, p.stErr = state.Decode(suffix, list.Items)
+	p.w.Status.StateSecretSuffix = suffix
+	cond := metav1.Condition{Type: infrav1.StateReadableCondition}
+	switch {
+	case p.st != nil:
+		cond.Status, cond.Reason = metav1.ConditionTrue, infrav1.StateReadReason
+		cond.Message = fmt.Sprintf("Read serial %d (%d resources, %d bytes compressed)", p.st.Serial, p.st.ManagedResources, p.st.CompressedBytes)
+		p.w.Status.ObservedStateSerial = p.st.Serial
+		p.w.Status.StateBytes = p.st.CompressedBytes
+		metrics.ObserveState(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName(), p.st)
+		p.applyOutputs()
+	case errors.Is(p.stErr, state.ErrNotFound) && p.everApplied():
+		cond.Status, cond.Reason = metav1.ConditionFalse, infrav1.StateLostReason
+		cond.Message = fmt.Sprintf("The object applied before but its state Secret %s is gone; restore it (see the state-restore runbook)", state.SecretName(suffix))
+	case errors.Is(p.stErr, state.ErrNotFound):
+		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.StateNotFoundReason
+		cond.Message = "No state yet"
+	default:
+		reason, _ := state.ReasonOf(p.stErr)
+		cond.Status, cond.Reason = metav1.ConditionFalse, string(reason)
+		cond.Message = fmt.Sprintf("State %s cannot be read (%s); no Job starts and deletion is held (see the state-unreadable runbook)", state.SecretName(suffix), reason)
+	}
+	p.set(cond)
+	return nil
+}
+
+// everApplied: provisioned, or a state carried an inputs hash once.
+func (p *pass) everApplied() bool {
+	prov := p.w.Status.Initialization.Provisioned
+	return (prov != nil && *prov) || (p.inputs.attempt != nil && p.inputs.attempt.Applied) || p.inputs.applied != nil
+}

@@ -1,0 +1,251 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/records"
+)
+
+// condTypeOf is the condition that reports an operation's Jobs.
+func condTypeOf(op Operation) string {
+	switch op {
+	case OpRefresh, OpDrift:
+		return infrav1.DriftJobSucceededCondition
+	case OpRestore:
+		return infrav1.RestoreJobSucceededCondition
+	}
+	return infrav1.ApplyJobSucceededCondition
+}
+
+// waitOn reports a wait before a Job on the operation's condition.
+func (p *pass) waitOn(op Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
+	p.set(metav1.Condition{Type: condTypeOf(op), Status: status, Reason: reason, Message: msg})
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// runInputs are the files, hash and image of one run.
+type runInputs struct {
+	mainTF, tfvars []byte
+	hash, image    string
+	identity       string
+	identityKind   infrav1.IdentityKind
+}
+
+// inputsFor picks what the Job of op renders and runs.
+func (p *pass) inputsFor(op Operation) (runInputs, string) {
+	if op == OpApply || op == OpPlan {
+		if p.inputs.hash == "" {
+			return runInputs{}, "the current inputs cannot be built"
+		}
+		return runInputs{mainTF: p.inputs.mainTF, tfvars: p.inputs.tfvars, hash: p.inputs.hash, image: p.w.Source.Image,
+			identity: p.creds.Identity, identityKind: p.creds.Kind}, ""
+	}
+	rec, mismatch := p.recordFor(op)
+	if rec == nil {
+		return runInputs{}, fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
+			records.AttemptName(p.role.Kind(), p.obj.GetName()), op)
+	}
+	if mismatch {
+		p.eventf(corev1.EventTypeWarning, "DestroyInputsMismatch", "The %s renders the inputs of Job %s (inputs hash %s), which differ from the state's (%s)",
+			op, rec.Job, rec.InputsHash, p.stateInputsHash())
+	}
+	ri := runInputs{mainTF: rec.MainTF, tfvars: rec.Tfvars, hash: rec.InputsHash, image: pinned(rec, p.inputs.applied, p.w.Source.Image),
+		identity: rec.Identity, identityKind: rec.IdentityKind}
+	if ri.identity == "" {
+		ri.identity, ri.identityKind = p.creds.Identity, p.creds.Kind
+	}
+	return ri, ""
+}
+
+// pinned is the image a non-apply Job runs: the digest the last successful
+// apply ran, else the recorded tag, else spec.source.image.
+func pinned(rec, applied *records.Record, spec string) string {
+	if applied != nil && applied.ImageDigest != "" {
+		if ref := digestRef(applied.Image, applied.ImageDigest); ref != "" {
+			return ref
+		}
+	}
+	if rec != nil && rec.Image != "" {
+		return rec.Image
+	}
+	return spec
+}
+
+// digestRef turns a pod's imageID into a pullable reference pinned by
+// digest: <repository>@sha256:<hex>.
+func digestRef(image, imageID string) string {
+	at := strings.LastIndex(imageID, "@sha256:")
+	if at < 0 {
+		return ""
+	}
+	repo := image
+	if i := strings.Index(repo, "@"); i >= 0 {
+		repo = repo[:i]
+	}
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return repo + imageID[at:]
+}
+
+// startJob starts the Job of d: policy check, credentials, the run lease,
+// then the Job, its per-run Secret and (apply) the attempt record.
+func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Result, error) {
+	op := d.Op
+	if op != OpDestroy && op != OpRestore {
+		if err := p.eff.Policy.Validate(); err != nil {
+			return p.waitOn(OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
+		}
+	}
+	if deleting {
+		if err := p.credentialsStep(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		if !p.creds.Ready {
+			return p.waitOn(op, metav1.ConditionFalse, infrav1.IdentityNotAllowedReason,
+				"The destroy Job waits for its credentials: "+firstMessage(p.creds.Conditions), GateRequeue)
+		}
+	}
+	if !p.creds.Ready || !p.rbacReady {
+		return ctrl.Result{RequeueAfter: GateRequeue}, nil
+	}
+	in, missing := p.inputsFor(op)
+	if missing != "" {
+		if op == OpDestroy {
+			return p.waitOn(op, metav1.ConditionFalse, infrav1.DestroyFailedReason, missing, PolicyRequeue)
+		}
+		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
+	}
+	attempt := nextAttempt(p.jobs, op)
+	name := jobs.Name(jobs.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op)))
+	ok, why, err := p.acquireRunLease(ctx, name, op)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ok {
+		p.eventf(corev1.EventTypeNormal, infrav1.WaitingForRunLeaseReason, "%s", why)
+		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, GateRequeue)
+	}
+	spec := jobs.Spec{
+		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(),
+		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
+		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: p.eff.Policy,
+		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,
+		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents,
+	}
+	if op != OpApply && op != OpPlan && op != OpRestore {
+		spec.InputsHash = ""
+	}
+	job, secret, err := jobs.Build(spec)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	secret.Data = map[string][]byte{records.MainFile: in.mainTF, records.TfvarsFile: in.tfvars}
+	if err := p.createJob(ctx, job, secret); err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
+			_ = p.releaseRunLease(ctx, name)
+			p.eventf(corev1.EventTypeWarning, "JobFailed", "Job %s could not be created: %s", name, apiReason(err))
+			return p.waitOn(op, metav1.ConditionFalse, failReasonOf(op), fmt.Sprintf("Job %s could not be created: %s", name, apiReason(err)), PolicyRequeue)
+		}
+		return ctrl.Result{}, err
+	}
+	if op == OpApply {
+		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
+			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
+		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
+			return ctrl.Result{}, fmt.Errorf("writing the attempt record: %w", err)
+		}
+	}
+	started := metav1.NewTime(p.now)
+	p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: name, Operation: infrav1.Operation(op), Attempt: int32(attempt), StartTime: &started}
+	p.eventf(corev1.EventTypeNormal, "JobCreated", "Created Job %s: %s attempt %d of image %s (%s)", name, op, attempt, in.image, d.Reason)
+	if d.Reason == ReasonInputsChanged {
+		p.eventf(corev1.EventTypeNormal, "InputsChanged", "The inputs changed (%s, state has %s): Job %s applies them", in.hash, p.stateInputsHash(), name)
+	}
+	if op == OpApply && d.Reason == ReasonNoState && (p.w.Status.Initialization.Provisioned == nil || !*p.w.Status.Initialization.Provisioned) {
+		p.set(metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ProvisioningReason,
+			Message: fmt.Sprintf("Job %s provisions the infrastructure", name)})
+	}
+	return ctrl.Result{RequeueAfter: ActiveJobRequeue}, nil
+}
+
+func failReasonOf(op Operation) string {
+	switch op {
+	case OpDestroy:
+		return infrav1.DestroyFailedReason
+	case OpRefresh, OpDrift:
+		return infrav1.DriftJobFailedReason
+	case OpRestore:
+		return infrav1.RestoreFailedReason
+	}
+	return infrav1.ApplyFailedReason
+}
+
+func firstMessage(conds []metav1.Condition) string {
+	for _, c := range conds {
+		if c.Status != metav1.ConditionTrue {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+// tick is the part of a Job's name hash that tells runs of the same
+// inputs apart.
+func (p *pass) tick(op Operation) string {
+	switch op {
+	case OpRefresh:
+		if t := p.w.Status.LastRefresh; t != nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	case OpDrift:
+		if t := p.w.Status.LastDriftCheck; t != nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	}
+	return ""
+}
+
+// createJob creates the Job, or adopts the one of that name, then its
+// per-run Secret owned by it; a Secret left by an older Job of the name is
+// replaced.
+func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.Secret) error {
+	if err := p.e.Client.Create(ctx, job); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return err
+		}
+	}
+	if err := jobs.OwnPerRunSecret(secret, job); err != nil {
+		return err
+	}
+	err := p.e.Client.Create(ctx, secret)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing := &corev1.Secret{}
+	if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
+		return err
+	}
+	if metav1.IsControlledBy(existing, job) {
+		return nil
+	}
+	if err := p.e.Client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return p.e.Client.Create(ctx, secret)
+}

@@ -1,0 +1,166 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/state"
+)
+
+// applyOutputs maps the state's outputs onto the object and latches
+// provisioned: an apply succeeded (the state carries its inputs hash), the
+// outputs are valid and the health is not pending.
+func (p *pass) applyOutputs() {
+	c := p.role.Outputs(p.obj, p.owner, p.st)
+	p.contract = c
+	for _, cond := range c.Conditions() {
+		if cond.Type == infrav1.InfrastructureHealthyCondition && p.active != nil && p.stateInputsHash() == "" {
+			continue // Provisioning stays until the first apply finishes
+		}
+		p.set(cond)
+	}
+	applied := p.role.Apply(p.obj, c)
+	p.specChanged = p.specChanged || applied.SpecChanged
+	for _, ev := range applied.Events {
+		p.eventf(corev1.EventTypeNormal, ev[0], "%s", ev[1])
+	}
+	for _, ev := range applied.Warnings {
+		p.eventf(corev1.EventTypeWarning, ev[0], "%s", ev[1])
+	}
+	if c.HealthPending() {
+		p.w.Status.PendingRefreshes++
+	} else {
+		p.w.Status.PendingRefreshes = 0
+	}
+	prov := p.w.Status.Initialization.Provisioned
+	if (prov == nil || !*prov) && p.stateInputsHash() != "" && c.Provisionable() {
+		p.w.Status.Initialization.Provisioned = ptr.To(true)
+		p.eventf(corev1.EventTypeNormal, "Provisioned", "The infrastructure is provisioned")
+	}
+	if tc, ok := p.obj.(*infrav1.TerraformCluster); ok && p.w.Status.Initialization.Provisioned != nil {
+		cond := metav1.Condition{Type: infrav1.EndpointAvailableCondition, Status: metav1.ConditionTrue, Reason: infrav1.EndpointAvailableReason,
+			Message: fmt.Sprintf("The control plane endpoint is %s:%d", tc.Spec.ControlPlaneEndpoint.Host, tc.Spec.ControlPlaneEndpoint.Port)}
+		if tc.Spec.ControlPlaneEndpoint.Host == "" {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, infrav1.WaitingForEndpointReason,
+				"Neither the module's control_plane_endpoint output nor the Cluster sets an endpoint"
+		}
+		p.set(cond)
+	}
+	if tmp, ok := p.obj.(*infrav1.TerraformMachinePool); ok {
+		tmp.Status.Ready = p.w.Status.Initialization.Provisioned
+	}
+}
+
+// readyInputs are the conditions Ready summarises: all of them before the
+// object is provisioned; after, only health (and, for a pool, its applies)
+// so that a failed re-apply does not make Cluster API think the
+// infrastructure is gone.
+func (p *pass) readyInputs() []string {
+	if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
+		if p.role.Kind() == state.KindMachinePool {
+			return []string{infrav1.InfrastructureHealthyCondition, infrav1.ApplyJobSucceededCondition, infrav1.DeletingCondition}
+		}
+		return []string{infrav1.InfrastructureHealthyCondition, infrav1.DeletingCondition}
+	}
+	return []string{infrav1.DependenciesReadyCondition, infrav1.IdentityAllowedCondition, infrav1.CredentialsMirroredCondition,
+		infrav1.RunnerRBACReadyCondition, infrav1.ApplyJobSucceededCondition, infrav1.StateReadableCondition,
+		infrav1.OutputsValidCondition, infrav1.InfrastructureHealthyCondition, infrav1.DeletingCondition}
+}
+
+// ready summarises the conditions: False when one is bad, Unknown when one
+// is unknown or missing, else True. Deleting counts inverted and is
+// ignored while missing.
+func ready(conds []metav1.Condition, types []string) metav1.Condition {
+	var bad, unknown []string
+	for _, t := range types {
+		c := meta.FindStatusCondition(conds, t)
+		switch {
+		case c == nil && t == infrav1.DeletingCondition:
+		case c == nil:
+			unknown = append(unknown, t)
+		case t == infrav1.DeletingCondition && c.Status == metav1.ConditionTrue:
+			bad = append(bad, t)
+		case t == infrav1.DeletingCondition:
+		case c.Status == metav1.ConditionFalse:
+			bad = append(bad, fmt.Sprintf("%s (%s)", t, c.Reason))
+		case c.Status == metav1.ConditionUnknown:
+			unknown = append(unknown, fmt.Sprintf("%s (%s)", t, c.Reason))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotReadyReason,
+			Message: "Not ready: " + strings.Join(bad, ", ")}
+	case len(unknown) > 0:
+		return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionUnknown, Reason: infrav1.ReadyUnknownReason,
+			Message: "Waiting for: " + strings.Join(unknown, ", ")}
+	}
+	return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReadyReason, Message: "Ready"}
+}
+
+// patchStatus computes the conditions and Ready and writes status (and
+// the spec fields the outputs set) once, as one merge patch computed
+// before either request so that neither response loses the other's part.
+func (p *pass) patchStatus(ctx context.Context) error {
+	if p.released {
+		return nil
+	}
+	gen := p.obj.GetGeneration()
+	st := p.w.Status
+	if meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition) == nil {
+		p.setDefault(infrav1.ApplyJobSucceededCondition, infrav1.NoApplyYetReason, "No apply has finished yet")
+	}
+	if meta.FindStatusCondition(st.Conditions, infrav1.InfrastructureHealthyCondition) == nil {
+		p.setDefault(infrav1.InfrastructureHealthyCondition, infrav1.WaitingForProvisioningReason, "No apply has started yet")
+	}
+	if meta.FindStatusCondition(st.Conditions, infrav1.OutputsValidCondition) == nil {
+		p.setDefault(infrav1.OutputsValidCondition, infrav1.OutputsPendingReason, "No state to read outputs from yet")
+	}
+	for _, c := range p.conds {
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	// Every condition was looked at for this generation.
+	for i := range st.Conditions {
+		st.Conditions[i].ObservedGeneration = gen
+	}
+	r := ready(st.Conditions, p.readyInputs())
+	r.ObservedGeneration = gen
+	meta.SetStatusCondition(&st.Conditions, r)
+	st.ObservedGeneration = gen
+	data, err := client.MergeFrom(p.before).Data(p.obj)
+	if err != nil {
+		return err
+	}
+	if string(data) == "{}" {
+		return nil
+	}
+	patch := client.RawPatch(client.Merge.Type(), data)
+	if p.specChanged {
+		if err := p.e.Client.Patch(ctx, p.obj.DeepCopyObject().(client.Object), patch); err != nil {
+			return fmt.Errorf("writing the contract fields: %w", err)
+		}
+	}
+	if err := p.e.Client.Status().Patch(ctx, p.obj.DeepCopyObject().(client.Object), patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
+
+// setDefault sets a condition's starting value when it is missing and
+// this pass did not set it.
+func (p *pass) setDefault(condType, reason, message string) {
+	for _, c := range p.conds {
+		if c.Type == condType {
+			return
+		}
+	}
+	p.set(metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
+}

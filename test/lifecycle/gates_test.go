@@ -1,0 +1,109 @@
+package lifecycle_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
+)
+
+// brokenModule is a cluster module that references an undeclared
+// variable: validate fails.
+func brokenModule(t *testing.T) string {
+	t.Helper()
+	root, err := os.MkdirTemp(t.TempDir(), "broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join("..", "..", "examples", "modules", "noop-cluster", "variables.tf")
+	vars, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"variables.tf": string(vars),
+		"main.tf":      "output \"health\" {\n  value = var.does_not_exist\n}\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestFailedApplyBacksOff: a failing apply reports the runner's summary
+// and is not retried before its backoff.
+func TestFailedApplyBacksOff(t *testing.T) {
+	w := newWorld(t, "tofu")
+	images := kubelet.ExampleImages(t)
+	images["local/broken:tofu"] = kubelet.Image{ModuleDir: brokenModule(t), Runtime: "tofu"}
+	kubelet.Start(t, env, images)
+	w.checkStatuses()
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "local/broken:tofu" })
+	w.eventually(2*time.Minute, "the apply failed", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.ApplyFailedReason, nil
+	})
+	c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+	if !strings.Contains(c.Message, "step validate: ") || !strings.Contains(c.Message, "Reference to undeclared input variable") {
+		t.Errorf("ApplyJobSucceeded message %q does not say what failed", c.Message)
+	}
+	if lr := tc.Status.LastRun; lr == nil || lr.Error == nil || lr.Error.Step != "validate" {
+		t.Errorf("status.lastRun = %+v, want the validate step's error", lr)
+	}
+	if ready := conditionOf(tc, infrav1.ReadyCondition); ready.Status != metav1.ConditionFalse {
+		t.Errorf("Ready = %+v, want False while the first apply fails", ready)
+	}
+	// The first retry comes one minute after the failure, not before.
+	time.Sleep(20 * time.Second)
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != 1 {
+		t.Errorf("%d apply Jobs 20 s after the failure, want 1: the retry waits out its backoff", n)
+	}
+	w.get(tc)
+	if c := conditionOf(tc, infrav1.InputsAppliedCondition); c == nil || c.Reason != infrav1.InputsApplyFailedReason {
+		t.Errorf("InputsApplied = %+v, want InputsApplyFailed", c)
+	}
+	failed := 0
+	for _, r := range w.events(tc.Name) {
+		if r == "JobFailed" {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d JobFailed events for one failed Job, want exactly 1", failed)
+	}
+}
+
+// TestPauseStartsNothing: a paused object starts no Job until unpaused.
+func TestPauseStartsNothing(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) {
+		tc.Annotations = map[string]string{infrav1.PausedAnnotation: ""}
+	})
+	w.eventually(time.Minute, "Paused reported", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.PausedCondition)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	time.Sleep(5 * time.Second)
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "")); n != 0 {
+		t.Fatalf("a paused TerraformCluster started %d Jobs", n)
+	}
+	w.update(tc, func(o client.Object) { delete(o.GetAnnotations(), infrav1.PausedAnnotation) })
+	w.waitProvisioned(tc)
+	if c := conditionOf(tc, infrav1.PausedCondition); c.Status != metav1.ConditionFalse {
+		t.Errorf("Paused = %+v after unpausing", c)
+	}
+}

@@ -1,0 +1,105 @@
+// Package lifecycle_test runs the CAPTF manager (internal/setup, as
+// cmd/manager does) against the real API server, kube-controller-manager
+// (Job controller, garbage collector) and the admission webhooks, with a
+// stand-in kubelet that runs each Job's pod for real: the runner, OpenTofu
+// or Terraform, the providers from the mirror and the kubernetes backend.
+// The tests create Cluster API objects as Cluster API would and check
+// what a user sees: contract fields, conditions, events, Jobs and Secrets.
+package lifecycle_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"captf.io/captf/internal/setup"
+	"captf.io/captf/internal/test/envtest"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	if os.Getenv("CAPTF_TEST_LOGS") != "" {
+		log.SetLogger(zap.New(zap.UseDevMode(true)))
+	} else {
+		log.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	}
+	os.Exit(envtest.Main(m, &env, envtest.Options{ControllerManager: true, Webhooks: true, ClusterAPICRDs: true}, func() {
+		if stopManager != nil {
+			stopManager()
+		}
+	}))
+}
+
+// The manager's identity, as the Deployment's downward API gives it.
+const (
+	managerNamespace = "captf-system"
+	managerAccount   = "captf-controller-manager"
+)
+
+var (
+	managerOnce sync.Once
+	managerErr  error
+	stopManager func()
+)
+
+// startManager runs the manager once for the package (controller names
+// are process-wide), as its own ServiceAccount.
+func startManager(t *testing.T) {
+	t.Helper()
+	envtest.Require(t, env)
+	managerOnce.Do(func() { managerErr = runManager() })
+	if managerErr != nil {
+		t.Fatal(managerErr)
+	}
+}
+
+func runManager() error {
+	for k, v := range map[string]string{"POD_NAMESPACE": managerNamespace, "SERVICE_ACCOUNT_NAME": managerAccount} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	cfg, err := env.ControlPlane.AddUser("system:serviceaccount:"+managerNamespace+":"+managerAccount, "system:masters")
+	if err != nil {
+		return err
+	}
+	_, port, certDir := env.ControlPlane.WebhookServer()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	health := l.Addr().String()
+	_ = l.Close()
+	o := setup.Defaults()
+	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
+	o.RunnerImage = "local/captf-manager:test"
+	o.RunnerEvents = false
+	mgr, err := setup.NewManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopManager = func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "the manager stopped with", err)
+			}
+		case <-time.After(30 * time.Second):
+			fmt.Fprintln(os.Stderr, "the manager did not stop in 30s")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package lifecycle_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
+)
+
+// TestProvisionChangeAndDestroy takes a cluster, a machine and a pool
+// from created to provisioned, changes inputs, and deletes them.
+func TestProvisionChangeAndDestroy(t *testing.T) {
+	for _, runtime := range kubelet.Runtimes {
+		t.Run(runtime, func(t *testing.T) {
+			w := newWorld(t, runtime)
+			k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+			sc := w.checkStatuses()
+
+			tc := w.newCluster(nil)
+			w.waitProvisioned(tc)
+			if tc.Spec.ControlPlaneEndpoint.Host == "" || tc.Spec.ControlPlaneEndpoint.Port == 0 {
+				t.Errorf("spec.controlPlaneEndpoint = %+v, want the module's endpoint", tc.Spec.ControlPlaneEndpoint)
+			}
+			if tc.Status.Exports == nil {
+				t.Error("status.exports is not published")
+			}
+			wantConditions(t, tc, map[string]string{
+				infrav1.ReadyCondition: infrav1.ReadyReason, infrav1.ApplyJobSucceededCondition: infrav1.ApplySucceededReason,
+				infrav1.StateReadableCondition: infrav1.StateReadReason, infrav1.OutputsValidCondition: infrav1.OutputsValidReason,
+				infrav1.InfrastructureHealthyCondition: infrav1.HealthyReason, infrav1.IdentityAllowedCondition: infrav1.IdentityAllowedReason,
+				infrav1.CredentialsMirroredCondition: infrav1.MirroredReason, infrav1.RunnerRBACReadyCondition: infrav1.RBACReadyReason,
+				infrav1.EndpointAvailableCondition: infrav1.EndpointAvailableReason,
+			})
+			w.wantStateAdopted(state.KindCluster, tc)
+
+			tm := w.newMachine("m-0")
+			tmp := w.newPool("pool", 2)
+			w.waitProvisioned(tm)
+			w.waitProvisioned(tmp)
+			if !strings.HasPrefix(tm.Spec.ProviderID, "noop://") {
+				t.Errorf("TerraformMachine spec.providerID = %q, want the module's provider_id", tm.Spec.ProviderID)
+			}
+			if len(tm.Status.Addresses) == 0 || tm.Status.Addresses[0].Type != clusterv1.MachineInternalIP {
+				t.Errorf("status.addresses = %+v, want InternalIP first", tm.Status.Addresses)
+			}
+			if len(tmp.Spec.ProviderIDList) != 2 || ptr.Deref(tmp.Status.Replicas, -1) != 2 {
+				t.Errorf("pool providerIDList %v, replicas %v; want 2 of each", tmp.Spec.ProviderIDList, tmp.Status.Replicas)
+			}
+			wantConditions(t, tm, map[string]string{infrav1.ReadyCondition: infrav1.ReadyReason, infrav1.InputsAppliedCondition: infrav1.InputsAppliedReason})
+			wantConditions(t, tmp, map[string]string{infrav1.ReadyCondition: infrav1.ReadyReason, infrav1.InputsAppliedCondition: infrav1.InputsAppliedReason})
+			for _, want := range []string{"JobCreated", "JobSucceeded", "Provisioned", "ProviderIDSet", "StateAdopted"} {
+				if !slices.Contains(w.events(tm.Name), want) {
+					t.Errorf("TerraformMachine events %v lack %s", w.events(tm.Name), want)
+				}
+			}
+
+			// Input changes: the pool and the cluster re-apply; the
+			// machine never does.
+			w.update(&clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "pool"}}, func(o client.Object) {
+				o.(*clusterv1.MachinePool).Spec.Replicas = ptr.To[int32](3)
+			})
+			w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "m-0-bootstrap"}}, func(o client.Object) {
+				o.(*corev1.Secret).Data["value"] = []byte("#cloud-config\nrotated")
+			})
+			w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+				o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.244.0.0/16"}
+			})
+			w.eventually(2*time.Minute, "the pool re-applied with 3 replicas", func() (bool, error) {
+				w.get(tmp)
+				return len(tmp.Spec.ProviderIDList) == 3 && ptr.Deref(tmp.Status.Replicas, 0) == 3, nil
+			})
+			w.eventually(2*time.Minute, "the cluster re-applied its new cluster network", func() (bool, error) {
+				return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
+			})
+			if n := len(w.jobsOf(state.KindMachine, tm.Name, "apply")); n != 1 {
+				t.Errorf("the machine has %d apply Jobs after its bootstrap data changed, want 1: a machine never re-applies", n)
+			}
+
+			// Deletion, as Cluster API does it: the Machine first, then
+			// its TerraformMachine; destroy runs, then the finalizer goes
+			// and nothing is left behind.
+			if err := env.Client.Delete(t.Context(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tm.Name}}); err != nil {
+				t.Fatal(err)
+			}
+			for _, obj := range []client.Object{tm, tmp, tc} {
+				if err := env.Client.Delete(t.Context(), obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, obj := range []client.Object{tm, tmp, tc} {
+				w.eventually(3*time.Minute, obj.GetName()+" destroyed and gone", func() (bool, error) {
+					err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(obj), obj)
+					return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+				})
+			}
+			for _, prefix := range []string{"captf-c-demo-destroy-", "captf-m-m-0-destroy-", "captf-mp-pool-destroy-"} {
+				if !slices.ContainsFunc(k.Runs(), func(r kubelet.Run) bool {
+					return r.Namespace == w.ns && strings.HasPrefix(r.Job, prefix) && r.ExitCode == 0
+				}) {
+					t.Errorf("no successful destroy Job %s* ran before the object went", prefix)
+				}
+			}
+			w.wantNothingLeft()
+			if sc.versions == 0 {
+				t.Error("the status checker saw no status")
+			}
+		})
+	}
+}
+
+// succeeded counts the object's Jobs of op recorded as succeeded runs by
+// the kubelet.
+func (w *world) succeeded(kind, name, op string) int {
+	n := 0
+	for _, j := range w.jobsOf(kind, name, op) {
+		if j.Status.Succeeded > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *world) update(obj client.Object, change func(client.Object)) {
+	w.t.Helper()
+	w.get(obj)
+	change(obj)
+	if err := env.Client.Update(w.t.Context(), obj); err != nil {
+		w.t.Fatalf("updating %s: %v", obj.GetName(), err)
+	}
+}
+
+// wantConditions checks condition reasons.
+func wantConditions(t *testing.T, obj client.Object, want map[string]string) {
+	t.Helper()
+	for typ, reason := range want {
+		c := conditionOf(obj, typ)
+		if c == nil || c.Reason != reason {
+			t.Errorf("%s condition %s = %+v, want reason %s", obj.GetName(), typ, c, reason)
+		}
+		if c != nil {
+			noSecretsIn(t, "condition "+typ, c.Message)
+		}
+	}
+}
+
+// wantStateAdopted checks the base state Secret carries the inputs hash
+// and every state Secret is owned by the object.
+func (w *world) wantStateAdopted(kind string, obj client.Object) {
+	w.t.Helper()
+	suffix, err := state.Suffix(w.ns, kind, obj.GetName())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var list corev1.SecretList
+	if err := env.Client.List(w.t.Context(), &list, client.InNamespace(w.ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		w.t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		w.t.Fatalf("%s has no state Secret", obj.GetName())
+	}
+	for _, s := range list.Items {
+		if s.Name == state.SecretName(suffix) && !strings.HasPrefix(s.Annotations[infrav1.InputsHashAnnotation], "h2:") {
+			w.t.Errorf("state Secret %s lacks the inputs hash", s.Name)
+		}
+		if !metav1.IsControlledBy(&s, obj) && !slices.ContainsFunc(s.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == obj.GetUID() }) {
+			w.t.Errorf("state Secret %s is not owned by %s", s.Name, obj.GetName())
+		}
+	}
+}
+
+// wantNothingLeft checks that the namespace holds no CAPTF Secret,
+// Lease or Job once every object is gone.
+func (w *world) wantNothingLeft() {
+	w.t.Helper()
+	w.eventually(time.Minute, "the garbage collector removed the Jobs", func() (bool, error) {
+		return len(w.jobsOf(state.KindCluster, w.cluster, ""))+len(w.jobsOf(state.KindMachine, "m-0", ""))+len(w.jobsOf(state.KindMachinePool, "pool", "")) == 0, nil
+	})
+	var secrets corev1.SecretList
+	if err := env.Client.List(w.t.Context(), &secrets, client.InNamespace(w.ns)); err != nil {
+		w.t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		if s.Labels[infrav1.ManagedLabel] == "true" || s.Labels[state.LabelState] == "true" {
+			w.t.Errorf("Secret %s is left behind", s.Name)
+		}
+	}
+	var leases coordinationv1.LeaseList
+	if err := env.Client.List(w.t.Context(), &leases, client.InNamespace(w.ns)); err != nil {
+		w.t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		w.t.Errorf("Lease %s is left behind", l.Name)
+	}
+}
