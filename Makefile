@@ -23,11 +23,12 @@ tools-dir: ## Print the tool cache directory (use with make -s).
 	@echo $(TOOLS_DIR)
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRDs from the API types.
+generate: ## Regenerate deepcopy code, CRDs (from the API types) and the manager ClusterRole (from +kubebuilder:rbac markers).
 	hack/tools/build.sh codegen
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	rm -rf config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:dir=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=captf-manager-role paths=./internal/... output:rbac:dir=config/rbac
 
 .PHONY: verify
 verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.

@@ -3,6 +3,7 @@ package jobs
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -62,4 +63,14 @@ func PerRunSecretName(jobName string) string {
 func shortHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
+}
+
+// PodPattern matches the names of the pods of every Job Name gives an
+// object (any operation and attempt): the Job name, "-" and the 5
+// characters the Job controller appends. A state lock's holder hostname is
+// such a pod name.
+func PodPattern(kindShort, objectName string) *regexp.Regexp {
+	names := regexp.QuoteMeta(objectName) + "|" + shortHash(objectName)
+	return regexp.MustCompile("^captf-" + regexp.QuoteMeta(kindShort) + "-(" + names +
+		")-(apply|plan|destroy|refresh|drift|restore)-a[0-9]+-[0-9a-f]{6}-[a-z0-9]{5}$")
 }

@@ -127,3 +127,24 @@ func objectName(r *rand.Rand) string {
 	}
 	return name
 }
+
+func TestPodPattern(t *testing.T) {
+	long := strings.Repeat("w", 60)
+	testCases := []struct {
+		pod  string
+		want bool
+	}{
+		{Name("m", "m-0", "apply", 3, "a1b2c3") + "-x7k2p", true},
+		{Name("m", "m-0", "destroy", 1, "a1b2c3") + "-abcde", true},
+		{Name("m", long, "apply", 1, "a1b2c3") + "-abcde", true},
+		{Name("m", "m-0", "apply", 3, "a1b2c3"), false},
+		{Name("m", "m-01", "apply", 3, "a1b2c3") + "-x7k2p", false},
+		{Name("mp", "m-0", "apply", 3, "a1b2c3") + "-x7k2p", false},
+		{"laptop", false},
+	}
+	for _, tc := range testCases {
+		if got := PodPattern("m", "m-0").MatchString(tc.pod) || PodPattern("m", long).MatchString(tc.pod); got != tc.want {
+			t.Errorf("PodPattern matches %q = %v, want %v", tc.pod, got, tc.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 )
 
@@ -126,6 +127,11 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
 		}
 	}
+	if o.op == OpApply && !o.succeeded && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
+		if _, err := records.MarkMayHaveApplied(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), j.Name); err != nil {
+			return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", j.Name, err)
+		}
+	}
 	if o.result != nil && o.result.Runtime.Version != "" {
 		if p.w.Status.Source == nil {
 			p.w.Status.Source = &infrav1.SourceStatus{}
@@ -136,6 +142,20 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		return fmt.Errorf("deleting the per-run Secret of Job %s: %w", j.Name, err)
 	}
 	return p.releaseRunLease(ctx, j.Name)
+}
+
+// mayHaveApplied: a failed apply whose apply step may have run: the
+// result lists it, or there is no result at all.
+func mayHaveApplied(o outcome) bool {
+	if o.result == nil {
+		return true
+	}
+	for _, s := range o.result.Steps {
+		if s.Name == runner.StepApply {
+			return true
+		}
+	}
+	return false
 }
 
 // jobCondition is the condition a finished Job sets and the event it
@@ -153,6 +173,10 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 	}
 	c := metav1.Condition{Type: condType}
 	switch {
+	case !o.succeeded && j.Annotations[infrav1.ImagePullFailedAnnotation] == "true":
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImagePullFailedReason
+		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled for %s; check spec.source.image and the image pull secrets", j.Name, sourceImage(j), ImagePullGrace)
+		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
 	case o.succeeded:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, okReason, fmt.Sprintf("Job %s: %s succeeded", j.Name, o.op)
 		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
@@ -180,6 +204,16 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 	c.Status, c.Reason = metav1.ConditionFalse, failReason
 	c.Message = fmt.Sprintf("Job %s: %s failed: %s", j.Name, o.op, tail(o))
 	return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
+}
+
+// sourceImage is the module image of a Job.
+func sourceImage(j *batchv1.Job) string {
+	for _, c := range j.Spec.Template.Spec.Containers {
+		if c.Name == jobs.SourceContainer {
+			return c.Image
+		}
+	}
+	return ""
 }
 
 // tail is the runner's curated, redacted failure summary.

@@ -118,6 +118,8 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 		return client.IgnoreNotFound(err)
 	}
 	p.released = true
+	p.waitOver()
+	p.e.states.Delete(p.obj.GetUID())
 	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
 	return nil
 }

@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -28,6 +30,11 @@ type Options struct {
 	DriftDefault time.Duration
 	// RunnerEvents passes the event flags to the runner (--runner-events).
 	RunnerEvents bool
+	// MaxActiveJobs caps the running Jobs of the manager, and
+	// ClusterMaxActiveJobs those of one cluster (its TerraformCluster,
+	// machines and pools) unless its spec.maxActiveJobs says otherwise; 0
+	// means no cap.
+	MaxActiveJobs, ClusterMaxActiveJobs int
 }
 
 // Engine runs the shared lifecycle of the workload kinds: observe, decide,
@@ -42,7 +49,33 @@ type Engine struct {
 	// Now is the clock (time.Now when nil).
 	Now     func() time.Time
 	Options Options
+
+	// waits remembers, per object UID, the wait reason whose event was
+	// emitted last, so that a wait's event goes out once even when a pass
+	// reads a status the previous pass's patch has not reached yet.
+	waits sync.Map
+	// states holds, per object UID, the newest decoded state: a pass whose
+	// state Secrets have the same names and resourceVersions reuses it
+	// instead of decompressing again.
+	states sync.Map
+	// decodes counts state decompressions (for tests and benchmarks).
+	decodes atomic.Int64
 }
+
+// Decodes returns how many states the engine has decompressed.
+func (e *Engine) Decodes() int64 { return e.decodes.Load() }
+
+// waitEvent emits a wait's event once per wait.
+func (p *pass) waitEvent(reason, note string) {
+	if last, ok := p.e.waits.Load(p.obj.GetUID()); ok && last == reason {
+		return
+	}
+	p.e.waits.Store(p.obj.GetUID(), reason)
+	p.eventf(corev1.EventTypeNormal, reason, "%s", note)
+}
+
+// waitOver ends the object's current wait: its next wait emits again.
+func (p *pass) waitOver() { p.e.waits.Delete(p.obj.GetUID()) }
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {
@@ -82,6 +115,8 @@ type pass struct {
 	rbacReady   bool
 	dependents  int
 	released    bool
+	forceUnlock string
+	stateLocked bool
 
 	conds  []metav1.Condition
 	events []event
@@ -145,6 +180,11 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.bookkeep(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if p.active != nil {
+		if err := p.checkActive(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := p.prune(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -156,6 +196,11 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	if err := p.observeState(ctx); err != nil {
 		return ctrl.Result{}, err
+	}
+	if p.active == nil {
+		if err := p.checkLock(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if !deleting {
 		if err := p.buildInputs(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -95,7 +96,7 @@ func (p *pass) observeState(ctx context.Context) error {
 		return fmt.Errorf("listing the state Secrets: %w", err)
 	}
 	p.stSecrets = list.Items
-	p.st, p.stErr = state.Decode(suffix, list.Items)
+	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, list.Items)
 	p.w.Status.StateSecretSuffix = suffix
 	cond := metav1.Condition{Type: infrav1.StateReadableCondition}
 	switch {
@@ -125,4 +126,23 @@ func (p *pass) observeState(ctx context.Context) error {
 func (p *pass) everApplied() bool {
 	prov := p.w.Status.Initialization.Provisioned
 	return (prov != nil && *prov) || (p.inputs.attempt != nil && p.inputs.attempt.Applied) || p.inputs.applied != nil
+}
+
+// decode decodes a state, or returns the one decoded last for uid when
+// its Secrets did not change since.
+func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret) (*state.State, error) {
+	fp := state.Fingerprint(secrets)
+	if cached, ok := e.states.Load(uid); ok && len(secrets) > 0 && cached.(*state.State).Fingerprint == fp {
+		return cached.(*state.State), nil
+	}
+	st, err := state.Decode(suffix, secrets)
+	if len(secrets) > 0 {
+		e.decodes.Add(1)
+	}
+	if err != nil {
+		e.states.Delete(uid)
+		return nil, err
+	}
+	e.states.Store(uid, st)
+	return st, nil
 }

@@ -128,6 +128,13 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
 	}
+	if why, err := p.jobSlot(ctx, op); err != nil || why != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		p.waitEvent(infrav1.WaitingForJobSlotReason, why)
+		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, slotRequeue(string(p.obj.GetUID())))
+	}
 	attempt := nextAttempt(p.jobs, op)
 	name := jobs.Name(jobs.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op)))
 	ok, why, err := p.acquireRunLease(ctx, name, op)
@@ -135,7 +142,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	if !ok {
-		p.eventf(corev1.EventTypeNormal, infrav1.WaitingForRunLeaseReason, "%s", why)
+		p.waitEvent(infrav1.WaitingForRunLeaseReason, why)
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, GateRequeue)
 	}
 	spec := jobs.Spec{
@@ -143,7 +150,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
 		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: p.eff.Policy,
 		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,
-		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents,
+		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents, ForceUnlock: p.forceUnlock,
 	}
 	if op != OpApply && op != OpPlan && op != OpRestore {
 		spec.InputsHash = ""
@@ -167,6 +174,11 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the attempt record: %w", err)
 		}
+	}
+	p.waitOver()
+	if p.forceUnlock != "" {
+		ctrl.LoggerFrom(ctx).Info("Handing a stale state lock to the next Job to force-unlock", "lock", p.forceUnlock, "job", name)
+		p.eventf(corev1.EventTypeWarning, "ForceUnlocked", "The state lock %s left by a finished Job of this object is force-unlocked by Job %s", p.forceUnlock, name)
 	}
 	started := metav1.NewTime(p.now)
 	p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: name, Operation: infrav1.Operation(op), Attempt: int32(attempt), StartTime: &started}

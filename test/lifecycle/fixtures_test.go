@@ -119,8 +119,8 @@ func (w *world) bootstrapSecret(name string) {
 }
 
 // newMachine creates a Machine with its bootstrap data and its
-// TerraformMachine.
-func (w *world) newMachine(name string) *infrav1.TerraformMachine {
+// TerraformMachine, running the noop-machine module or the one named.
+func (w *world) newMachine(name string, module ...string) *infrav1.TerraformMachine {
 	w.t.Helper()
 	w.bootstrapSecret(name + "-bootstrap")
 	m := &clusterv1.Machine{
@@ -134,7 +134,7 @@ func (w *world) newMachine(name string) *infrav1.TerraformMachine {
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name,
 			Labels:          map[string]string{clusterv1.ClusterNameLabel: w.cluster},
 			OwnerReferences: []metav1.OwnerReference{owner("Machine", m.Name, string(m.UID))}},
-		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: w.image("noop-machine")}},
+		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: w.image(append(module, "noop-machine")[0])}},
 	}
 	w.create(tm)
 	return tm

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -105,5 +106,57 @@ func TestPauseStartsNothing(t *testing.T) {
 	w.waitProvisioned(tc)
 	if c := conditionOf(tc, infrav1.PausedCondition); c.Status != metav1.ConditionFalse {
 		t.Errorf("Paused = %+v after unpausing", c)
+	}
+}
+
+// TestUnpullableImage: a module image the node cannot pull is reported
+// as ImagePullFailed, as a user would see it from the pod.
+func TestUnpullableImage(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "local/no-such-module:tofu" })
+	w.eventually(2*time.Minute, "ImagePullFailed reported", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.ImagePullFailedReason, nil
+	})
+	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "local/no-such-module:tofu") {
+		t.Errorf("ImagePullFailed message %q does not name the image", c.Message)
+	}
+}
+
+// TestJobSlots: with a cluster limit of one running Job, a pool waits
+// for the slot a slow machine holds, then provisions.
+func TestJobSlots(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.MaxActiveJobs = ptr.To[int32](1) })
+	w.waitProvisioned(tc)
+	tm := w.newMachine("slow-0", "slow")
+	w.eventually(time.Minute, "the slow machine's apply runs", func() (bool, error) {
+		w.get(tm)
+		return tm.Status.ActiveJob != nil, nil
+	})
+	tmp := w.newPool("pool", 1)
+	w.eventually(time.Minute, "the pool waits for a Job slot", func() (bool, error) {
+		w.get(tmp)
+		c := conditionOf(tmp, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.WaitingForJobSlotReason, nil
+	})
+	if n := len(w.jobsOf(state.KindMachinePool, tmp.Name, "")); n != 0 {
+		t.Errorf("the pool started %d Jobs while the cluster's only slot was taken", n)
+	}
+	w.waitProvisioned(tm)
+	w.waitProvisioned(tmp)
+	waits := 0
+	for _, r := range w.events(tmp.Name) {
+		if r == infrav1.WaitingForJobSlotReason {
+			waits++
+		}
+	}
+	if waits != 1 {
+		t.Errorf("%d WaitingForJobSlot events for one wait, want 1", waits)
 	}
 }

@@ -13,12 +13,16 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
 
 	"captf.io/captf/internal/setup"
 	"captf.io/captf/internal/test/envtest"
@@ -68,7 +72,13 @@ func runManager() error {
 			return err
 		}
 	}
-	cfg, err := env.ControlPlane.AddUser("system:serviceaccount:"+managerNamespace+":"+managerAccount, "system:masters")
+	// The manager runs with exactly the ClusterRole config/ ships, so that
+	// a permission it lacks fails here.
+	user := "system:serviceaccount:" + managerNamespace + ":" + managerAccount
+	if err := bindShippedRole(user); err != nil {
+		return err
+	}
+	cfg, err := env.ControlPlane.AddUser(user)
 	if err != nil {
 		return err
 	}
@@ -102,4 +112,32 @@ func runManager() error {
 		}
 	}
 	return nil
+}
+
+// bindShippedRole creates config/rbac's manager and runner ClusterRoles
+// and binds the manager's to user.
+func bindShippedRole(user string) error {
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for _, file := range []string{"role.yaml", "runner_role.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
+		if err != nil {
+			return err
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal(raw, role); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if err := env.Client.Create(ctx, role); err != nil {
+			return err
+		}
+	}
+	return env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "captf-manager-test"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "captf-manager-role"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	})
 }

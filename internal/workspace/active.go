@@ -1,0 +1,90 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+)
+
+// Limits of a Job that does not get going.
+const (
+	// StuckJobAge is how old a Job whose pod never started must be before
+	// a missing per-run Secret makes it stuck.
+	StuckJobAge = time.Minute
+	// ImagePullGrace is how long a pod may fail to pull its image before
+	// its Job is stopped as failed.
+	ImagePullGrace = 2 * time.Minute
+)
+
+// imagePullWaiting are the waiting reasons of a container whose image
+// cannot be pulled.
+var imagePullWaiting = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// checkActive looks at the running Job's pod: a Job whose per-run Secret
+// is gone and whose pod never started is deleted so that a new one starts
+// (StuckJobDeleted); a pod that cannot pull its image is reported, and
+// after ImagePullGrace its Job is stopped and counts as failed.
+func (p *pass) checkActive(ctx context.Context) error {
+	j := p.active
+	var pods corev1.PodList
+	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
+		return err
+	}
+	started := false
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.State.Running != nil || cs.State.Terminated != nil {
+				started = true
+			}
+			if w := cs.State.Waiting; w != nil && cs.Name == jobs.SourceContainer && imagePullWaiting[w.Reason] {
+				return p.imagePullFailing(ctx, j, cs.Image, w)
+			}
+		}
+	}
+	if started || p.now.Sub(j.CreationTimestamp.Time) < StuckJobAge {
+		return nil
+	}
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}, &corev1.Secret{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	p.eventf(corev1.EventTypeWarning, "StuckJobDeleted", "Deleted Job %s: its per-run Secret is missing and its pod never started; a new Job starts", j.Name)
+	p.active, p.w.Status.ActiveJob = nil, nil
+	return p.releaseRunLease(ctx, j.Name)
+}
+
+// imagePullFailing reports a pod that cannot pull its module image, and
+// stops its Job once the grace is over.
+func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image string, w *corev1.ContainerStateWaiting) error {
+	op := jobOp(j)
+	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", j.Name, image, w.Reason, w.Message)
+	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
+	if p.now.Sub(j.CreationTimestamp.Time) < ImagePullGrace {
+		return nil
+	}
+	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {
+		return nil
+	}
+	// The Job fails through its deadline, so that it stays in the history
+	// and counts toward the backoff; the annotation tells bookkeeping why.
+	patch := client.MergeFrom(j.DeepCopy())
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
+	return client.IgnoreNotFound(p.e.Client.Patch(ctx, j, patch))
+}

@@ -1,0 +1,80 @@
+package workspace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"captf.io/captf/pkg/state"
+)
+
+func stateSecret(t testing.TB, suffix string, serial int, rv string) corev1.Secret {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	fmt.Fprintf(zw, `{"version":4,"serial":%d,"lineage":"l","terraform_version":"1.12.6","outputs":{},"resources":[]}`, serial)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: state.SecretName(suffix), ResourceVersion: rv, Labels: map[string]string{state.LabelState: "true"}},
+		Data:       map[string][]byte{state.DataKey: buf.Bytes()},
+	}
+}
+
+// TestDecodeSkipsUnchangedState: a pass whose state Secrets did not change
+// decompresses nothing.
+func TestDecodeSkipsUnchangedState(t *testing.T) {
+	e := &Engine{}
+	suffix := "0123456789abcdef-c"
+	secrets := []corev1.Secret{stateSecret(t, suffix, 1, "10")}
+	for range 5 {
+		st, err := e.decode("uid-1", suffix, secrets)
+		if err != nil || st.Serial != 1 {
+			t.Fatalf("decode = %v, %v", st, err)
+		}
+	}
+	if n := e.Decodes(); n != 1 {
+		t.Errorf("%d decompressions for 5 passes over an unchanged state, want 1", n)
+	}
+	changed := []corev1.Secret{stateSecret(t, suffix, 2, "11")}
+	if st, _ := e.decode("uid-1", suffix, changed); st.Serial != 2 || e.Decodes() != 2 {
+		t.Errorf("a changed state read serial %d after %d decompressions, want serial 2 after 2", st.Serial, e.Decodes())
+	}
+	if _, _ = e.decode("uid-2", suffix, changed); e.Decodes() != 3 {
+		t.Error("another object reused the first one's state")
+	}
+}
+
+// BenchmarkObserveUnchangedState times the state step of a pass over an
+// unchanged state and, in every iteration, the decompression it avoids
+// (the baseline); it reports their ratio (the target is far below 1) and
+// the decompressions per pass (the target is 0).
+func BenchmarkObserveUnchangedState(b *testing.B) {
+	suffix := "0123456789abcdef-c"
+	secrets := []corev1.Secret{stateSecret(b, suffix, 1, "10")}
+	e := &Engine{}
+	if _, err := e.decode("uid", suffix, secrets); err != nil {
+		b.Fatal(err)
+	}
+	before := e.Decodes()
+	var pass, baseline time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := e.decode("uid", suffix, secrets); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := state.Decode(suffix, secrets); err != nil {
+			b.Fatal(err)
+		}
+		pass, baseline = pass+mid.Sub(start), baseline+time.Since(mid)
+	}
+	b.ReportMetric(float64(pass)/float64(baseline), "pass/decode")
+	b.ReportMetric(float64(e.Decodes()-before)/float64(b.N), "decodes/pass")
+}

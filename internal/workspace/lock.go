@@ -1,0 +1,106 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/pkg/state"
+)
+
+// LockInfoAnnotation is where the kubernetes backend records who holds
+// the state lock.
+const LockInfoAnnotation = "app.terraform.io/lock-info"
+
+// lockInfo is the backend's lock record.
+type lockInfo struct {
+	ID        string `json:"ID"`
+	Operation string `json:"Operation"`
+	Who       string `json:"Who"`
+	Created   string `json:"Created"`
+}
+
+// heldLock is a state lock found while no Job of the object runs.
+type heldLock struct {
+	id   string
+	info lockInfo
+	// pod is the pod the lock names as its holder ("" when the holder is
+	// not one of this object's Jobs).
+	pod string
+}
+
+// podOfHolder returns the pod name in a lock's Who (user@hostname) when the
+// hostname is a pod of one of the object's Jobs: its Job name pattern,
+// "-" and 5 characters.
+func podOfHolder(who, kind, name string) string {
+	host := who[strings.LastIndex(who, "@")+1:]
+	if jobs.PodPattern(jobs.KindShort(kind), name).MatchString(host) {
+		return host
+	}
+	return ""
+}
+
+// readLock reads the state lock Lease live: nil when nobody holds it.
+func (p *pass) readLock(ctx context.Context) (*heldLock, error) {
+	lease := &coordinationv1.Lease{}
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: state.LockLeaseName(p.suffix())}, lease)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	raw := lease.Annotations[LockInfoAnnotation]
+	if holder == "" && raw == "" {
+		return nil, nil
+	}
+	l := &heldLock{id: holder}
+	if json.Unmarshal([]byte(raw), &l.info) == nil {
+		if l.info.ID != "" {
+			l.id = l.info.ID
+		}
+		l.pod = podOfHolder(l.info.Who, p.role.Kind(), p.obj.GetName())
+	}
+	return l, nil
+}
+
+// checkLock runs while no Job of the object is active: a lock left by one
+// of its own Jobs whose pod is gone or finished is stale and handed to the
+// next Job to force-unlock; any other holder is reported as StateLocked
+// (Jobs still start and wait lockTimeoutSeconds for it).
+func (p *pass) checkLock(ctx context.Context) error {
+	p.forceUnlock = ""
+	l, err := p.readLock(ctx)
+	if err != nil || l == nil {
+		return err
+	}
+	if l.pod != "" {
+		pod := &corev1.Pod{}
+		err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: l.pod}, pod)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return err
+		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+			return nil // its holder is alive
+		}
+		p.forceUnlock = l.id
+		return nil
+	}
+	p.set(metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.StateLockedReason,
+		Message: fmt.Sprintf("The state lock is held by %q (operation %q, since %s), which is not one of this object's Jobs; CAPTF never unlocks it (see the stale-lock runbook)",
+			l.info.Who, l.info.Operation, l.info.Created)})
+	p.stateLocked = true
+	return nil
+}

@@ -1,0 +1,85 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/state"
+)
+
+// SlotRequeue is how soon a Job waiting for a slot looks again (plus up to
+// 10% jitter).
+const SlotRequeue = 15 * time.Second
+
+// backgroundShare is the share of a limit that refresh and drift Jobs may
+// fill: the rest is kept for applies, destroys, plans and restores.
+const backgroundShare = 0.8
+
+// slotLimit is one Job limit; 0 means no cap.
+type slotLimit struct {
+	scope   string
+	limit   int
+	running int
+}
+
+// full reports whether a Job of op may not start under l.
+func (l slotLimit) full(op Operation) bool {
+	if l.limit <= 0 {
+		return false
+	}
+	if op == OpRefresh || op == OpDrift {
+		return float64(l.running) >= backgroundShare*float64(l.limit)
+	}
+	return l.running >= l.limit
+}
+
+// jobSlot checks the manager-wide and the per-cluster Job limits from the
+// Job cache (soft limits: no lock, they may overshoot by a few). It
+// returns a message when op must wait.
+func (p *pass) jobSlot(ctx context.Context, op Operation) (string, error) {
+	o := p.e.Options
+	perCluster := o.ClusterMaxActiveJobs
+	if tc := p.owner.Infra; tc != nil && tc.Spec.MaxActiveJobs != nil {
+		perCluster = int(*tc.Spec.MaxActiveJobs)
+	}
+	if o.MaxActiveJobs <= 0 && perCluster <= 0 {
+		return "", nil
+	}
+	var list batchv1.JobList
+	if err := p.e.Client.List(ctx, &list, client.MatchingLabels{infrav1.ManagedLabel: "true"}); err != nil {
+		return "", err
+	}
+	clusterLabel := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)[state.LabelClusterName]
+	all := slotLimit{scope: "the manager (--max-active-jobs)", limit: o.MaxActiveJobs}
+	cluster := slotLimit{scope: "cluster " + p.owner.ClusterName + " (spec.maxActiveJobs or --cluster-max-active-jobs)", limit: perCluster}
+	for i := range list.Items {
+		j := &list.Items[i]
+		if finished, _, _, _ := jobFinished(j); finished {
+			continue
+		}
+		all.running++
+		if j.Namespace == p.obj.GetNamespace() && j.Labels[infrav1.ClusterNameLabel] == clusterLabel {
+			cluster.running++
+		}
+	}
+	for _, l := range []slotLimit{all, cluster} {
+		if l.full(op) {
+			return fmt.Sprintf("%d Jobs run for %s, whose limit is %d; the %s Job starts when one finishes", l.running, l.scope, l.limit, op), nil
+		}
+	}
+	return "", nil
+}
+
+// slotRequeue is SlotRequeue plus a jitter of up to 10% from the UID.
+func slotRequeue(uid string) time.Duration {
+	sum := sha256.Sum256([]byte(uid))
+	frac := float64(binary.BigEndian.Uint64(sum[:8])) / float64(^uint64(0))
+	return SlotRequeue + time.Duration(frac*0.1*float64(SlotRequeue))
+}
