@@ -4,18 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -137,54 +133,34 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 	if chunks > state.MaxChunks {
 		return nil, fmt.Errorf("the state needs %d Secrets, more than %d", chunks, state.MaxChunks)
 	}
-	sum := sha256.Sum256(payload)
-	digest := hex.EncodeToString(sum[:])
-	base := fmt.Sprintf("captf-state-backup-%s-%d", b.suffix, head.Serial)
-	if exists, err := differentSet(ctx, c, b.namespace, base, digest); err != nil {
+	pieces := make([][]byte, 0, chunks)
+	for i := range chunks {
+		pieces = append(pieces, payload[i*state.ChunkSize:min((i+1)*state.ChunkSize, len(payload))])
+	}
+	spec := state.BackupSpec{Suffix: b.suffix, Namespace: b.namespace, Serial: head.Serial, Lineage: head.Lineage,
+		Chunks: pieces, Resources: countManaged(raw), Labels: b.labels, TakenAt: time.Now(), Origin: backupOriginErrored}
+	spec.SourceJob, _ = os.Hostname()
+	digest := state.BackupDigest(pieces)
+	if exists, err := differentSet(ctx, c, b.namespace, state.BackupSetName(b.suffix, head.Serial), digest); err != nil {
 		return nil, err
 	} else if exists {
-		base += "-" + digest[:8]
+		spec.Disambiguate = true
 	}
-	resources := strconv.Itoa(countManaged(raw))
+	set := state.NewBackupSet(spec)
+	base := set[0].Name
 	// The base Secret is written last: a set whose base exists is complete.
-	for i := chunks - 1; i >= 0; i-- {
-		part := payload[i*state.ChunkSize : min((i+1)*state.ChunkSize, len(payload))]
-		name := base
-		if i > 0 {
-			name = fmt.Sprintf("%s-part-%d", base, i)
-		}
-		sec := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: b.namespace, Labels: map[string]string{}, Annotations: map[string]string{
-				infrav1.StateBackupSerialAnnotation:    strconv.FormatInt(head.Serial, 10),
-				infrav1.StateBackupLineageAnnotation:   head.Lineage,
-				infrav1.StateBackupTakenAtAnnotation:   time.Now().UTC().Format(time.RFC3339),
-				infrav1.StateBackupDigestAnnotation:    digest,
-				infrav1.StateBackupResourcesAnnotation: resources,
-				infrav1.StateBackupSetAnnotation:       base,
-				infrav1.StateBackupChunkAnnotation:     strconv.Itoa(i),
-				infrav1.StateBackupChunksAnnotation:    strconv.Itoa(chunks),
-				infrav1.StateBackupOriginAnnotation:    backupOriginErrored,
-			}},
-			Type: corev1.SecretTypeOpaque,
-			Data: map[string][]byte{state.DataKey: part},
-		}
-		if job, _ := os.Hostname(); job != "" {
-			sec.Annotations[infrav1.StateBackupSourceJobAnnotation] = job
-		}
-		for k, v := range b.labels {
-			sec.Labels[k] = v
-		}
-		sec.Labels[infrav1.StateBackupLabel], sec.Labels[infrav1.StateBackupSuffixLabel] = "true", b.suffix
+	for i := len(set) - 1; i >= 0; i-- {
+		sec := &set[i]
 		_, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			// A retried rescue finds its own pieces; anything else is not ours.
-			if other, _ := differentSet(ctx, c, b.namespace, name, digest); other {
-				return nil, fmt.Errorf("saving %s: a different backup holds the name", name)
+			if other, _ := differentSet(ctx, c, b.namespace, sec.Name, digest); other {
+				return nil, fmt.Errorf("saving %s: a different backup holds the name", sec.Name)
 			}
 			err = nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("saving %s: %w", name, err)
+			return nil, fmt.Errorf("saving %s: %w", sec.Name, err)
 		}
 	}
 	return &Rescue{Backup: base, Serial: head.Serial, Chunks: chunks}, nil

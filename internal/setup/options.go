@@ -33,6 +33,7 @@ type Options struct {
 
 	DriftDefaultInterval   time.Duration
 	MaxActiveJobs          int
+	StateBackups           int
 	ClusterMaxActiveJobs   int
 	RunnerEvents           bool
 	RunnerImage            string
@@ -70,6 +71,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.DriftDefaultInterval, "drift-default-interval", 30*time.Minute, "Drift interval of objects that set none (a pool whose interval is 0 uses it too).")
 	fs.IntVar(&o.MaxActiveJobs, "max-active-jobs", 200, "Most Jobs running at once across the manager; 0 means no cap.")
 	fs.IntVar(&o.ClusterMaxActiveJobs, "cluster-max-active-jobs", 20, "Most Jobs running at once for one cluster (its TerraformCluster, machines and pools) unless its spec.maxActiveJobs says otherwise; 0 means no cap.")
+	fs.IntVar(&o.StateBackups, "state-backups", 5, "State backup sets kept per object; 0 takes none (existing ones stay restorable).")
 	fs.BoolVar(&o.RunnerEvents, "runner-events", true, "Let the runner post progress events on the object (needs events.k8s.io create in the runner's role).")
 	fs.StringVar(&o.RunnerImage, "runner-image", os.Getenv("CAPTF_MANAGER_IMAGE"), "Image of the Jobs' init container that supplies /runner (default $CAPTF_MANAGER_IMAGE).")
 	fs.IntVar(&o.ClusterConcurrency, "terraformcluster-concurrency", 10, "TerraformClusters reconciled at once.")
@@ -85,6 +87,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port must be a port number, got %d", o.WebhookPort))
+	}
+	if o.StateBackups < 0 {
+		errs = append(errs, fmt.Errorf("--state-backups must not be negative, got %d; 0 takes no backups", o.StateBackups))
 	}
 	if o.MaxActiveJobs < 0 || o.ClusterMaxActiveJobs < 0 {
 		errs = append(errs, fmt.Errorf("--max-active-jobs (%d) and --cluster-max-active-jobs (%d) must not be negative; 0 means no cap", o.MaxActiveJobs, o.ClusterMaxActiveJobs))

@@ -25,7 +25,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), InputsHash: p.inputs.hash,
+		EverApplied: p.everApplied(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Schedule: Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,

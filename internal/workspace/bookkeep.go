@@ -125,6 +125,18 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			p.w.Status.LastRefresh = &metav1.Time{Time: j.Status.CompletionTime.Time}
 		case OpDrift:
 			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
+		case OpRestore:
+			if _, err := records.ClearMayHaveApplied(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
+				return err
+			}
+			if err := p.adopt(ctx, j.Annotations[infrav1.InputsHashAnnotation], true); err != nil {
+				return err
+			}
+		}
+	}
+	if o.op == OpRestore {
+		if err := p.finishRestore(o); err != nil {
+			return err
 		}
 	}
 	if o.op == OpApply && !o.succeeded && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {

@@ -155,12 +155,13 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	if _, err := records.MarkApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
-	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation])
+	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation], false)
 }
 
 // adopt sets hash on the base state Secret (optimistic lock) and owns
-// every chunk, read live.
-func (p *pass) adopt(ctx context.Context, hash string) error {
+// every chunk, read live. exact (a restore) also removes the hash when
+// hash is "": the restored state's inputs are unknown.
+func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 	suffix := p.suffix()
 	var list corev1.SecretList
 	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
@@ -171,12 +172,15 @@ func (p *pass) adopt(ctx context.Context, hash string) error {
 		s := &list.Items[i]
 		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		changed := false
-		if s.Name == state.SecretName(suffix) && hash != "" && s.Annotations[infrav1.InputsHashAnnotation] != hash {
+		if s.Name == state.SecretName(suffix) && (hash != "" || exact) && s.Annotations[infrav1.InputsHashAnnotation] != hash {
 			if s.Annotations == nil {
 				s.Annotations = map[string]string{}
 			}
 			s.Annotations[infrav1.InputsHashAnnotation] = hash
-			changed, adopted = true, true
+			if hash == "" {
+				delete(s.Annotations, infrav1.InputsHashAnnotation)
+			}
+			changed, adopted = true, hash != ""
 		}
 		if !hasOwner(s, p.obj) {
 			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))

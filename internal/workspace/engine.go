@@ -30,6 +30,9 @@ type Options struct {
 	DriftDefault time.Duration
 	// RunnerEvents passes the event flags to the runner (--runner-events).
 	RunnerEvents bool
+	// StateBackups is how many backup sets are kept per object
+	// (--state-backups); 0 takes none.
+	StateBackups int
 	// MaxActiveJobs caps the running Jobs of the manager, and
 	// ClusterMaxActiveJobs those of one cluster (its TerraformCluster,
 	// machines and pools) unless its spec.maxActiveJobs says otherwise; 0
@@ -117,6 +120,9 @@ type pass struct {
 	released    bool
 	forceUnlock string
 	stateLocked bool
+	// restore is the backup a restore request names (nil: none due).
+	restore       *state.Backup
+	backupSecrets []corev1.Secret
 
 	conds  []metav1.Condition
 	events []event
@@ -194,11 +200,19 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.loadRecords(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.observeState(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
+	// A running Job may be writing the state: it is read once the Job is
+	// bookkept.
 	if p.active == nil {
+		if err := p.observeState(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
 		if err := p.checkLock(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := p.backUp(ctx, deleting); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := p.restoreRequest(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,10 @@ type runInputs struct {
 
 // inputsFor picks what the Job of op renders and runs.
 func (p *pass) inputsFor(op Operation) (runInputs, string) {
+	if op == OpRestore {
+		return runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.restore.InputsHash,
+			image: pinned(p.inputs.applied, p.inputs.applied, p.w.Source.Image), identity: p.creds.Identity, identityKind: p.creds.Kind}, ""
+	}
 	if op == OpApply || op == OpPlan {
 		if p.inputs.hash == "" {
 			return runInputs{}, "the current inputs cannot be built"
@@ -155,9 +160,19 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if op != OpApply && op != OpPlan && op != OpRestore {
 		spec.InputsHash = ""
 	}
+	if op == OpRestore {
+		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
+	}
 	job, secret, err := jobs.Build(spec)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if op == OpRestore {
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
+		job.Annotations[infrav1.InputsHashAnnotation] = p.restore.InputsHash
 	}
 	secret.Data = map[string][]byte{records.MainFile: in.mainTF, records.TfvarsFile: in.tfvars}
 	if err := p.createJob(ctx, job, secret); err != nil {
@@ -226,6 +241,8 @@ func (p *pass) tick(op Operation) string {
 		if t := p.w.Status.LastDriftCheck; t != nil {
 			return t.UTC().Format(time.RFC3339)
 		}
+	case OpRestore:
+		return "restore/" + p.restore.Name
 	}
 	return ""
 }

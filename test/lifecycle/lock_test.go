@@ -52,7 +52,7 @@ func TestStateLocks(t *testing.T) {
 	w.waitProvisioned(tc)
 
 	w.lockState(state.KindCluster, tc.Name, "4a1f-foreign", "alice@laptop")
-	w.update(tc, func(o client.Object) { o.SetAnnotations(map[string]string{"poke": "1"}) })
+	w.annotate(tc, "poke", "1")
 	w.eventually(time.Minute, "StateLocked reported", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.StateReadableCondition)

@@ -141,6 +141,19 @@ func (w *world) update(obj client.Object, change func(client.Object)) {
 	}
 }
 
+// annotate adds an annotation to obj, keeping the others.
+func (w *world) annotate(obj client.Object, key, value string) {
+	w.t.Helper()
+	w.update(obj, func(o client.Object) {
+		ann := o.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[key] = value
+		o.SetAnnotations(ann)
+	})
+}
+
 // wantConditions checks condition reasons.
 func wantConditions(t *testing.T, obj client.Object, want map[string]string) {
 	t.Helper()

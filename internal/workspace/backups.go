@@ -1,0 +1,138 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/state"
+)
+
+// maxListedBackups bounds status.stateBackups.
+const maxListedBackups = 16
+
+// listBackups reads the object's backup sets, live, newest first.
+func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
+	var list corev1.SecretList
+	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
+		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}); err != nil {
+		return nil, fmt.Errorf("listing the state backups: %w", err)
+	}
+	p.backupSecrets = list.Items
+	return state.Backups(list.Items), nil
+}
+
+// backUp copies a state serial the object has not backed up yet into a
+// backup set, prunes the sets beyond --state-backups, and lists the
+// complete sets in the status. It runs when the serial read differs from
+// the one the status had, so an unchanged state costs nothing.
+func (p *pass) backUp(ctx context.Context, deleting bool) error {
+	prev := p.role.View(p.before).Status
+	if p.st == nil || p.st.Serial < 1 || deleting || (prev.ObservedStateSerial == p.st.Serial && len(prev.StateBackups) > 0) {
+		return nil
+	}
+	sets, err := p.listBackups(ctx)
+	if err != nil {
+		return err
+	}
+	if p.e.Options.StateBackups > 0 {
+		if sets, err = p.takeBackup(ctx, sets); err != nil {
+			return err
+		}
+	}
+	p.listInStatus(sets)
+	return nil
+}
+
+func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
+	chunks := make([][]byte, 0, len(p.st.Secrets))
+	byName := map[string]*corev1.Secret{}
+	for i := range p.stSecrets {
+		byName[p.stSecrets[i].Name] = &p.stSecrets[i]
+	}
+	for _, ref := range p.st.Secrets {
+		if s := byName[ref.Name]; s != nil {
+			chunks = append(chunks, s.Data[state.DataKey])
+		}
+	}
+	digest := state.BackupDigest(chunks)
+	disambiguate := false
+	for _, b := range sets {
+		if b.Serial != p.st.Serial {
+			continue
+		}
+		if b.Digest == digest {
+			return sets, nil // already backed up (a restore writes a known serial)
+		}
+		disambiguate = disambiguate || b.Name == state.BackupSetName(p.suffix(), p.st.Serial)
+	}
+	spec := state.BackupSpec{Suffix: p.suffix(), Namespace: p.obj.GetNamespace(), Serial: p.st.Serial, Lineage: p.st.Lineage,
+		Chunks: chunks, Resources: p.st.ManagedResources, InputsHash: p.stateInputsHash(),
+		Labels: state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName), TakenAt: p.now, Disambiguate: disambiguate}
+	if lr := p.w.Status.LastRun; lr != nil {
+		spec.SourceJob = lr.Job
+	}
+	set := state.NewBackupSet(spec)
+	owner := records.OwnerReference(p.obj, p.role.Kind())
+	for i := len(set) - 1; i >= 0; i-- {
+		set[i].OwnerReferences = []metav1.OwnerReference{owner}
+		if err := p.e.Client.Create(ctx, &set[i]); err != nil && !apierrors.IsAlreadyExists(err) {
+			return sets, fmt.Errorf("writing state backup %s: %w", set[i].Name, err)
+		}
+	}
+	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.st.Serial, set[0].Name, len(set))
+	sets, err := p.listBackups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.pruneBackups(ctx, sets)
+}
+
+// pruneBackups keeps --state-backups complete sets (a set a restore
+// request names is kept and not counted) and deletes incomplete sets but
+// the newest one, which may still be being written.
+func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
+	pinned := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
+	var left []state.Backup
+	kept := 0
+	for i, b := range sets {
+		switch {
+		case strconv.FormatInt(b.Serial, 10) == pinned,
+			b.Complete && kept < p.e.Options.StateBackups,
+			!b.Complete && i == 0:
+			if b.Complete && strconv.FormatInt(b.Serial, 10) != pinned {
+				kept++
+			}
+			left = append(left, b)
+			continue
+		}
+		for _, name := range b.Chunks {
+			if name == "" {
+				continue
+			}
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name}}
+			if err := p.e.Client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("pruning state backup %s: %w", name, err)
+			}
+		}
+	}
+	return left, nil
+}
+
+// listInStatus sets status.stateBackups to the complete sets, newest first.
+func (p *pass) listInStatus(sets []state.Backup) {
+	p.w.Status.StateBackups = nil
+	for _, b := range sets {
+		if !b.Complete || len(p.w.Status.StateBackups) == maxListedBackups {
+			continue
+		}
+		p.w.Status.StateBackups = append(p.w.Status.StateBackups, infrav1.StateBackup{Serial: b.Serial, TakenAt: metav1.NewTime(b.TakenAt), Bytes: b.Bytes})
+	}
+}

@@ -1,0 +1,74 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// restoreRoot and restoreTfvars are a restore's inputs: the backend alone.
+var (
+	restoreRoot   = []byte(`{"terraform":{"backend":{"kubernetes":{}}}}` + "\n")
+	restoreTfvars = []byte("{}\n")
+)
+
+// restoreRequest reads captf.io/restore-state: the complete backup to
+// restore, or nothing. A request for a serial without a complete backup
+// is reported and starts nothing; a serial already consumed (restored or
+// failed) is never tried again.
+func (p *pass) restoreRequest(ctx context.Context) error {
+	p.restore = nil
+	value, ok := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
+	if !ok {
+		return nil
+	}
+	notFound := func(format string, args ...any) {
+		p.set(metav1.Condition{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.RestoreBackupNotFoundReason,
+			Message: fmt.Sprintf(format, args...)})
+	}
+	serial, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || serial < 1 {
+		notFound("%s=%q is not a state serial; set it to one of status.stateBackups[].serial", infrav1.RestoreStateAnnotation, value)
+		return nil
+	}
+	if serial == p.w.Status.LastRestoredSerial {
+		return nil
+	}
+	sets, err := p.listBackups(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range sets {
+		if sets[i].Serial == serial && sets[i].Complete {
+			p.restore = &sets[i]
+			return nil
+		}
+	}
+	notFound("No complete state backup has serial %d; status.stateBackups lists the ones that can be restored", serial)
+	return nil
+}
+
+// finishRestore is the bookkeeping of a restore Job: its serial is
+// consumed either way; a success removes the request and adopts the state
+// with the backup's inputs hash (none when the backup had none).
+func (p *pass) finishRestore(o outcome) error {
+	serial, _ := strconv.ParseInt(o.job.Annotations[infrav1.RestoreStateAnnotation], 10, 64)
+	if serial > 0 {
+		p.w.Status.LastRestoredSerial = serial
+	}
+	if !o.succeeded {
+		p.eventf("Warning", "StateRestoreFailed", "Job %s could not restore state serial %d; it is not retried for this serial (see the state-restore runbook)", o.job.Name, serial)
+		return nil
+	}
+	if ann := p.obj.GetAnnotations(); ann[infrav1.RestoreStateAnnotation] == strconv.FormatInt(serial, 10) {
+		delete(ann, infrav1.RestoreStateAnnotation)
+		p.obj.SetAnnotations(ann)
+		p.specChanged = true
+	}
+	p.eventf("Normal", "StateRestored", "Job %s restored state serial %d", o.job.Name, serial)
+	return nil
+}
