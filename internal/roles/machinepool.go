@@ -42,6 +42,8 @@ func (MachinePool) View(obj client.Object) Workload {
 	if tmp.Spec.Drift != nil {
 		w.DriftInterval = tmp.Spec.Drift.IntervalSeconds
 	}
+	prov := tmp.Status.Initialization.Provisioned
+	w.MembershipConverging = prov != nil && *prov && tmp.Status.Replicas != nil && int(*tmp.Status.Replicas) != len(tmp.Spec.ProviderIDList)
 	return w
 }
 

@@ -1,6 +1,7 @@
 package roles
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -170,4 +171,21 @@ func (MachinePool) Apply(obj client.Object, c Contract) Applied {
 		tmp.Status.Instances = pc.Instances
 	}
 	return a
+}
+
+// After implements Role: a cluster's endpoint is written while reading
+// its state; nothing more.
+func (Cluster) After(context.Context, client.Client, client.Object, Owner) ([]metav1.Condition, [][3]string, error) {
+	return nil, nil, nil
+}
+
+// After implements Role.
+func (Machine) After(context.Context, client.Client, client.Object, Owner) ([]metav1.Condition, [][3]string, error) {
+	return nil, nil, nil
+}
+
+// After implements Role: the autoscaling write-back.
+func (MachinePool) After(ctx context.Context, c client.Client, obj client.Object, o Owner) ([]metav1.Condition, [][3]string, error) {
+	as, err := SyncAutoscaling(ctx, c, obj.(*infrav1.TerraformMachinePool), o)
+	return []metav1.Condition{as.Condition}, as.Events, err
 }

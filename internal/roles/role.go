@@ -27,6 +27,9 @@ type Workload struct {
 	// DriftInterval is the object's own spec.drift.intervalSeconds (nil:
 	// unset).
 	DriftInterval *int32
+	// MembershipConverging: a provisioned pool's provider ID list does not
+	// match its observed replicas yet.
+	MembershipConverging bool
 	// Status points at the object's status.
 	Status *infrav1.WorkspaceStatus
 }
@@ -100,6 +103,10 @@ type Role interface {
 	// that the manager writes once (endpoint, provider IDs). It returns the
 	// names of spec fields it changed and event notes to emit.
 	Apply(obj client.Object, c Contract) Applied
+	// After is the kind's after-step on its Cluster API owner, once the
+	// state was read (never paused, deleting or on a mismatched owner): it
+	// returns conditions to set and events (type, reason, note).
+	After(ctx context.Context, c client.Client, obj client.Object, o Owner) ([]metav1.Condition, [][3]string, error)
 }
 
 // Applied says what Role.Apply changed.

@@ -55,6 +55,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 		s.Schedule.LastDriftCheck = t.Time
 	}
 	s.Schedule.HealthPending = int(p.w.Status.PendingRefreshes)
+	s.Schedule.MembershipConverging = p.role.View(p.obj).MembershipConverging
 	s.Schedule.RefreshAfterApplyDue = p.refreshAfterApplyDue(s.Schedule.LastSuccessfulApply)
 	return s
 }

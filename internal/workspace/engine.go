@@ -215,6 +215,18 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		if err := p.restoreRequest(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
+		if p.st != nil && !deleting && !p.owner.Mismatch {
+			conds, events, err := p.role.After(ctx, p.e.Client, p.obj, p.owner)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			for _, c := range conds {
+				p.set(c)
+			}
+			for _, ev := range events {
+				p.eventf(ev[0], ev[1], "%s", ev[2])
+			}
+		}
 	}
 	if !deleting {
 		if err := p.buildInputs(ctx); err != nil {
