@@ -100,7 +100,8 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	engine := &workspace.Engine{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
 		Options: workspace.Options{RunnerImage: o.RunnerImage, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
-			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups},
+			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
+			ClusterOperationGate: o.ClusterOperationGate},
 	}
 	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency}); err != nil {
 		return nil, fmt.Errorf("setting up the workload controllers: %w", err)

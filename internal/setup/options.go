@@ -34,6 +34,7 @@ type Options struct {
 	DriftDefaultInterval   time.Duration
 	MaxActiveJobs          int
 	StateBackups           int
+	ClusterOperationGate   bool
 	ClusterMaxActiveJobs   int
 	RunnerEvents           bool
 	RunnerImage            string
@@ -71,6 +72,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.DriftDefaultInterval, "drift-default-interval", 30*time.Minute, "Drift interval of objects that set none (a pool whose interval is 0 uses it too).")
 	fs.IntVar(&o.MaxActiveJobs, "max-active-jobs", 200, "Most Jobs running at once across the manager; 0 means no cap.")
 	fs.IntVar(&o.ClusterMaxActiveJobs, "cluster-max-active-jobs", 20, "Most Jobs running at once for one cluster (its TerraformCluster, machines and pools) unless its spec.maxActiveJobs says otherwise; 0 means no cap.")
+	fs.BoolVar(&o.ClusterOperationGate, "cluster-operation-gate", true, "Keep a TerraformCluster's apply, destroy and restore from overlapping its machines' and pools' (a per-Cluster write Lease).")
 	fs.IntVar(&o.StateBackups, "state-backups", 5, "State backup sets kept per object; 0 takes none (existing ones stay restorable).")
 	fs.BoolVar(&o.RunnerEvents, "runner-events", true, "Let the runner post progress events on the object (needs events.k8s.io create in the runner's role).")
 	fs.StringVar(&o.RunnerImage, "runner-image", os.Getenv("CAPTF_MANAGER_IMAGE"), "Image of the Jobs' init container that supplies /runner (default $CAPTF_MANAGER_IMAGE).")

@@ -61,11 +61,17 @@ func (p *pass) cleanup(ctx context.Context) error {
 		client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return fmt.Errorf("deleting the state Secrets: %w", err)
 	}
-	for _, name := range []string{state.LockLeaseName(suffix), runLeaseName(suffix)} {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		if err := p.e.Client.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Lease %s: %w", name, err)
-		}
+	// The state lock, the run lease and (a cluster's) cluster lease carry
+	// the object's owner labels.
+	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
+	if err := p.e.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(ns), client.MatchingLabels{
+		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
+	}); err != nil {
+		return fmt.Errorf("deleting the object's Leases: %w", err)
+	}
+	lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
+	if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
 	}
 	if err := records.Delete(ctx, p.e.Client, ns, p.role.Kind(), p.obj.GetName()); err != nil {
 		return fmt.Errorf("deleting the input records: %w", err)

@@ -30,6 +30,9 @@ type Options struct {
 	DriftDefault time.Duration
 	// RunnerEvents passes the event flags to the runner (--runner-events).
 	RunnerEvents bool
+	// ClusterOperationGate keeps a cluster's apply, destroy and restore
+	// from overlapping its machines' and pools' (--cluster-operation-gate).
+	ClusterOperationGate bool
 	// StateBackups is how many backup sets are kept per object
 	// (--state-backups); 0 takes none.
 	StateBackups int

@@ -28,7 +28,11 @@ func runLeaseName(suffix string) string { return "captf-run-" + suffix }
 // when the holder Job finished or is gone past the grace, or past the
 // backstop. Reads are live; a concurrent writer makes this pass wait.
 func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation) (bool, string, error) {
-	name := runLeaseName(p.suffix())
+	return p.acquireLease(ctx, runLeaseName(p.suffix()), "run", jobName, op)
+}
+
+// acquireLease takes the Lease name (kind run or cluster) for jobName.
+func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op Operation) (bool, string, error) {
 	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
 	now := metav1.NewMicroTime(p.now)
 	backstop := int32(p.eff.Policy.ActiveDeadlineSeconds + 600 + 300)
@@ -36,7 +40,7 @@ func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation
 	err := p.e.APIReader.Get(ctx, key, lease)
 	if apierrors.IsNotFound(err) {
 		labels := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-		labels[infrav1.LeaseLabel] = "run"
+		labels[infrav1.LeaseLabel] = kind
 		lease = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: name, Labels: labels,
 				Annotations: map[string]string{infrav1.LeaseOperationAnnotation: string(op), infrav1.LeaseAcquiredAtAnnotation: p.now.UTC().Format(time.RFC3339)}},
@@ -44,7 +48,7 @@ func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation
 		}
 		if err := p.e.Client.Create(ctx, lease); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return false, "another manager took the run lease first", nil
+				return false, "another manager took the " + kind + " lease first", nil
 			}
 			return false, "", err
 		}
@@ -56,7 +60,7 @@ func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation
 	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
 	if holder != "" && holder != jobName {
 		if free, err := p.leaseFree(ctx, lease, holder); err != nil || !free {
-			return false, fmt.Sprintf("Job %s holds the run lease %s", holder, name), err
+			return false, fmt.Sprintf("Job %s holds the %s lease %s", holder, kind, name), err
 		}
 	}
 	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = ptr.To(jobName), ptr.To(backstop)
@@ -68,7 +72,7 @@ func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation
 	lease.Annotations[infrav1.LeaseAcquiredAtAnnotation] = p.now.UTC().Format(time.RFC3339)
 	if err := p.e.Client.Update(ctx, lease); err != nil {
 		if apierrors.IsConflict(err) {
-			return false, "another manager took the run lease first", nil
+			return false, "another manager took the " + kind + " lease first", nil
 		}
 		return false, "", err
 	}
@@ -99,8 +103,19 @@ func (p *pass) leaseFree(ctx context.Context, lease *coordinationv1.Lease, holde
 // releaseRunLease frees the run lease when jobName holds it, with a
 // precondition on what was read.
 func (p *pass) releaseRunLease(ctx context.Context, jobName string) error {
+	if err := p.releaseLease(ctx, runLeaseName(p.suffix()), jobName); err != nil {
+		return err
+	}
+	if p.owner.ClusterName != "" {
+		return p.releaseLease(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), jobName)
+	}
+	return nil
+}
+
+// releaseLease frees the Lease name when jobName holds it.
+func (p *pass) releaseLease(ctx context.Context, name, jobName string) error {
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: runLeaseName(p.suffix())}
+	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
 	if err := p.e.APIReader.Get(ctx, key, lease); err != nil {
 		return client.IgnoreNotFound(err)
 	}
@@ -109,7 +124,7 @@ func (p *pass) releaseRunLease(ctx context.Context, jobName string) error {
 	}
 	err := p.e.Client.Delete(ctx, lease, client.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("releasing run lease %s: %w", key.Name, err)
+		return fmt.Errorf("releasing Lease %s: %w", key.Name, err)
 	}
 	return nil
 }

@@ -150,6 +150,13 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		p.waitEvent(infrav1.WaitingForRunLeaseReason, why)
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, GateRequeue)
 	}
+	if reason, why, err := p.gate(ctx, name, op); err != nil || reason != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		p.waitEvent(reason, why)
+		return p.waitOn(op, metav1.ConditionUnknown, reason, why, GateRequeue)
+	}
 	spec := jobs.Spec{
 		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(),
 		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -159,4 +160,37 @@ func TestJobSlots(t *testing.T) {
 	if waits != 1 {
 		t.Errorf("%d WaitingForJobSlot events for one wait, want 1", waits)
 	}
+}
+
+// TestClusterOperationGate: a cluster's apply waits while one of its
+// machines applies, then runs.
+func TestClusterOperationGate(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	tm := w.newMachine("slow-0", "slow")
+	w.eventually(time.Minute, "the slow machine's apply runs", func() (bool, error) {
+		w.get(tm)
+		return tm.Status.ActiveJob != nil, nil
+	})
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.244.0.0/16"}
+	})
+	w.eventually(time.Minute, "the cluster waits for the machine", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.WaitingForMachineOperationsReason, nil
+	})
+	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "captf-m-slow-0-apply-") {
+		t.Errorf("WaitingForMachineOperations message %q does not name the machine's Job", c.Message)
+	}
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != 1 {
+		t.Errorf("the cluster started its apply while a machine applied (%d apply Jobs)", n)
+	}
+	w.waitProvisioned(tm)
+	w.eventually(2*time.Minute, "the cluster's apply ran after the machine's", func() (bool, error) {
+		return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
+	})
 }
