@@ -134,6 +134,7 @@ func (p *pass) patchStatus(ctx context.Context) error {
 	r := ready(st.Conditions, p.readyInputs())
 	r.ObservedGeneration = gen
 	meta.SetStatusCondition(&st.Conditions, r)
+	p.events = append(p.events, transitionEvents(p.role.View(p.before).Status.Conditions, st.Conditions)...)
 	st.ObservedGeneration = gen
 	data, err := client.MergeFrom(p.before).Data(p.obj)
 	if err != nil {
