@@ -37,7 +37,8 @@ func (Cluster) View(obj client.Object) Workload {
 	tc := obj.(*infrav1.TerraformCluster)
 	w := Workload{Object: tc, Source: tc.Spec.Source, IdentityRef: tc.Spec.IdentityRef, Jobs: tc.Spec.Jobs,
 		Variables: tc.Spec.Variables, VariablesFrom: tc.Spec.VariablesFrom, DeletionPolicy: tc.Spec.DeletionPolicy,
-		Status: &tc.Status.WorkspaceStatus}
+		AdoptRetainedState: tc.Spec.AdoptRetainedState != nil && *tc.Spec.AdoptRetainedState,
+		Status:             &tc.Status.WorkspaceStatus}
 	if tc.Spec.Drift != nil {
 		w.DriftInterval = tc.Spec.Drift.IntervalSeconds
 	}

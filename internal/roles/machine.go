@@ -39,7 +39,8 @@ func (Machine) View(obj client.Object) Workload {
 	tm := obj.(*infrav1.TerraformMachine)
 	w := Workload{Object: tm, Source: tm.Spec.Source, IdentityRef: tm.Spec.IdentityRef, Jobs: tm.Spec.Jobs,
 		Variables: tm.Spec.Variables, VariablesFrom: tm.Spec.VariablesFrom, DeletionPolicy: tm.Spec.DeletionPolicy,
-		Status: &tm.Status.WorkspaceStatus}
+		AdoptRetainedState: tm.Spec.AdoptRetainedState != nil && *tm.Spec.AdoptRetainedState,
+		Status:             &tm.Status.WorkspaceStatus}
 	if tm.Spec.Drift != nil {
 		w.DriftInterval = tm.Spec.Drift.IntervalSeconds
 	}

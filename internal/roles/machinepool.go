@@ -38,7 +38,8 @@ func (MachinePool) View(obj client.Object) Workload {
 	tmp := obj.(*infrav1.TerraformMachinePool)
 	w := Workload{Object: tmp, Source: tmp.Spec.Source, IdentityRef: tmp.Spec.IdentityRef, Jobs: tmp.Spec.Jobs,
 		Variables: tmp.Spec.Variables, VariablesFrom: tmp.Spec.VariablesFrom, DeletionPolicy: tmp.Spec.DeletionPolicy,
-		Status: &tmp.Status.WorkspaceStatus}
+		AdoptRetainedState: tmp.Spec.AdoptRetainedState != nil && *tmp.Spec.AdoptRetainedState,
+		Status:             &tmp.Status.WorkspaceStatus}
 	if tmp.Spec.Drift != nil {
 		w.DriftInterval = tmp.Spec.Drift.IntervalSeconds
 	}

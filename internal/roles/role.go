@@ -27,6 +27,9 @@ type Workload struct {
 	// DriftInterval is the object's own spec.drift.intervalSeconds (nil:
 	// unset).
 	DriftInterval *int32
+	// AdoptRetainedState: state retained by a deleted object of the same
+	// name becomes this object's.
+	AdoptRetainedState bool
 	// MembershipConverging: a provisioned pool's provider ID list does not
 	// match its observed replicas yet.
 	MembershipConverging bool

@@ -42,7 +42,7 @@ func (p *pass) countDependents(ctx context.Context) error {
 // release cleans up after a successful destroy, or for an object that
 // never applied, then removes the finalizer.
 func (p *pass) release(ctx context.Context, d Decision) error {
-	if err := p.cleanup(ctx); err != nil {
+	if err := p.cleanup(ctx, d.Reason != ReasonHoldsRetainedState); err != nil {
 		return err
 	}
 	if d.Reason == ReasonDestroyed {
@@ -54,27 +54,36 @@ func (p *pass) release(ctx context.Context, d Decision) error {
 // cleanup deletes, in order, the state Secrets (found by label), the
 // state lock, the input records, the run lease, and this object's owner
 // reference on its credentials mirror.
-func (p *pass) cleanup(ctx context.Context) error {
+//
+// An object released on state another object retained (ownState false)
+// touches none of that state, its records or its lock.
+func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	ns := p.obj.GetNamespace()
 	suffix := p.suffix()
-	if err := p.e.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns),
-		client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
-		return fmt.Errorf("deleting the state Secrets: %w", err)
+	if ownState {
+		if err := p.e.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns),
+			client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+			return fmt.Errorf("deleting the state Secrets: %w", err)
+		}
 	}
-	// The state lock, the run lease and (a cluster's) cluster lease carry
-	// the object's owner labels.
+	// The run lease and (a cluster's) cluster lease carry the object's
+	// owner labels and their kind.
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	if err := p.e.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(ns), client.MatchingLabels{
-		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
-	}); err != nil {
-		return fmt.Errorf("deleting the object's Leases: %w", err)
+	for _, kind := range []string{"run", "cluster"} {
+		if err := p.e.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(ns), client.MatchingLabels{
+			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
+		}); err != nil {
+			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
+		}
 	}
-	lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
-	if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
-	}
-	if err := records.Delete(ctx, p.e.Client, ns, p.role.Kind(), p.obj.GetName()); err != nil {
-		return fmt.Errorf("deleting the input records: %w", err)
+	if ownState {
+		lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
+		if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
+		}
+		if err := records.Delete(ctx, p.e.Client, ns, p.role.Kind(), p.obj.GetName()); err != nil {
+			return fmt.Errorf("deleting the input records: %w", err)
+		}
 	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
 		res, err := credentials.ReleaseMirror(ctx, p.e.Client, ns, ref.Name, p.obj)
@@ -86,35 +95,6 @@ func (p *pass) cleanup(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// retain releases the object without a destroy: its state Secrets lose
-// the object's owner reference (so the garbage collector keeps them) and
-// are labelled with the object's UID.
-func (p *pass) retain(ctx context.Context) error {
-	kept := 0
-	for i := range p.stSecrets {
-		s := &p.stSecrets[i]
-		patch := client.MergeFrom(s.DeepCopy())
-		var refs []metav1.OwnerReference
-		for _, r := range s.OwnerReferences {
-			if r.UID != p.obj.GetUID() {
-				refs = append(refs, r)
-			}
-		}
-		s.OwnerReferences = refs
-		if s.Labels == nil {
-			s.Labels = map[string]string{}
-		}
-		s.Labels[infrav1.RetainedFromUIDLabel] = string(p.obj.GetUID())
-		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("retaining state Secret %s: %w", s.Name, err)
-		}
-		kept++
-	}
-	p.eventf(corev1.EventTypeNormal, "InfrastructureRetained",
-		"deletionPolicy Retain: the infrastructure was not destroyed; %d state Secrets are kept, labelled %s=%s", kept, infrav1.RetainedFromUIDLabel, p.obj.GetUID())
-	return p.removeFinalizer(ctx)
 }
 
 func (p *pass) removeFinalizer(ctx context.Context) error {

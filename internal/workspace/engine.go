@@ -123,6 +123,8 @@ type pass struct {
 	released    bool
 	forceUnlock string
 	stateLocked bool
+	// retained: the state belongs to a deleted object of the same name.
+	retained bool
 	// restore is the backup a restore request names (nil: none due).
 	restore       *state.Backup
 	backupSecrets []corev1.Secret

@@ -52,6 +52,8 @@ func (p *pass) observeJobs(ctx context.Context) error {
 // stateStatus is what the state read found, for the decision table.
 func (p *pass) stateStatus() StateStatus {
 	switch {
+	case p.retained:
+		return StateRetained
 	case p.st != nil:
 		return StateReadable
 	case errors.Is(p.stErr, state.ErrNotFound):
@@ -96,6 +98,18 @@ func (p *pass) observeState(ctx context.Context) error {
 		return fmt.Errorf("listing the state Secrets: %w", err)
 	}
 	p.stSecrets = list.Items
+	if from := p.retainedFrom(); from != "" {
+		if !p.w.AdoptRetainedState {
+			p.retained = true
+			p.set(metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.RetainedStateFoundReason,
+				Message: fmt.Sprintf("State %s was retained by a deleted object of this name (UID %s); set spec.adoptRetainedState to adopt it, or delete it", state.SecretName(suffix), from)})
+			return nil
+		}
+		if err := p.adoptRetained(ctx, from); err != nil {
+			return err
+		}
+		return p.observeState(ctx)
+	}
 	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, list.Items)
 	p.w.Status.StateSecretSuffix = suffix
 	cond := metav1.Condition{Type: infrav1.StateReadableCondition}

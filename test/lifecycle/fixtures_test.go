@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -114,8 +115,12 @@ func (w *world) newCluster(change func(*infrav1.TerraformCluster)) *infrav1.Terr
 // bootstrapSecret creates a bootstrap data Secret as a bootstrap provider
 // would.
 func (w *world) bootstrapSecret(name string) {
-	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
-		Data: map[string][]byte{"value": []byte(bootstrapValue), "format": []byte("cloud-config")}})
+	w.t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Data: map[string][]byte{"value": []byte(bootstrapValue), "format": []byte("cloud-config")}}
+	if err := env.Client.Create(w.t.Context(), s); err != nil && !apierrors.IsAlreadyExists(err) {
+		w.t.Fatalf("creating bootstrap Secret %s: %v", name, err)
+	}
 }
 
 // newMachine creates a Machine with its bootstrap data and its

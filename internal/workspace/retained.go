@@ -1,0 +1,132 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/state"
+)
+
+// keptSecrets are the Secrets deletionPolicy Retain keeps and a recreated
+// object may adopt: the state, the input records and the state backups,
+// read live.
+func (p *pass) keptSecrets(ctx context.Context) ([]corev1.Secret, error) {
+	ns := p.obj.GetNamespace()
+	var out []corev1.Secret
+	for _, sel := range []client.MatchingLabelsSelector{
+		{Selector: state.Selector(p.suffix())},
+	} {
+		var list corev1.SecretList
+		if err := p.e.APIReader.List(ctx, &list, client.InNamespace(ns), sel); err != nil {
+			return nil, err
+		}
+		out = append(out, list.Items...)
+	}
+	var backups corev1.SecretList
+	if err := p.e.APIReader.List(ctx, &backups, client.InNamespace(ns), client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix()}); err != nil {
+		return nil, err
+	}
+	out = append(out, backups.Items...)
+	for _, name := range []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName())} {
+		s := &corev1.Secret{}
+		err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *s)
+	}
+	return out, nil
+}
+
+// retain releases the object without a destroy (deletionPolicy Retain):
+// its state, records and backups lose the object's owner reference, so the
+// garbage collector keeps them, and are labelled with its UID; its Leases
+// go and it leaves its credentials mirror.
+func (p *pass) retain(ctx context.Context) error {
+	kept, err := p.keptSecrets(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range kept {
+		s := &kept[i]
+		patch := client.MergeFrom(s.DeepCopy())
+		var refs []metav1.OwnerReference
+		for _, r := range s.OwnerReferences {
+			if r.UID != p.obj.GetUID() {
+				refs = append(refs, r)
+			}
+		}
+		s.OwnerReferences = refs
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[infrav1.RetainedFromUIDLabel] = string(p.obj.GetUID())
+		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("retaining Secret %s: %w", s.Name, err)
+		}
+	}
+	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
+	if err := p.e.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
+		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: "run",
+	}); err != nil {
+		return fmt.Errorf("deleting the run lease: %w", err)
+	}
+	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
+		if _, err := credentials.ReleaseMirror(ctx, p.e.Client, p.obj.GetNamespace(), ref.Name, p.obj); err != nil {
+			return fmt.Errorf("releasing the credentials mirror: %w", err)
+		}
+	}
+	p.eventf(corev1.EventTypeNormal, "InfrastructureRetained",
+		"deletionPolicy Retain: the infrastructure was not destroyed; %d Secrets (state, inputs records, backups) are kept, labelled %s=%s",
+		len(kept), infrav1.RetainedFromUIDLabel, p.obj.GetUID())
+	return p.removeFinalizer(ctx)
+}
+
+// retainedFrom returns the UID of the deleted object whose retained state
+// the object's state Secrets are ("" when they are its own).
+func (p *pass) retainedFrom() string {
+	for _, s := range p.stSecrets {
+		if uid := s.Labels[infrav1.RetainedFromUIDLabel]; uid != "" && uid != string(p.obj.GetUID()) {
+			return uid
+		}
+	}
+	return ""
+}
+
+// adoptRetained makes the retained state, records and backups of a
+// deleted object of the same name this object's (spec.adoptRetainedState):
+// the label goes; the next adoption owns them.
+func (p *pass) adoptRetained(ctx context.Context, from string) error {
+	kept, err := p.keptSecrets(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range kept {
+		s := &kept[i]
+		if s.Labels[infrav1.RetainedFromUIDLabel] == "" {
+			continue
+		}
+		patch := client.MergeFrom(s.DeepCopy())
+		delete(s.Labels, infrav1.RetainedFromUIDLabel)
+		if s.Name != records.AttemptName(p.role.Kind(), p.obj.GetName()) && s.Name != records.AppliedName(p.role.Kind(), p.obj.GetName()) {
+			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+		}
+		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
+			return fmt.Errorf("adopting retained Secret %s: %w", s.Name, err)
+		}
+	}
+	p.eventf(corev1.EventTypeNormal, "RetainedStateAdopted", "Adopted the state, inputs records and backups retained by deleted object %s", from)
+	return nil
+}

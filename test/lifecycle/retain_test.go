@@ -1,0 +1,95 @@
+package lifecycle_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
+)
+
+// TestRetainKeepsStateForTheNextObject: deletionPolicy Retain releases a
+// machine without a destroy and keeps its state, records and backups; a
+// machine recreated with the same name holds on that state until it
+// adopts it, then reads it as its own without re-applying.
+func TestRetainKeepsStateForTheNextObject(t *testing.T) {
+	w := newWorld(t, "tofu")
+	k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	tm := w.newMachine("m-0")
+	w.update(tm, func(o client.Object) { o.(*infrav1.TerraformMachine).Spec.DeletionPolicy = infrav1.DeletionPolicyRetain })
+	w.waitProvisioned(tm)
+	providerID, firstUID := tm.Spec.ProviderID, tm.UID
+
+	w.deleteMachine(tm)
+	if slices.ContainsFunc(k.Runs(), func(r kubelet.Run) bool { return r.Op == "destroy" && r.Namespace == w.ns }) {
+		t.Fatal("a Retain machine ran a destroy")
+	}
+	suffix, _ := state.Suffix(w.ns, state.KindMachine, "m-0")
+	var kept corev1.SecretList
+	if err := env.Client.List(t.Context(), &kept, client.InNamespace(w.ns), client.MatchingLabels{infrav1.RetainedFromUIDLabel: string(firstUID)}); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, s := range kept.Items {
+		names[s.Name] = true
+		if len(s.OwnerReferences) != 0 {
+			t.Errorf("retained Secret %s still has owners %v: the garbage collector would delete it", s.Name, s.OwnerReferences)
+		}
+	}
+	for _, want := range []string{state.SecretName(suffix), "captf-inputs-m-m-0", "captf-applied-m-m-0"} {
+		if !names[want] {
+			t.Errorf("Secret %s was not retained (kept: %v)", want, names)
+		}
+	}
+
+	// A new machine of the same name holds on the retained state.
+	tm2 := w.newMachine("m-0")
+	w.eventually(time.Minute, "RetainedStateFound", func() (bool, error) {
+		w.get(tm2)
+		c := conditionOf(tm2, infrav1.StateReadableCondition)
+		return c != nil && c.Reason == infrav1.RetainedStateFoundReason, nil
+	})
+	if n := len(w.jobsOf(state.KindMachine, "m-0", "")); n != 0 {
+		t.Errorf("a machine holding on retained state started %d Jobs", n)
+	}
+	w.update(tm2, func(o client.Object) { o.(*infrav1.TerraformMachine).Spec.AdoptRetainedState = ptr.To(true) })
+	w.waitProvisioned(tm2)
+	if tm2.Spec.ProviderID != providerID {
+		t.Errorf("the adopted machine reads provider ID %q, want the retained %q", tm2.Spec.ProviderID, providerID)
+	}
+	if n := len(w.jobsOf(state.KindMachine, "m-0", "apply")); n != 0 {
+		t.Errorf("the adopting machine ran %d applies, want none: the state was applied", n)
+	}
+	if !slices.Contains(w.events(tm2.Name), "RetainedStateAdopted") {
+		t.Errorf("events %v lack RetainedStateAdopted", w.events(tm2.Name))
+	}
+	w.wantStateAdopted(state.KindMachine, tm2)
+}
+
+// deleteMachine deletes a machine as Cluster API does (the Machine, then
+// the TerraformMachine) and waits until it is gone.
+func (w *world) deleteMachine(tm *infrav1.TerraformMachine) {
+	w.t.Helper()
+	if err := env.Client.Delete(w.t.Context(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tm.Name}}); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := env.Client.Delete(w.t.Context(), tm); err != nil {
+		w.t.Fatal(err)
+	}
+	w.eventually(2*time.Minute, tm.Name+" gone", func() (bool, error) {
+		err := env.Client.Get(w.t.Context(), client.ObjectKeyFromObject(tm), &infrav1.TerraformMachine{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
