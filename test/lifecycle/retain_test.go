@@ -28,7 +28,9 @@ func TestRetainKeepsStateForTheNextObject(t *testing.T) {
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)
 	tm := w.newMachine("m-0")
-	w.update(tm, func(o client.Object) { o.(*infrav1.TerraformMachine).Spec.DeletionPolicy = infrav1.DeletionPolicyRetain })
+	w.update(tm, func(o client.Object) {
+		o.(*infrav1.TerraformMachine).Spec.DeletionPolicy = infrav1.DeletionPolicyRetain
+	})
 	w.waitProvisioned(tm)
 	providerID, firstUID := tm.Spec.ProviderID, tm.UID
 
