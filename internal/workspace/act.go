@@ -103,8 +103,25 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 // credentialsStep resolves the identity, mirrors it and sets up the
 // runner's RBAC; a deleting object does it only before its Job.
 func (p *pass) credentialsStep(ctx context.Context) error {
+	return p.credentialsWith(ctx, p.eff.IdentityRef)
+}
+
+// credentialsFor is the credentials step for a recorded identity ("" for
+// the object's current one).
+func (p *pass) credentialsFor(ctx context.Context, name string, kind infrav1.IdentityKind) error {
+	if name == "" {
+		return p.credentialsStep(ctx)
+	}
+	ref := &infrav1.IdentityReference{Name: name, Kind: kind}
+	if kind == "" {
+		ref.Kind = infrav1.IdentityKindTerraformClusterIdentity
+	}
+	return p.credentialsWith(ctx, ref)
+}
+
+func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReference) error {
 	var err error
-	if p.creds, err = p.e.credentials(ctx, p.obj, p.eff.IdentityRef); err != nil {
+	if p.creds, err = p.e.credentials(ctx, p.obj, ref); err != nil {
 		return fmt.Errorf("checking the identity: %w", err)
 	}
 	for _, c := range p.creds.Conditions {
@@ -142,8 +159,8 @@ func (p *pass) reportWait(d Decision) {
 
 // reportInputsApplied sets InputsApplied, for tools that wait on it.
 func (p *pass) reportInputsApplied(d Decision, deleting bool) {
-	if deleting {
-		return
+	if deleting || (p.active != nil && jobOp(p.active) != OpApply) || (p.active == nil && p.st == nil && p.stErr == nil) {
+		return // untouched: the state was not read, or a check runs
 	}
 	c := metav1.Condition{Type: infrav1.InputsAppliedCondition}
 	stateHash := p.stateInputsHash()
@@ -179,8 +196,13 @@ func applyBackoff(r Reason) bool {
 // recordFor picks the inputs a destroy, refresh or drift renders: the
 // current ones of a mutable object when they build, else the record.
 func (p *pass) recordFor(op Operation) (*records.Record, bool) {
+	current := &records.Record{MainTF: p.inputs.mainTF, Tfvars: p.inputs.tfvars, InputsHash: p.inputs.hash, Image: p.w.Source.Image}
 	if p.role.Mutable() && p.inputs.hash != "" && op != OpDestroy {
-		return &records.Record{MainTF: p.inputs.mainTF, Tfvars: p.inputs.tfvars, InputsHash: p.inputs.hash, Image: p.w.Source.Image}, false
+		return current, false
 	}
-	return records.ForDestroy(p.inputs.attempt, p.inputs.applied, p.stateInputsHash())
+	rec, mismatch := records.ForDestroy(p.inputs.attempt, p.inputs.applied, p.stateInputsHash())
+	if rec == nil && p.role.Mutable() && p.inputs.hash != "" {
+		return current, false // no record: a mutable object renders its current inputs
+	}
+	return rec, mismatch
 }

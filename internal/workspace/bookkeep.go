@@ -29,6 +29,8 @@ type outcome struct {
 	result *runner.Result
 	// digest is the image the pod ran, as its container status reports it.
 	digest string
+	// podFound: the Job's pod still exists.
+	podFound bool
 }
 
 // readOutcome reads the finished Job's pod, live.
@@ -39,6 +41,7 @@ func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error)
 	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
 		return o, fmt.Errorf("listing the pods of Job %s: %w", j.Name, err)
 	}
+	o.podFound = len(pods.Items) > 0
 	for _, pod := range pods.Items {
 		for _, cs := range pod.Status.ContainerStatuses {
 			if cs.Name != jobs.SourceContainer || cs.State.Terminated == nil {
@@ -107,8 +110,10 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			j.Annotations[infrav1.InterruptedAnnotation] = "true"
 		}
 	}
-	if o.result == nil && !o.succeeded && !o.deadline {
-		// No result: the pod vanished (Job deleted, node lost).
+	if o.result == nil && !o.succeeded && !o.deadline && !o.podFound {
+		// No result and no pod: it was stopped from outside (pod deleted,
+		// node lost). A pod that ended without a result (killed for its
+		// memory, say) is a failure and backs off.
 		j.Annotations[infrav1.InterruptedAnnotation] = "true"
 		kind = infrav1.RunErrorInterrupted
 	}

@@ -167,6 +167,10 @@ func TestDecide(t *testing.T) {
 			s.Schedule.LastDriftCheck = t0.Add(-time.Hour)
 			s.History = append(s.History, failed(OpDrift, 10*time.Second))
 		}, wait(Backoff(ReasonDriftDue), 50*time.Second)},
+		{"refresh backoff does not stop a drift check", func(s *Snapshot) {
+			s.Schedule.RefreshAfterApplyDue, s.Schedule.DriftInterval = true, 30*time.Minute
+			s.History = append(s.History, failed(OpRefresh, 10*time.Second))
+		}, start(OpDrift, ReasonDriftDue)},
 		{"drift backoff does not stop a refresh", func(s *Snapshot) {
 			s.Schedule.RefreshAfterApplyDue = true
 			s.History = append(s.History, failed(OpDrift, 10*time.Second))

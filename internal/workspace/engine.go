@@ -199,6 +199,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.prune(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	p.clearBlockMove()
 	if p.owner.Paused {
 		return ctrl.Result{RequeueAfter: ActiveJobRequeue}, nil
 	}
@@ -233,7 +234,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 			}
 		}
 	}
-	if !deleting {
+	// A deleting object renders its records; a mutable one falls back to
+	// its current inputs when it has none.
+	if !deleting || p.role.Mutable() {
 		if err := p.buildInputs(ctx); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -39,8 +39,8 @@ func (p *pass) loadRecords(ctx context.Context) error {
 // reported on DependenciesReady (or ApplyJobSucceeded for the size cap).
 func (p *pass) buildInputs(ctx context.Context) error {
 	prov := p.w.Status.Initialization.Provisioned
-	if !p.role.Mutable() && prov != nil && *prov {
-		return nil
+	if (!p.role.Mutable() && prov != nil && *prov) || p.owner.NotReady != nil {
+		return nil // nothing to build, or nothing to build from
 	}
 	var recorded []byte
 	if p.inputs.attempt != nil {

@@ -139,7 +139,8 @@ func (p *pass) observeState(ctx context.Context) error {
 // everApplied: provisioned, or a state carried an inputs hash once.
 func (p *pass) everApplied() bool {
 	prov := p.w.Status.Initialization.Provisioned
-	return (prov != nil && *prov) || (p.inputs.attempt != nil && p.inputs.attempt.Applied) || p.inputs.applied != nil
+	return (prov != nil && *prov) || p.inputs.applied != nil || len(p.w.Status.StateBackups) > 0 ||
+		(p.inputs.attempt != nil && (p.inputs.attempt.Applied || p.inputs.attempt.MayHaveApplied))
 }
 
 // decode decodes a state, or returns the one decoded last for uid when

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -24,6 +25,11 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 	p.restore = nil
 	value, ok := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
 	if !ok {
+		// Removing the request of a failed restore re-arms its serial: set
+		// it again to retry. A success removed it itself and stays recorded.
+		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreFailedReason {
+			p.w.Status.LastRestoredSerial = 0
+		}
 		return nil
 	}
 	notFound := func(format string, args ...any) {

@@ -11,18 +11,32 @@ type check struct {
 
 // schedule picks the first due periodic check; when none is due, it waits
 // until the soonest one.
+//
+// A due check backing off waits alone: the checks after it still run (one
+// operation's backoff never pauses another's).
 func (s Snapshot) schedule() Decision {
 	checks := s.checks()
 	var soonest time.Time
+	var backingOff *Decision
 	for _, c := range checks {
 		if !s.Now.Before(c.due) {
-			return s.withBackoff(c.op, start(c.op, c.reason))
+			d := s.withBackoff(c.op, start(c.op, c.reason))
+			if d.Action == ActionStartJob {
+				return d
+			}
+			if backingOff == nil || d.Requeue < backingOff.Requeue {
+				backingOff = &d
+			}
+			continue
 		}
 		if soonest.IsZero() || c.due.Before(soonest) {
 			soonest = c.due
 		}
 	}
-	if soonest.IsZero() {
+	switch {
+	case backingOff != nil && (soonest.IsZero() || backingOff.Requeue <= soonest.Sub(s.Now)):
+		return *backingOff
+	case soonest.IsZero():
 		return wait(ReasonUpToDate, 0)
 	}
 	return wait(ReasonUpToDate, soonest.Sub(s.Now))

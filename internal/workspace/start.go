@@ -77,7 +77,7 @@ func (p *pass) inputsFor(op Operation) (runInputs, string) {
 // pinned is the image a non-apply Job runs: the digest the last successful
 // apply ran, else the recorded tag, else spec.source.image.
 func pinned(rec, applied *records.Record, spec string) string {
-	if applied != nil && applied.ImageDigest != "" {
+	if applied != nil && applied.ImageDigest != "" && (rec == nil || rec.Image == applied.Image) {
 		if ref := digestRef(applied.Image, applied.ImageDigest); ref != "" {
 			return ref
 		}
@@ -114,19 +114,27 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 			return p.waitOn(OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
 		}
 	}
-	if deleting {
-		if err := p.credentialsStep(ctx); err != nil {
+	if (op == OpApply || op == OpPlan) && p.inputs.hash == "" {
+		if p.inputs.tooLarge != nil {
+			return p.waitOn(op, metav1.ConditionFalse, infrav1.InputsTooLargeReason, p.inputs.tooLarge.Error(), PolicyRequeue)
+		}
+		return ctrl.Result{RequeueAfter: GateRequeue}, nil // DependenciesReady says why
+	}
+	in, missing := p.inputsFor(op)
+	// A run that renders recorded inputs uses the identity recorded with
+	// them; a deleting object checks its credentials only now.
+	if missing == "" && (deleting || in.identity != p.creds.Identity || in.identityKind != p.creds.Kind) {
+		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
 			return ctrl.Result{}, err
 		}
 		if !p.creds.Ready {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.IdentityNotAllowedReason,
-				"The destroy Job waits for its credentials: "+firstMessage(p.creds.Conditions), GateRequeue)
+				fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)), GateRequeue)
 		}
 	}
 	if !p.creds.Ready || !p.rbacReady {
 		return ctrl.Result{RequeueAfter: GateRequeue}, nil
 	}
-	in, missing := p.inputsFor(op)
 	if missing != "" {
 		if op == OpDestroy {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.DestroyFailedReason, missing, PolicyRequeue)
@@ -182,6 +190,9 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		job.Annotations[infrav1.InputsHashAnnotation] = p.restore.InputsHash
 	}
 	secret.Data = map[string][]byte{records.MainFile: in.mainTF, records.TfvarsFile: in.tfvars}
+	if err := p.setBlockMove(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := p.createJob(ctx, job, secret); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			_ = p.releaseRunLease(ctx, name)

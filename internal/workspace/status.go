@@ -35,9 +35,11 @@ func (p *pass) applyOutputs() {
 	for _, ev := range applied.Warnings {
 		p.eventf(corev1.EventTypeWarning, ev[0], "%s", ev[1])
 	}
-	if c.HealthPending() {
+	// A new reading is a new serial or a finished Job; passes over the
+	// same reading do not count again.
+	if newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || len(p.bookkept) > 0; c.HealthPending() && newReading {
 		p.w.Status.PendingRefreshes++
-	} else {
+	} else if !c.HealthPending() {
 		p.w.Status.PendingRefreshes = 0
 	}
 	prov := p.w.Status.Initialization.Provisioned
