@@ -44,7 +44,8 @@ func ObserveState(kind, namespace, name string, st *state.State) {
 
 // Forget deletes an object's per-object series, once the object is gone.
 func Forget(kind, namespace, name string) {
-	for _, g := range []*prometheus.GaugeVec{StateBytes, StateResources} {
+	for _, g := range perObject {
 		g.DeleteLabelValues(kind, namespace, name)
 	}
+	LastSuccess.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": namespace, "name": name})
 }

@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 )
 
@@ -87,6 +88,11 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	d := Decide(p.snapshot(deleting))
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
+	op := string(d.Op)
+	if op == "" {
+		op = "none"
+	}
+	metrics.Decisions.WithLabelValues(p.role.Kind(), op, string(d.Reason)).Inc()
 	p.reportInputsApplied(d, deleting)
 	switch d.Action {
 	case ActionStartJob:

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -87,6 +88,7 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 			return sets, fmt.Errorf("writing state backup %s: %w", set[i].Name, err)
 		}
 	}
+	metrics.StateBackups.WithLabelValues(p.role.Kind(), "taken").Inc()
 	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.st.Serial, set[0].Name, len(set))
 	sets, err := p.listBackups(ctx)
 	if err != nil {
@@ -113,6 +115,7 @@ func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.B
 			left = append(left, b)
 			continue
 		}
+		metrics.StateBackups.WithLabelValues(p.role.Kind(), "pruned").Inc()
 		for _, name := range b.Chunks {
 			if name == "" {
 				continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 )
@@ -31,6 +33,8 @@ type outcome struct {
 	digest string
 	// podFound: the Job's pod still exists.
 	podFound bool
+	// started is when the module container started (zero: unknown).
+	started time.Time
 }
 
 // readOutcome reads the finished Job's pod, live.
@@ -52,6 +56,7 @@ func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error)
 				o.result = &res
 			}
 			o.digest = cs.ImageID
+			o.started = cs.State.Terminated.StartedAt.Time
 		}
 	}
 	return o, nil
@@ -117,6 +122,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		j.Annotations[infrav1.InterruptedAnnotation] = "true"
 		kind = infrav1.RunErrorInterrupted
 	}
+	p.observeJob(o, kind)
 	cond, ev := jobCondition(o, kind)
 	p.set(cond)
 	p.eventf(ev.typ, ev.reason, "%s", ev.note)
@@ -159,6 +165,32 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		return fmt.Errorf("deleting the per-run Secret of Job %s: %w", j.Name, err)
 	}
 	return p.releaseRunLease(ctx, j.Name)
+}
+
+// observeJob records a finished Job's metrics.
+func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
+	result := "failed"
+	switch {
+	case o.succeeded:
+		result = "succeeded"
+	case o.deadline:
+		result = "deadline"
+	case kind == infrav1.RunErrorInterrupted:
+		result = "interrupted"
+	case kind == infrav1.RunErrorBlocked:
+		result = "blocked"
+	case kind == infrav1.RunErrorPlanChanged:
+		result = "plan_changed"
+	}
+	_, _, finished, _ := jobFinished(o.job)
+	k, op := p.role.Kind(), string(o.op)
+	metrics.ObserveJob(k, op, result, finished.Sub(o.job.CreationTimestamp.Time))
+	if !o.started.IsZero() {
+		metrics.JobQueue.WithLabelValues(k, op).Observe(o.started.Sub(o.job.CreationTimestamp.Time).Seconds())
+	}
+	if o.succeeded {
+		metrics.LastSuccess.WithLabelValues(k, p.obj.GetNamespace(), p.obj.GetName(), op).Set(float64(finished.Unix()))
+	}
 }
 
 // mayHaveApplied: a failed apply whose apply step may have run: the

@@ -14,6 +14,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -104,6 +105,7 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 		return client.IgnoreNotFound(err)
 	}
 	p.released = true
+	metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
 	p.waitOver()
 	p.e.states.Delete(p.obj.GetUID())
 	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())

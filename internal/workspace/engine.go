@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
@@ -78,6 +79,13 @@ func (p *pass) waitEvent(reason, note string) {
 	}
 	p.e.waits.Store(p.obj.GetUID(), reason)
 	p.eventf(corev1.EventTypeNormal, reason, "%s", note)
+	metrics.LeaseWaits.WithLabelValues(p.role.Kind(), waitMetricReasons[reason]).Inc()
+}
+
+// waitMetricReasons names the waits in captf_lease_waits_total.
+var waitMetricReasons = map[string]string{
+	infrav1.WaitingForRunLeaseReason: "run_lease", infrav1.WaitingForClusterOperationReason: "cluster_operation",
+	infrav1.WaitingForMachineOperationsReason: "machine_operations", infrav1.WaitingForJobSlotReason: "job_slot",
 }
 
 // waitOver ends the object's current wait: its next wait emits again.

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/contract"
 )
@@ -75,6 +76,7 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	}
 	p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
 		Message: "Everything the inputs need is there"})
+	metrics.InputsBytes.WithLabelValues(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()).Set(float64(inputs.Size(mainTF, tfvars)))
 	if err := inputs.CheckSize(mainTF, tfvars); err != nil {
 		p.inputs.tooLarge = err
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 )
 
@@ -211,6 +212,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	p.waitOver()
 	if p.forceUnlock != "" {
 		ctrl.LoggerFrom(ctx).Info("Handing a stale state lock to the next Job to force-unlock", "lock", p.forceUnlock, "job", name)
+		metrics.ForceUnlocks.WithLabelValues(p.role.Kind()).Inc()
 		p.eventf(corev1.EventTypeWarning, "ForceUnlocked", "The state lock %s left by a finished Job of this object is force-unlocked by Job %s", p.forceUnlock, name)
 	}
 	started := metav1.NewTime(p.now)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/pkg/state"
 )
 
@@ -137,6 +139,7 @@ func (p *pass) patchStatus(ctx context.Context) error {
 	r.ObservedGeneration = gen
 	meta.SetStatusCondition(&st.Conditions, r)
 	p.events = append(p.events, transitionEvents(p.role.View(p.before).Status.Conditions, st.Conditions)...)
+	p.observeConditions(st.Conditions)
 	st.ObservedGeneration = gen
 	data, err := client.MergeFrom(p.before).Data(p.obj)
 	if err != nil {
@@ -166,4 +169,32 @@ func (p *pass) setDefault(condType, reason, message string) {
 		}
 	}
 	p.set(metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
+}
+
+// stateReadErrorReasons name the StateReadable reasons in
+// captf_state_read_errors_total.
+var stateReadErrorReasons = map[string]string{
+	infrav1.StateInconsistentReason: "inconsistent", infrav1.StateEncryptedReason: "encrypted", infrav1.StateCorruptReason: "corrupt",
+	infrav1.StateLostReason: "lost", infrav1.StateLockedReason: "locked",
+}
+
+// observeConditions exports the condition gauges and counts a state read
+// error when StateReadable enters one.
+func (p *pass) observeConditions(conds []metav1.Condition) {
+	k, ns, name := p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()
+	for t, g := range map[string]*prometheus.GaugeVec{infrav1.ReadyCondition: metrics.Ready, infrav1.InfrastructureHealthyCondition: metrics.Healthy} {
+		if c := meta.FindStatusCondition(conds, t); c != nil {
+			g.WithLabelValues(k, ns, name).Set(metrics.ConditionValue(string(c.Status)))
+		}
+	}
+	drift := 0.0
+	if c := meta.FindStatusCondition(conds, infrav1.DriftDetectedCondition); c != nil && c.Status == metav1.ConditionTrue {
+		drift = 1
+	}
+	metrics.DriftDetected.WithLabelValues(k, ns, name).Set(drift)
+	c := meta.FindStatusCondition(conds, infrav1.StateReadableCondition)
+	old := meta.FindStatusCondition(p.role.View(p.before).Status.Conditions, infrav1.StateReadableCondition)
+	if c != nil && stateReadErrorReasons[c.Reason] != "" && (old == nil || old.Reason != c.Reason) {
+		metrics.StateReadErrors.WithLabelValues(k, stateReadErrorReasons[c.Reason]).Inc()
+	}
 }

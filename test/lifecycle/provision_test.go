@@ -14,7 +14,12 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -44,6 +49,12 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 				infrav1.EndpointAvailableCondition: infrav1.EndpointAvailableReason,
 			})
 			w.wantStateAdopted(state.KindCluster, tc)
+			if n := testutil.ToFloat64(metrics.JobsTotal.WithLabelValues(state.KindCluster, "apply", "succeeded")); n < 1 {
+				t.Errorf("captf_jobs_total{apply,succeeded} = %v after a successful apply", n)
+			}
+			if v := testutil.ToFloat64(metrics.Ready.WithLabelValues(state.KindCluster, w.ns, tc.Name)); v != 1 {
+				t.Errorf("captf_ready = %v for a Ready cluster, want 1", v)
+			}
 
 			tm := w.newMachine("m-0")
 			tmp := w.newPool("pool", 2)
@@ -113,6 +124,9 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 				}
 			}
 			w.wantNothingLeft()
+			if n, err := metricSeries(metrics.Ready, w.ns); err != nil || n != 0 {
+				t.Errorf("captf_ready keeps %d series of deleted objects (%v)", n, err)
+			}
 			if sc.versions == 0 {
 				t.Error("the status checker saw no status")
 			}
@@ -216,4 +230,24 @@ func (w *world) wantNothingLeft() {
 	for _, l := range leases.Items {
 		w.t.Errorf("Lease %s is left behind", l.Name)
 	}
+}
+
+// metricSeries counts a vector's series of a namespace.
+func metricSeries(c prometheus.Collector, ns string) (int, error) {
+	ch := make(chan prometheus.Metric, 1000)
+	c.Collect(ch)
+	close(ch)
+	n := 0
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			return 0, err
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "namespace" && l.GetValue() == ns {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
