@@ -98,11 +98,7 @@ func inputs(ctx context.Context, flags *genericclioptions.ConfigFlags, out io.Wr
 // liveClient is an uncached client (every read hits the API server) and
 // the namespace of the kubeconfig flags.
 func liveClient(flags *genericclioptions.ConfigFlags) (client.Client, string, error) {
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		return nil, "", err
-	}
-	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	cfg, ns, err := configAndNamespace(flags)
 	if err != nil {
 		return nil, "", err
 	}
@@ -181,29 +177,11 @@ func writeInputs(out io.Writer, dir string, rec *records.Record) (string, error)
 		files["creds.env"] = []byte("# KEY=value lines: the identity's credentials (see the printed command).\n")
 	}
 	for name, data := range files {
-		if err := writePrivate(filepath.Join(abs, name), data); err != nil {
+		if err := runner.WritePrivate(filepath.Join(abs, name), data); err != nil {
 			return "", fmt.Errorf("writing %s: %w", filepath.Join(abs, name), err)
 		}
 	}
 	return abs, nil
-}
-
-// writePrivate writes data to path with mode 0600, whatever the umask or
-// the mode of a file already there.
-func writePrivate(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // pinnedImage is the image a by-hand run should use: the record's image

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Streams are where a command writes.
@@ -36,14 +37,21 @@ func NewCommand(streams Streams) *cobra.Command {
 
 // clients builds a clientset and resolves the namespace from the flags.
 func clients(flags *genericclioptions.ConfigFlags) (kubernetes.Interface, string, error) {
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		return nil, "", err
-	}
-	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	cfg, ns, err := configAndNamespace(flags)
 	if err != nil {
 		return nil, "", err
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	return cs, ns, err
+}
+
+// configAndNamespace resolves the kubeconfig flags: the REST config and
+// the namespace to work in.
+func configAndNamespace(flags *genericclioptions.ConfigFlags) (*rest.Config, string, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	return cfg, ns, err
 }

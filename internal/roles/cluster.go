@@ -50,13 +50,14 @@ func (Cluster) View(obj client.Object) Workload {
 func (Cluster) Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error) {
 	tc := obj.(*infrav1.TerraformCluster)
 	o := Owner{Infra: tc, Paused: paused(obj, nil)}
-	name := ownerRef(obj, "Cluster")
-	if name == "" {
+	ref := ownerRef(obj, "Cluster")
+	if ref == nil {
 		o.ClusterName = obj.GetLabels()[infrav1.ClusterNameLabel]
 		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerReason,
 			"Waiting for a Cluster to own this TerraformCluster (set Cluster.spec.infrastructureRef to it)")
 		return o, nil
 	}
+	name := ref.Name
 	o.ClusterName = name
 	cluster, _, err := clusterOf(ctx, r, obj.GetNamespace(), name)
 	if err != nil {
@@ -68,16 +69,21 @@ func (Cluster) Owner(ctx context.Context, r client.Reader, obj client.Object) (O
 	}
 	o.Cluster, o.Object = cluster, cluster
 	o.Paused = paused(obj, cluster)
-	ref := cluster.Spec.InfrastructureRef
+	infra := cluster.Spec.InfrastructureRef
 	switch {
-	case ref.APIGroup != infrav1.GroupVersion.Group || ref.Kind != state.KindCluster:
+	case infra.APIGroup != infrav1.GroupVersion.Group || infra.Kind != state.KindCluster:
 		o.NotReady = notReady(metav1.ConditionFalse, infrav1.ClusterNotTerraformReason,
-			"Cluster %s's infrastructureRef is a %s, not a TerraformCluster", name, ref.Kind)
+			"Cluster %s's infrastructureRef is a %s, not a TerraformCluster", name, infra.Kind)
 		o.Mismatch = true
-	case ref.Name != tc.Name:
+	case infra.Name != tc.Name:
 		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
-			"Cluster %s's infrastructureRef names TerraformCluster %q, not this one; CAPTF starts no Job and writes nothing to the Cluster", name, ref.Name)
+			"Cluster %s's infrastructureRef names TerraformCluster %q, not this one; CAPTF starts no Job and writes nothing to the Cluster", name, infra.Name)
 		o.Mismatch = true
+	default:
+		if why := mismatch(obj, ref, cluster, cluster.Name); why != "" {
+			o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason, "Cluster %s does not own this TerraformCluster: %s", name, why)
+			o.Mismatch = true
+		}
 	}
 	return o, nil
 }

@@ -51,12 +51,13 @@ func (Machine) View(obj client.Object) Workload {
 // infrastructureRef must name it.
 func (Machine) Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error) {
 	o := Owner{}
-	name := ownerRef(obj, "Machine")
-	if name == "" {
+	ref := ownerRef(obj, "Machine")
+	if ref == nil {
 		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerMachineReason,
 			"Waiting for a Machine to own this TerraformMachine")
 		return ownedBy(ctx, r, obj, o)
 	}
+	name := ref.Name
 	m := &clusterv1.Machine{}
 	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, m)
 	if err != nil {
@@ -70,6 +71,10 @@ func (Machine) Owner(ctx context.Context, r client.Reader, obj client.Object) (O
 	if !refersTo(m.Spec.InfrastructureRef, state.KindMachine, obj.GetName()) {
 		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
 			"Machine %s's infrastructureRef does not name this TerraformMachine; CAPTF starts no Job and writes nothing to the Machine", name)
+		o.Mismatch = true
+	} else if why := mismatch(obj, ref, m, m.Spec.ClusterName); why != "" {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
+			"Machine %s does not own this object: %s; CAPTF starts no Job and writes nothing to it", name, why)
 		o.Mismatch = true
 	}
 	return ownedBy(ctx, r, obj, o)

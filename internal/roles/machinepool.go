@@ -52,12 +52,13 @@ func (MachinePool) View(obj client.Object) Workload {
 // whose template's infrastructureRef must name it.
 func (MachinePool) Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error) {
 	o := Owner{}
-	name := ownerRef(obj, "MachinePool")
-	if name == "" {
+	ref := ownerRef(obj, "MachinePool")
+	if ref == nil {
 		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerMachinePoolReason,
 			"Waiting for a MachinePool to own this TerraformMachinePool")
 		return ownedBy(ctx, r, obj, o)
 	}
+	name := ref.Name
 	mp := &clusterv1.MachinePool{}
 	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, mp)
 	if err != nil {
@@ -71,6 +72,10 @@ func (MachinePool) Owner(ctx context.Context, r client.Reader, obj client.Object
 	if !refersTo(mp.Spec.Template.Spec.InfrastructureRef, state.KindMachinePool, obj.GetName()) {
 		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
 			"MachinePool %s's template infrastructureRef does not name this TerraformMachinePool; CAPTF starts no Job and writes nothing to the MachinePool", name)
+		o.Mismatch = true
+	} else if why := mismatch(obj, ref, mp, mp.Spec.ClusterName); why != "" {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
+			"MachinePool %s does not own this object: %s; CAPTF starts no Job and writes nothing to it", name, why)
 		o.Mismatch = true
 	}
 	return ownedBy(ctx, r, obj, o)

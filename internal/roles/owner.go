@@ -14,14 +14,28 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// ownerRef returns the name in obj's owner reference to a Cluster API kind,
-// "" when there is none.
-func ownerRef(obj client.Object, kind string) string {
+// ownerRef returns obj's owner reference to a Cluster API kind, nil when
+// there is none.
+func ownerRef(obj client.Object, kind string) *metav1.OwnerReference {
 	for _, ref := range obj.GetOwnerReferences() {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
 		if err == nil && gv.Group == clusterv1.GroupVersion.Group && ref.Kind == kind {
-			return ref.Name
+			return &ref
 		}
+	}
+	return nil
+}
+
+// mismatch is the owner check of a machine or pool (contract §18.2): its
+// owner references it back (checked by the caller), the owner reference's
+// UID is the owner's, and its cluster-name label is the owner's cluster.
+// It returns the failed check, "" when all hold.
+func mismatch(obj client.Object, ref *metav1.OwnerReference, owner client.Object, ownerCluster string) string {
+	if ref.UID != "" && ref.UID != owner.GetUID() {
+		return fmt.Sprintf("the owner reference names UID %s, but %s %s has UID %s (it was recreated)", ref.UID, ref.Kind, owner.GetName(), owner.GetUID())
+	}
+	if label, ok := obj.GetLabels()[clusterv1.ClusterNameLabel]; ok && label != ownerCluster {
+		return fmt.Sprintf("the %s label says cluster %q, but %s %s belongs to cluster %q", clusterv1.ClusterNameLabel, label, ref.Kind, owner.GetName(), ownerCluster)
 	}
 	return ""
 }

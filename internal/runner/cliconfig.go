@@ -57,15 +57,16 @@ func WriteCLIConfig(workdir, providersDir string) (path string, written bool, er
 	}
 
 	path = CLIConfigPath(workdir)
-	if err := writeFile0600(path, []byte(CLIConfig(providersDir))); err != nil {
+	if err := WritePrivate(path, []byte(CLIConfig(providersDir))); err != nil {
 		return "", false, fmt.Errorf("writing CLI configuration: %w", err)
 	}
 	return path, true, nil
 }
 
-// writeFile0600 writes data to path and leaves it with mode 0600 whatever
-// the umask or the mode of a file already there.
-func writeFile0600(path string, data []byte) error {
+// WritePrivate writes data to path and leaves it with mode 0600 whatever
+// the umask or the mode of a file already there: the files it writes hold
+// inputs (credentials, bootstrap data) only their owner may read.
+func WritePrivate(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err

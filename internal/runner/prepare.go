@@ -130,10 +130,10 @@ func writeRestoreRoot(o Options, root string) error {
 }
 
 func writePrivate(path string, data []byte) error {
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := WritePrivate(path, data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return os.Chmod(path, 0o600)
+	return nil
 }
 
 // credentials reads the identity's mirror mount as NAME=value entries.

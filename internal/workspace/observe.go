@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,9 @@ func (p *pass) observeJobs(ctx context.Context) error {
 			p.jobs = append(p.jobs, j)
 		}
 	}
+	if err := p.catchUp(ctx); err != nil {
+		return err
+	}
 	p.active = nil
 	for i := range p.jobs {
 		if finished, _, _, _ := jobFinished(&p.jobs[i]); !finished && p.jobs[i].DeletionTimestamp.IsZero() {
@@ -45,6 +49,33 @@ func (p *pass) observeJobs(ctx context.Context) error {
 			Attempt: int32(jobAttempt(p.active)), StartTime: &started}
 	} else {
 		p.w.Status.ActiveJob = nil
+	}
+	return nil
+}
+
+// catchUp closes the Job cache's lag: a Job status.activeJob names that
+// the cache does not list yet is read live, so that a pass never decides
+// (or releases the finalizer) as if it did not exist.
+func (p *pass) catchUp(ctx context.Context) error {
+	aj := p.w.Status.ActiveJob
+	if aj == nil {
+		return nil
+	}
+	for i := range p.jobs {
+		if p.jobs[i].Name == aj.Name {
+			return nil
+		}
+	}
+	j := &batchv1.Job{}
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: aj.Name}, j)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if metav1.IsControlledBy(j, p.obj) {
+		p.jobs = append(p.jobs, *j)
 	}
 	return nil
 }
