@@ -17,8 +17,10 @@ const DefaultMembershipRefresh = 60 * time.Second
 // spec.defaults, then the cluster's own same-named field, then built-in.
 // A TerraformCluster never inherits its own defaults.
 type Effective struct {
-	IdentityRef    *infrav1.IdentityReference
-	Policy         jobs.Policy
+	IdentityRef *infrav1.IdentityReference
+	Policy      jobs.Policy
+	// DeletionPolicy is "" when it cannot be resolved: a machine or pool
+	// that sets none and whose TerraformCluster is not found.
 	DeletionPolicy infrav1.DeletionPolicy
 	// DriftInterval between drift checks; 0 disables them.
 	DriftInterval time.Duration
@@ -50,7 +52,9 @@ func Resolve(kind string, w Workload, tc *infrav1.TerraformCluster, driftDefault
 			e.DeletionPolicy = firstPolicy(defaults.DeletionPolicy, tc.Spec.DeletionPolicy)
 		}
 	}
-	if e.DeletionPolicy == "" {
+	// A machine or pool that sets none and whose cluster cannot be found
+	// stays unresolved (""): it is neither destroyed nor retained.
+	if e.DeletionPolicy == "" && (kind == state.KindCluster || tc != nil) {
 		e.DeletionPolicy = infrav1.DeletionPolicyDestroy
 	}
 	interval := w.DriftInterval

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,6 +87,11 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	if p.owner.Mismatch && !deleting {
 		return ctrl.Result{RequeueAfter: GateRequeue}, nil
 	}
+	if deleting && p.eff.DeletionPolicy == "" {
+		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
+			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})
+		return ctrl.Result{RequeueAfter: GateRequeue}, nil
+	}
 	d := Decide(p.snapshot(deleting))
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
 	op := string(d.Op)
@@ -155,7 +161,7 @@ func (p *pass) reportWait(d Decision) {
 			Message: "The newest apply of these inputs stopped before deleting or replacing resources; approve its TerraformPlan or change the inputs"})
 	case ReasonDependentsExist:
 		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependentsExistReason,
-			Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist", p.dependents)})
+			Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", p.dependents, strings.Join(p.dependentNames[:min(len(p.dependentNames), 6)], ", "))})
 	}
 	if p.inputs.tooLarge != nil {
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason,

@@ -27,13 +27,20 @@ func (p *pass) countDependents(ctx context.Context) error {
 	sel := client.MatchingLabels{infrav1.ClusterNameLabel: p.owner.ClusterName}
 	var machines infrav1.TerraformMachineList
 	var pools infrav1.TerraformMachinePoolList
-	if err := p.e.Client.List(ctx, &machines, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
+	if err := p.e.APIReader.List(ctx, &machines, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
 		return err
 	}
-	if err := p.e.Client.List(ctx, &pools, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
+	if err := p.e.APIReader.List(ctx, &pools, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
 		return err
 	}
 	p.dependents = len(machines.Items) + len(pools.Items)
+	p.dependentNames = nil
+	for i := range machines.Items {
+		p.dependentNames = append(p.dependentNames, "TerraformMachine "+machines.Items[i].Name)
+	}
+	for i := range pools.Items {
+		p.dependentNames = append(p.dependentNames, "TerraformMachinePool "+pools.Items[i].Name)
+	}
 	if p.dependents == 0 {
 		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason})
 	}

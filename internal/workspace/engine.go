@@ -128,9 +128,11 @@ type pass struct {
 	specChanged bool
 	rbacReady   bool
 	dependents  int
-	released    bool
-	forceUnlock string
-	stateLocked bool
+	// dependentNames name the dependents, machines first.
+	dependentNames []string
+	released       bool
+	forceUnlock    string
+	stateLocked    bool
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due).
