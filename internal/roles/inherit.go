@@ -44,7 +44,7 @@ func Resolve(kind string, w Workload, tc *infrav1.TerraformCluster, driftDefault
 	if kind == state.KindCluster || tc == nil {
 		e.Policy = jobs.MergePolicy(w.Jobs, nil, nil)
 	} else {
-		e.Policy = jobs.MergePolicy(w.Jobs, defaults.Jobs, nil)
+		e.Policy = jobs.MergePolicy(w.Jobs, defaults.Jobs, tc.Spec.Jobs)
 		if e.IdentityRef == nil {
 			e.IdentityRef = firstIdentity(defaults.IdentityRef, tc.Spec.IdentityRef)
 		}
