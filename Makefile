@@ -51,6 +51,6 @@ bench: ## Run the benchmarks; each prints its ratio against a baseline.
 	CAPTF_TOOLS=$(TOOLS_DIR) go test $(BENCH_FLAGS) ./...
 
 .PHONY: demo
-demo: ## Start a real control plane, install CAPTF's API and show it at work.
+demo: ## Watch CAPTF provision, then destroy, the quickstart on a real control plane with a local node.
 	hack/tools/build.sh control-plane capi runtimes
 	go run ./cmd/captf-dev --tools $(TOOLS_DIR) demo

@@ -1,9 +1,11 @@
 // Command captf-dev runs CAPTF's embedded local environment: a real control
-// plane on this machine, built from the Go module proxy by hack/tools.
+// plane on this machine (built from the Go module proxy by hack/tools), the
+// Cluster API and CAPTF managers, and a local node that runs the Jobs.
 //
-//	captf-dev [--tools DIR] [--repo DIR] up [--kubeconfig PATH]
-//	captf-dev [--tools DIR] [--repo DIR] demo
+//	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] up [--kubeconfig PATH]
+//	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] demo
 //	captf-dev down
+//	captf-dev logs [-n NAMESPACE] [-c CONTAINER] POD|JOB
 package main
 
 import (
@@ -12,15 +14,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/localnode"
 )
 
 func main() {
@@ -40,15 +45,28 @@ func stateDir() string {
 
 func run(args []string) error {
 	global := flag.NewFlagSet("captf-dev", flag.ContinueOnError)
-	tools := global.String("tools", os.Getenv("CAPTF_TOOLS"), "tool cache directory (make -s tools-dir)")
+	tools := global.String("tools", os.Getenv("CAPTF_TOOLS"), "tool cache directory (default: build what is missing with hack/tools/build.sh and use its cache)")
 	repo := global.String("repo", ".", "CAPTF checkout holding config/ and examples/")
+	nodeMode := global.String("node-mode", "", "how the local node runs containers: namespace or in-process (default: namespace where possible)")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
 	if global.NArg() == 0 {
-		return errors.New("usage: captf-dev [--tools DIR] [--repo DIR] up|demo|down")
+		return errors.New("usage: captf-dev [--tools DIR] [--repo DIR] [--node-mode MODE] up|demo|down|logs")
+	}
+	switch localnode.Mode(*nodeMode) {
+	case localnode.ModeAuto, localnode.ModeNamespace, localnode.ModeInProcess:
+	default:
+		return fmt.Errorf("--node-mode %q: want %s or %s", *nodeMode, localnode.ModeNamespace, localnode.ModeInProcess)
 	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
+	if (cmd == "up" || cmd == "demo") && *tools == "" {
+		dir, err := buildTools(*repo)
+		if err != nil {
+			return err
+		}
+		*tools = dir
+	}
 	switch cmd {
 	case "up":
 		fs := flag.NewFlagSet("up", flag.ContinueOnError)
@@ -56,17 +74,21 @@ func run(args []string) error {
 		if err := fs.Parse(rest); err != nil {
 			return err
 		}
-		return up(*tools, *repo, *kubeconfig)
+		return up(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: *kubeconfig, NodeMode: localnode.Mode(*nodeMode)})
 	case "demo":
-		return demo(*tools, *repo)
+		return demo(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: filepath.Join(stateDir(), "demo.kubeconfig"), NodeMode: localnode.Mode(*nodeMode)})
 	case "down":
 		return down()
+	case "logs":
+		return logs(rest)
 	default:
-		return fmt.Errorf("unknown command %q: want up, demo or down", cmd)
+		return fmt.Errorf("unknown command %q: want up, demo, down or logs", cmd)
 	}
 }
 
-func start(ctx context.Context, tools, repo, kubeconfig string) (*devenv.Env, error) {
+// start starts the environment of opts (tools, repo, kubeconfig, node
+// mode) with its logs in the state directory.
+func start(ctx context.Context, opts devenv.Options) (*devenv.Env, error) {
 	kcmLog, err := os.OpenFile(filepath.Join(stateDir(), "kube-controller-manager.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
@@ -80,16 +102,22 @@ func start(ctx context.Context, tools, repo, kubeconfig string) (*devenv.Env, er
 	if err != nil {
 		return nil, err
 	}
-	return devenv.Up(ctx, devenv.Options{Tools: tools, Repo: repo, Kubeconfig: kubeconfig, Log: os.Stdout, ControllerLog: kcmLog, CAPILog: capiLog})
+	nodeLog, err := os.OpenFile(filepath.Join(stateDir(), "node.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	opts.StateDir, opts.Log = stateDir(), os.Stdout
+	opts.ControllerLog, opts.CAPILog, opts.NodeLog = kcmLog, capiLog, zap.New(zap.WriteTo(nodeLog))
+	return devenv.Up(ctx, opts)
 }
 
-func up(tools, repo, kubeconfig string) error {
+func up(opts devenv.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
 		return err
 	}
-	env, err := start(ctx, tools, repo, kubeconfig)
+	env, err := start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -99,7 +127,7 @@ func up(tools, repo, kubeconfig string) error {
 		return err
 	}
 	defer func() { _ = os.Remove(pidFile) }()
-	fmt.Printf("kubeconfig: %s\nready\n", kubeconfig)
+	fmt.Printf("kubeconfig: %s\nready\n", opts.Kubeconfig)
 	<-ctx.Done()
 	fmt.Println("Stopping")
 	return env.Down()
@@ -117,13 +145,50 @@ func down() error {
 	return syscall.Kill(pid, syscall.SIGTERM)
 }
 
-func demo(tools, repo string) error {
+// buildTools builds the tools the environment needs that are missing from
+// the tool cache (progress on stderr; a warm run takes well under a
+// second) and returns the cache directory.
+func buildTools(repo string) (string, error) {
+	script := filepath.Join(repo, "hack", "tools", "build.sh")
+	build := exec.Command(script, "control-plane", "capi", "runtimes")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the tools (%s): %w", script, err)
+	}
+	out, err := exec.Command(script, "--print-dir").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the tool cache (%s --print-dir): %w", script, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// logs prints the kept log of a pod of the last environment (or of the
+// newest pod of a Job), as `kubectl logs` would.
+func logs(args []string) error {
+	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
+	ns := fs.String("n", devenv.QuickstartNamespace, "namespace of the pod")
+	container := fs.String("c", "", "container (default: the pod's first)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: captf-dev logs [-n NAMESPACE] [-c CONTAINER] POD|JOB")
+	}
+	data, err := devenv.ReadLog(stateDir(), *ns, fs.Arg(0), *container)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(data)
+	return err
+}
+
+func demo(opts devenv.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
 		return err
 	}
-	env, err := start(ctx, tools, repo, filepath.Join(stateDir(), "demo.kubeconfig"))
+	env, err := start(ctx, opts)
 	if err != nil {
 		return err
 	}

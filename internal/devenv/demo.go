@@ -11,60 +11,81 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
-// Demo shows CAPTF's API on a real control plane: it creates one object of
-// every kind from examples/api-tour, lists them the way `kubectl get` shows
-// them, shows an invalid object being rejected with its fields named, then
-// deletes everything and checks that nothing is left.
+// QuickstartNamespace is where the quickstart's workload objects live.
+const QuickstartNamespace = "default"
+
+// Demo shows CAPTF at work with examples/quickstart: it creates a Cluster,
+// two Machines and a MachinePool with their CAPTF infrastructure, waits
+// until CAPTF has applied every module and Cluster API has taken the
+// results (endpoint, providerIDs), lists the objects with their status,
+// shows invalid objects being rejected with their fields named, then
+// deletes the Cluster, waits until Cluster API and CAPTF have destroyed
+// everything, and checks that nothing CAPTF made is left.
 func (e *Env) Demo(ctx context.Context, out io.Writer) error {
-	dir := filepath.Join(e.Repo, "examples", "api-tour")
+	start := time.Now()
+	dir := filepath.Join(e.Repo, "examples", "quickstart")
 	objs, err := ReadManifestDir(dir)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nCreating %d objects from %s\n", len(objs), dir)
+	infra, capi := ofKinds(objs, workloadKinds...), ofKinds(objs, "Cluster", "Machine", "MachinePool")
+	fmt.Fprintf(out, "\nCreating the quickstart (%s): %d objects, among them %s\n", dir, len(objs), names(capi))
 	if err := Create(ctx, e.Client, objs); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nWaiting for the manager's identity controller to check the credentials Secret")
-	if err := waitIdentityReady(ctx, e.Client, "noop"); err != nil {
+	fmt.Fprintln(out, "\nWaiting for CAPTF to provision the infrastructure (an apply Job each, run by the local node)")
+	if err := e.waitEach(ctx, out, start, infra, provisioned); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "Waiting for Cluster API to adopt the TerraformCluster")
-	owner, err := waitOwnedBy(ctx, e.Client, "default", "demo", "Cluster")
-	if err != nil {
+	fmt.Fprintln(out, "\nWaiting for Cluster API to take the results")
+	if err := e.waitEach(ctx, out, start, capi, adopted); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "TerraformCluster default/demo is owned by Cluster %s\n", owner)
-	if err := e.kubectl(out, "get", "cluster-api", "--all-namespaces"); err != nil {
-		return err
-	}
-	if err := e.kubectl(out, "get", "terraformclusters,terraformmachines,terraformmachinepools", "-o", "wide"); err != nil {
-		return err
-	}
-	for _, bad := range []string{"invalid-machine.yaml", "invalid-env.yaml"} {
-		if err := e.showRejection(ctx, out, filepath.Join(dir, bad)); err != nil {
+	for _, args := range [][]string{
+		{"get", "clusters,machines,machinepools", "-n", QuickstartNamespace, "-o", "wide"},
+		{"get", "terraformclusters,terraformmachines,terraformmachinepools", "-n", QuickstartNamespace, "-o", "wide"},
+		{"get", "jobs,pods", "-n", QuickstartNamespace},
+	} {
+		if err := e.kubectl(out, args...); err != nil {
 			return err
 		}
 	}
-	// Namespaces stay: their deletion is asynchronous and the environment
-	// is thrown away anyway.
-	objs = withoutKind(objs, "Namespace")
-	fmt.Fprintln(out, "\nDeleting the tour's objects")
-	if err := Delete(ctx, e.Client, objs); err != nil {
+	for _, bad := range []string{"invalid-machine.yaml", "invalid-env.yaml"} {
+		if err := e.showRejection(ctx, out, filepath.Join(e.Repo, "examples", "api-tour", bad)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "\nDeleting the Cluster: Cluster API deletes its Machines, its MachinePool and their infrastructure; CAPTF destroys each first")
+	destroyStart := time.Now()
+	if err := Delete(ctx, e.Client, ofKinds(objs, "Cluster")); err != nil {
 		return err
 	}
-	if err := waitGone(ctx, e.Client, objs); err != nil {
-		return fmt.Errorf("waiting for the tour's objects to go: %w", err)
+	if err := e.waitEach(ctx, out, destroyStart, append(capi, infra...), gone); err != nil {
+		return err
 	}
-	fmt.Fprintln(out, "Nothing is left. (The manager checks credentials and admits objects; running modules for them is not part of this build yet.)")
+	destroys, err := e.destroyRuns(infra)
+	if err != nil {
+		return err
+	}
+	for _, r := range destroys {
+		fmt.Fprintf(out, "  destroy Job %s ran on the local node and exited %d\n", r.Job, r.ExitCode)
+	}
+	fmt.Fprintln(out, "\nDeleting the rest of the quickstart (bootstrap data, credentials, identity)")
+	if err := Delete(ctx, e.Client, withoutKind(objs, "Namespace")); err != nil {
+		return err
+	}
+	if err := e.waitNothingLeft(ctx, objs); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Nothing is left: no CAPTF Secret (state, per-run, credentials mirror), Lease, Job or pod. The demo took %s.\n",
+		time.Since(start).Round(time.Second))
+	if len(destroys) > 0 {
+		fmt.Fprintf(out, "Pod logs are kept until the next start, e.g.: go run ./cmd/captf-dev logs %s\n", destroys[0].Job)
+	}
 	return nil
 }
 
@@ -82,38 +103,17 @@ func (e *Env) showRejection(ctx context.Context, out io.Writer, path string) err
 	return nil
 }
 
-// waitOwnedBy waits until Cluster API sets an owner reference of kind on
-// the TerraformCluster, and returns the owner's name.
-func waitOwnedBy(ctx context.Context, c client.Client, ns, name, kind string) (string, error) {
-	var owner string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		tc := &infrav1.TerraformCluster{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tc); err != nil {
-			return false, err
-		}
-		for _, ref := range tc.OwnerReferences {
-			if ref.Kind == kind {
-				owner = ref.Name
-				return true, nil
+// ofKinds are the objects of the given kinds, in order.
+func ofKinds(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
+	var kept []*unstructured.Unstructured
+	for _, o := range objs {
+		for _, k := range kinds {
+			if o.GetKind() == k {
+				kept = append(kept, o)
 			}
 		}
-		return false, nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("cluster API did not adopt TerraformCluster %s/%s: %w", ns, name, err)
 	}
-	return owner, nil
-}
-
-// waitIdentityReady waits until the identity controller reports Ready.
-func waitIdentityReady(ctx context.Context, c client.Client, name string) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		id := &infrav1.TerraformClusterIdentity{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, id); err != nil {
-			return false, err
-		}
-		return meta.IsStatusConditionTrue(id.Status.Conditions, infrav1.ReadyCondition), nil
-	})
+	return kept
 }
 
 func withoutKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
@@ -126,21 +126,23 @@ func withoutKind(objs []*unstructured.Unstructured, kind string) []*unstructured
 	return kept
 }
 
-func waitGone(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		for _, o := range objs {
-			probe := &unstructured.Unstructured{}
-			probe.SetGroupVersionKind(o.GroupVersionKind())
-			err := c.Get(ctx, client.ObjectKeyFromObject(o), probe)
-			if err == nil {
-				return false, nil
-			}
-			if !apierrors.IsNotFound(err) {
-				return false, err
-			}
-		}
-		return true, nil
-	})
+func names(objs []*unstructured.Unstructured) string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+" "+o.GetName())
+	}
+	return strings.Join(out, ", ")
+}
+
+// exists says whether an object is still there.
+func exists(ctx context.Context, c client.Client, o *unstructured.Unstructured) (bool, error) {
+	probe := &unstructured.Unstructured{}
+	probe.SetGroupVersionKind(o.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(o), probe)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // kubectl runs the tool cache's kubectl against the environment.

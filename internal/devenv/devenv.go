@@ -1,23 +1,29 @@
 // Package devenv is CAPTF's embedded local environment: a real control plane
-// started from the tool cache on this machine, with CAPTF's CRDs (and Cluster
-// API's, when built) installed, for demos and end-to-end tests. It is never
-// imported by the manager.
+// started from the tool cache on this machine (etcd, kube-apiserver,
+// kube-controller-manager) with CAPTF's and Cluster API's CRDs, the real
+// Cluster API core manager, the CAPTF manager and a local node
+// (internal/localnode) that runs the Jobs' pods, for the demo and the
+// end-to-end tests. It is never imported by the manager.
 package devenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/controlplane"
+	"captf.io/captf/internal/localnode"
 )
 
 // Env is a running local environment.
@@ -30,6 +36,12 @@ type Env struct {
 	Tools string
 	// Repo is the CAPTF checkout (CRDs and examples are read from it).
 	Repo string
+
+	// StateDir holds the environment's files: the runner binary, the local
+	// node's pod files and the pod logs.
+	StateDir string
+	// Node is the local node running the environment's pods.
+	Node *localnode.Node
 
 	cp *controlplane.ControlPlane
 
@@ -45,17 +57,24 @@ type Options struct {
 	Repo string
 	// Kubeconfig is where to write the admin kubeconfig.
 	Kubeconfig string
+	// StateDir is where the environment keeps its files (see Env).
+	StateDir string
 	// Log receives progress lines.
 	Log io.Writer
 	// ControllerLog receives kube-controller-manager's output.
 	ControllerLog *os.File
 	// CAPILog receives the Cluster API manager's output.
 	CAPILog *os.File
+	// NodeLog receives the local node's own lines.
+	NodeLog logr.Logger
+	// NodeMode forces how the local node runs containers; empty picks
+	// namespaces where possible (see localnode.Mode).
+	NodeMode localnode.Mode
 }
 
 func scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, infrav1.AddToScheme, clusterv1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -64,9 +83,13 @@ func scheme() (*runtime.Scheme, error) {
 }
 
 // Up starts etcd, kube-apiserver and kube-controller-manager with CAPTF's
-// CRDs (and Cluster API's when the tool cache has them) installed first, and
-// writes an admin kubeconfig.
+// CRDs (and Cluster API's when the tool cache has them) installed first,
+// writes an admin kubeconfig, installs the runner's ClusterRole, and starts
+// the Cluster API manager, the CAPTF manager and the local node.
 func Up(ctx context.Context, opts Options) (*Env, error) {
+	if opts.StateDir == "" {
+		return nil, errors.New("devenv: a state directory is required")
+	}
 	s, err := scheme()
 	if err != nil {
 		return nil, err
@@ -84,12 +107,22 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &Env{Tools: opts.Tools, Repo: opts.Repo, Kubeconfig: opts.Kubeconfig, cp: cp}
+	env := &Env{Tools: opts.Tools, Repo: opts.Repo, Kubeconfig: opts.Kubeconfig, StateDir: opts.StateDir, cp: cp}
 	if err := env.writeKubeconfig(); err != nil {
 		_ = cp.Stop()
 		return nil, err
 	}
 	if env.Client, err = client.New(cp.Config, client.Options{Scheme: s}); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	// The manager binds this role to the runner's ServiceAccount in every
+	// namespace it runs Jobs in, as config/ installs it.
+	role, err := ReadManifests(filepath.Join(opts.Repo, "config", "rbac", "runner_role.yaml"))
+	if err == nil {
+		err = Create(ctx, env.Client, role)
+	}
+	if err != nil {
 		_ = cp.Stop()
 		return nil, err
 	}
@@ -100,6 +133,10 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 	}
 	fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
 	if err := env.startManager(ctx); err != nil {
+		_ = env.Down()
+		return nil, err
+	}
+	if err := env.startNode(ctx, opts.Log, opts.NodeLog, opts.NodeMode); err != nil {
 		_ = env.Down()
 		return nil, err
 	}
@@ -117,10 +154,14 @@ func (e *Env) writeKubeconfig() error {
 	return os.WriteFile(e.Kubeconfig, data, 0o600)
 }
 
-// Down stops the manager and every process Up started.
+// Down stops the manager, the local node (running containers get SIGTERM)
+// and every process Up started. Pod logs stay in the state directory.
 func (e *Env) Down() error {
 	if e.stopManager != nil {
 		e.stopManager()
+	}
+	if e.Node != nil {
+		e.Node.Stop()
 	}
 	if e.stopCAPI != nil {
 		e.stopCAPI()

@@ -7,19 +7,31 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/controlplane"
 	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/localnode"
 	"captf.io/captf/internal/test/envtest"
 )
 
+// toolsOrSkip returns the tool cache, skipping the test (failing it under
+// CI=true) when a binary the environment runs is missing.
 func toolsOrSkip(t *testing.T) string {
 	t.Helper()
 	tools := os.Getenv(envtest.ToolsEnv)
-	err := controlplane.CheckTools(tools, "etcd", "kube-apiserver", "kube-controller-manager", "kubectl")
+	err := controlplane.CheckTools(tools, "etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "capi-manager", "tofu", "terraform")
 	if err == nil {
 		return tools
 	}
@@ -30,50 +42,136 @@ func toolsOrSkip(t *testing.T) string {
 	return ""
 }
 
-// The README's demo: every kind is created and listed with its columns, an
-// invalid object is rejected naming its fields, and nothing is left after.
-func TestDemoShowsEveryKindAndCleansUp(t *testing.T) {
+// up starts the environment as `captf-dev up` does, with the manager's
+// and the node's logs in its state directory.
+func up(t *testing.T, ctx context.Context) *devenv.Env {
+	t.Helper()
 	tools := toolsOrSkip(t)
 	root, err := envtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	// Short, for the in-process fallback: a provider's plugin socket under
+	// a pod's TMPDIR must fit the 108 bytes of a unix socket path.
+	state, err := os.MkdirTemp("", "captf-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(state) })
+	managerLog, err := os.Create(filepath.Join(state, "manager.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog)))
 	env, err := devenv.Up(ctx, devenv.Options{
-		Tools: tools, Repo: root, Kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), Log: &bytes.Buffer{},
+		Tools: tools, Repo: root, Kubeconfig: filepath.Join(state, "kubeconfig"), StateDir: state,
+		Log: &bytes.Buffer{}, NodeLog: zap.New(zap.WriteTo(managerLog)),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := env.Down(); err != nil {
 			t.Error(err)
 		}
-	}()
+		for _, p := range env.Node.Problems() {
+			t.Errorf("local node: %s", p)
+		}
+		if t.Failed() {
+			data, _ := os.ReadFile(managerLog.Name())
+			t.Logf("manager and node log (last 20 kB):\n%s", tail(data, 20<<10))
+		}
+	})
+	return env
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// The README's demo: CAPTF provisions a cluster, two machines (one per
+// runtime) and a machine pool through the real Cluster API manager, with
+// real runs on the local node; the real Cluster API takes the results;
+// invalid objects are rejected naming their fields; deleting the Cluster
+// destroys everything with destroy Jobs and nothing is left.
+func TestQuickstartProvisionsAndDestroys(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	env := up(t, ctx)
 	var out bytes.Buffer
 	if err := env.Demo(ctx, &out); err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{
-		"terraformclusteridentity.infrastructure.cluster.x-k8s.io/noop   noop-credentials   captf-system   True",
-		"terraformcluster.infrastructure.cluster.x-k8s.io/demo",
-		"terraformmachine.infrastructure.cluster.x-k8s.io/demo-cp-0",
-		"terraformmachinepool.infrastructure.cluster.x-k8s.io/demo-workers",
-		"terraformclustertemplate.infrastructure.cluster.x-k8s.io/noop",
-		"terraformmachinetemplate.infrastructure.cluster.x-k8s.io/noop-worker",
-		"terraformmachinepooltemplate.infrastructure.cluster.x-k8s.io/noop-pool",
-		"terraformplan.infrastructure.cluster.x-k8s.io/demo-3f9a1c7be2",
+		"TerraformCluster/quickstart            provisioned, endpoint ",
+		"TerraformMachine/quickstart-cp-0       provisioned, providerID noop://default/quickstart-cp-0/",
+		"TerraformMachine/quickstart-worker-0   provisioned, providerID noop://default/quickstart-worker-0/",
+		"TerraformMachinePool/quickstart-pool   provisioned, 2 instances: noop://default/quickstart-pool/",
+		"Cluster/quickstart                     infrastructure provisioned",
+		"Machine/quickstart-cp-0                providerID noop://default/quickstart-cp-0/",
+		"MachinePool/quickstart-pool            infrastructure provisioned",
 		"READY   PROVISIONED",
-		"TerraformCluster default/demo is owned by Cluster demo",
-		"cluster.cluster.x-k8s.io/demo",
 		"spec.drift.intervalSeconds",
 		"lockTimeoutSeconds must be lower than activeDeadlineSeconds",
 		"spec.jobs.env[1].name",
-		"Nothing is left.",
+		"TerraformMachine/quickstart-cp-0       destroyed and deleted",
+		"TerraformCluster/quickstart            destroyed and deleted",
+		"Nothing is left",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
 		}
+	}
+
+	// Every object had its apply and its destroy run for real, both
+	// runtimes took part, and the runner saw the image contract's paths.
+	runs := env.Node.Runs()
+	for _, object := range []string{"c-quickstart", "m-quickstart-cp-0", "m-quickstart-worker-0", "mp-quickstart-pool"} {
+		for _, op := range []string{"apply", "destroy"} {
+			prefix := "captf-" + object + "-" + op + "-"
+			if !slices.ContainsFunc(runs, func(r localnode.Run) bool { return strings.HasPrefix(r.Job, prefix) && r.ExitCode == 0 }) {
+				t.Errorf("no successful Job %s* ran on the local node", prefix)
+			}
+		}
+	}
+	for _, rt := range devenv.RuntimeNames {
+		if !slices.ContainsFunc(runs, func(r localnode.Run) bool { return strings.HasSuffix(r.Image, ":"+rt) && r.ExitCode == 0 }) {
+			t.Errorf("no run used %s", rt)
+		}
+	}
+	if env.Node.Mode() == localnode.ModeNamespace {
+		for _, r := range runs {
+			if cmd := r.Result.Runtime.Command; len(cmd) != 1 || cmd[0] != jobs.RuntimePath {
+				t.Errorf("the runner of %s ran the runtime as %q, want the image contract's %s", r.Pod, cmd, jobs.RuntimePath)
+			}
+		}
+	}
+	destroy := ""
+	for _, r := range runs {
+		if strings.HasPrefix(r.Job, "captf-m-quickstart-cp-0-destroy-") {
+			destroy = r.Job
+		}
+	}
+	if log, err := devenv.ReadLog(env.StateDir, devenv.QuickstartNamespace, destroy, ""); err != nil || !strings.Contains(string(log), "Destroy complete") {
+		t.Errorf("`captf-dev logs %s` does not show the destroy: %v\n%s", destroy, err, log)
+	}
+
+	// What a user would list afterwards: no CAPTF Secret, Job or pod.
+	var secrets corev1.SecretList
+	if err := env.Client.List(ctx, &secrets, client.MatchingLabels{infrav1.ManagedLabel: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		t.Errorf("a CAPTF Secret is left: %s/%s", s.Namespace, s.Name)
+	}
+	var jobList batchv1.JobList
+	if err := env.Client.List(ctx, &jobList); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobList.Items {
+		t.Errorf("a Job is left: %s/%s", j.Namespace, j.Name)
 	}
 }

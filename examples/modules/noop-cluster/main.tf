@@ -29,5 +29,5 @@ resource "null_resource" "load_balancer" {
 
 locals {
   host = var.control_plane_endpoint != null ? var.control_plane_endpoint.host : "${random_pet.cluster.id}.noop.invalid"
-  port = var.control_plane_endpoint != null ? var.control_plane_endpoint.port : try(var.cluster_network.api_server_port, 6443)
+  port = var.control_plane_endpoint != null ? var.control_plane_endpoint.port : coalesce(try(var.cluster_network.api_server_port, null), 6443)
 }

@@ -1,7 +1,7 @@
 // Package kubelet is a stand-in kubelet for integration tests that run a
 // real control plane (internal/test/envtest with the Job controller) but no
-// node: it plays the kubelet for the pods of CAPTF runner Jobs, and runs
-// each one for real.
+// node: it starts an internal/localnode node in ModeInProcess for the pods
+// of CAPTF runner Jobs, and runs each one for real.
 //
 // For every pending pod labelled captf.io/managed=true it binds the pod to
 // a Node of its own, lays out the module container's filesystem in a
@@ -22,9 +22,11 @@
 // as SIGTERM (closing runner.Env.Stop) and completes the deletion once the
 // run ended. Each pod runs at most once; pods run in parallel.
 //
-// What it does not do: run other containers than the runner, pull anything,
+// What it does not do: run other containers than the runner (the init
+// container copying the runner is reported completed), pull anything,
 // enforce resources or security contexts, refresh mounted Secrets, isolate
-// the runtime's hostname (the state lock records the test host's), or kill a
-// run that outlives the pod's grace period (the runner's own stop timeout
-// applies).
+// the runtime's hostname (the state lock records the test host's), or kill
+// a run that outlives the pod's grace period (the runner's own stop timeout
+// applies). internal/localnode's ModeNamespace does most of that; the
+// end-to-end suite runs it.
 package kubelet

@@ -1,10 +1,10 @@
-package kubelet
+package localnode
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,16 +16,26 @@ import (
 // waits in CreateContainerConfigError, as with a real kubelet.
 var errConfig = errors.New("container config error")
 
-// containerEnv resolves c's envFrom, then its env (which wins), reading
-// Secrets and ConfigMaps live and expanding $(NAME) references as a
-// kubelet does. Values that are paths under one of c's mounts are moved
-// into root, since the container's filesystem lives there.
-func containerEnv(ctx context.Context, cs kubernetes.Interface, root rootfs, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
+// defaultPath is the PATH a container runtime gives a container whose
+// image sets none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// containerEnv is the environment c starts with: what the runtime and the
+// kubelet add (PATH, HOSTNAME, the API server's service variables), then
+// c's envFrom, then its env (later entries win). Secrets and ConfigMaps are
+// read live and $(NAME) references expanded as a kubelet does.
+func containerEnv(ctx context.Context, cs kubernetes.Interface, apiHost string, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
 	var out []string
 	vars := map[string]string{}
 	add := func(name, value string) {
 		vars[name] = value
 		out = append(out, name+"="+value)
+	}
+	add("PATH", defaultPath)
+	add("HOSTNAME", hostname(pod))
+	if host, port, ok := servicePort(apiHost); ok {
+		add("KUBERNETES_SERVICE_HOST", host)
+		add("KUBERNETES_SERVICE_PORT", port)
 	}
 	for _, from := range c.EnvFrom {
 		kind, name, optional := "ConfigMap", "", false
@@ -53,10 +63,37 @@ func containerEnv(ctx context.Context, cs kubernetes.Interface, root rootfs, pod
 			return nil, err
 		}
 		if !skip {
-			add(e.Name, mountedPath(root, c, value))
+			add(e.Name, value)
 		}
 	}
 	return out, nil
+}
+
+// servicePort splits the API server's URL into the in-cluster service
+// variables a kubelet gives every container.
+func servicePort(apiHost string) (host, port string, ok bool) {
+	u, err := url.Parse(apiHost)
+	if err != nil || u.Hostname() == "" {
+		return "", "", false
+	}
+	port = u.Port()
+	if port == "" {
+		port = "443"
+	}
+	return u.Hostname(), port, true
+}
+
+// hostname is the pod's hostname: its spec.hostname, else its name, cut
+// to the 63 bytes of a DNS label.
+func hostname(pod *corev1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
 }
 
 // envValue is one env entry's value; skip is true for an optional
@@ -78,7 +115,7 @@ func envValue(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, e c
 		r := from.ConfigMapKeyRef
 		kind, name, key, optional = "ConfigMap", r.Name, r.Key, r.Optional != nil && *r.Optional
 	default:
-		return "", false, fmt.Errorf("%w: env %s: the test kubelet resolves only values, fields, Secret and ConfigMap keys", errConfig, e.Name)
+		return "", false, fmt.Errorf("%w: env %s: the local node resolves only values, fields, Secret and ConfigMap keys", errConfig, e.Name)
 	}
 	data, err := readSource(ctx, cs, pod.Namespace, kind, name)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -118,7 +155,7 @@ func fieldValue(pod *corev1.Pod, field string) (string, error) {
 	case "status.hostIP", "status.podIP":
 		return hostIP, nil
 	}
-	return "", fmt.Errorf("%w: the field %s is not supported by the test kubelet", errConfig, field)
+	return "", fmt.Errorf("%w: the field %s is not supported by the local node", errConfig, field)
 }
 
 // expand replaces $(NAME) with the value of an earlier variable; $$ is a
@@ -153,17 +190,24 @@ func expand(s string, vars map[string]string) string {
 	return b.String()
 }
 
-// mountedPath moves an absolute path under one of c's mounts into root.
-func mountedPath(root rootfs, c *corev1.Container, value string) string {
-	if !strings.HasPrefix(value, "/") {
-		return value
-	}
-	clean := path.Clean(value)
-	for _, m := range c.VolumeMounts {
-		mp := path.Clean(m.MountPath)
-		if clean == mp || strings.HasPrefix(clean, mp+"/") {
-			return root.path(clean)
+// envMap is an environment as a map, the last entry of a name winning.
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, e := range environ {
+		if k, v, ok := strings.Cut(e, "="); ok {
+			m[k] = v
 		}
 	}
-	return value
+	return m
+}
+
+// commandLine is c's command and args with $(NAME) expanded from its env,
+// as a kubelet runs them.
+func commandLine(c *corev1.Container, environ []string) []string {
+	vars := envMap(environ)
+	argv := make([]string, 0, len(c.Command)+len(c.Args))
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		argv = append(argv, expand(a, vars))
+	}
+	return argv
 }

@@ -1,4 +1,4 @@
-package kubelet
+package localnode
 
 import (
 	"io"
@@ -81,16 +81,21 @@ func TestHostOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, args, err := runnerContainer(&corev1.Pod{Spec: job.Spec.Template.Spec})
-	if err != nil || c.Name != jobs.SourceContainer {
-		t.Fatalf("runnerContainer: %v, %v", c, err)
+	var c *corev1.Container
+	for i := range job.Spec.Template.Spec.Containers {
+		c = &job.Spec.Template.Spec.Containers[i]
 	}
-	pod, err := runner.ParseRunFlags(args, io.Discard)
+	if c == nil || c.Name != jobs.SourceContainer || runnerOp(commandLine(c, nil)) != "apply" {
+		t.Fatalf("the Job's module container is %+v", c)
+	}
+	if standIn, err := (&inProcess{}).admit(nil, c, false); standIn || err != nil {
+		t.Fatalf("the in-process runtime does not run the module container: %v, %v", standIn, err)
+	}
+	pod, err := runner.ParseRunFlags(commandLine(c, nil)[2:], io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &Kubelet{kubeconfig: "/k/kubeconfig"}
-	got := k.hostOptions(pod, rootfs("/r"))
+	got := hostOptions(pod, rootfs("/r"), "/k/kubeconfig")
 
 	want := pod
 	want.Bin = []string{"/r/captf/runtime"}
@@ -153,5 +158,23 @@ func TestMessage(t *testing.T) {
 				t.Errorf("message = %d bytes %.40q, want %d bytes %.40q", len(got), got, len(tc.want), tc.want)
 			}
 		})
+	}
+}
+
+func TestRunnerOp(t *testing.T) {
+	testCases := []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"/captf/bin/runner", "run", "--op=destroy", "--bin=/captf/runtime"}, "destroy"},
+		{[]string{"/captf/bin/runner", "run", "-op=plan"}, "plan"},
+		{[]string{"/runner", "copy", "/captf/bin/runner"}, ""},
+		{[]string{"sh", "-c", "--op=apply"}, ""},
+		{nil, ""},
+	}
+	for _, tc := range testCases {
+		if got := runnerOp(tc.argv); got != tc.want {
+			t.Errorf("runnerOp(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
 	}
 }
