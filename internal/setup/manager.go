@@ -103,7 +103,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
 			ClusterOperationGate: o.ClusterOperationGate},
 	}
-	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency}); err != nil {
+	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency, WatchFilter: o.WatchFilter}); err != nil {
 		return nil, fmt.Errorf("setting up the workload controllers: %w", err)
 	}
 	if err := webhooks.SetupWebhooks(mgr); err != nil {

@@ -35,6 +35,7 @@ type Options struct {
 	MaxActiveJobs          int
 	StateBackups           int
 	ClusterOperationGate   bool
+	WatchFilter            string
 	ClusterMaxActiveJobs   int
 	RunnerEvents           bool
 	RunnerImage            string
@@ -72,6 +73,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.DriftDefaultInterval, "drift-default-interval", 30*time.Minute, "Drift interval of objects that set none (a pool whose interval is 0 uses it too).")
 	fs.IntVar(&o.MaxActiveJobs, "max-active-jobs", 200, "Most Jobs running at once across the manager; 0 means no cap.")
 	fs.IntVar(&o.ClusterMaxActiveJobs, "cluster-max-active-jobs", 20, "Most Jobs running at once for one cluster (its TerraformCluster, machines and pools) unless its spec.maxActiveJobs says otherwise; 0 means no cap.")
+	fs.StringVar(&o.WatchFilter, "watch-filter", "", "Reconcile only objects labelled cluster.x-k8s.io/watch-filter=<value>; empty reconciles all.")
 	fs.BoolVar(&o.ClusterOperationGate, "cluster-operation-gate", true, "Keep a TerraformCluster's apply, destroy and restore from overlapping its machines' and pools' (a per-Cluster write Lease).")
 	fs.IntVar(&o.StateBackups, "state-backups", 5, "State backup sets kept per object; 0 takes none (existing ones stay restorable).")
 	fs.BoolVar(&o.RunnerEvents, "runner-events", true, "Let the runner post progress events on the object (needs events.k8s.io create in the runner's role).")

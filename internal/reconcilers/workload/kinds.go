@@ -19,26 +19,29 @@ import (
 // --<kind>-concurrency flags).
 type Concurrency struct {
 	Cluster, Machine, MachinePool int
+	// WatchFilter, when set, limits the controllers to objects labelled
+	// cluster.x-k8s.io/watch-filter=<WatchFilter> (--watch-filter).
+	WatchFilter string
 }
 
 // Setup registers the three workload controllers with engine.
 func Setup(mgr ctrl.Manager, engine *workspace.Engine, c Concurrency) error {
 	cl := &Reconciler{Role: roles.Cluster{}, Engine: engine}
-	if err := cl.builder(mgr, "terraformcluster", c.Cluster).
+	if err := cl.builder(mgr, "terraformcluster", c.Cluster, c.WatchFilter).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToInfra)).
 		Complete(cl); err != nil {
 		return err
 	}
 	m := &Reconciler{Role: roles.Machine{}, Engine: engine}
 	reader := mgr.GetClient()
-	if err := m.builder(mgr, "terraformmachine", c.Machine).
+	if err := m.builder(mgr, "terraformmachine", c.Machine, c.WatchFilter).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToInfra)).
 		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
 		Complete(m); err != nil {
 		return err
 	}
 	mp := &Reconciler{Role: roles.MachinePool{}, Engine: engine}
-	return mp.builder(mgr, "terraformmachinepool", c.MachinePool).
+	return mp.builder(mgr, "terraformmachinepool", c.MachinePool, c.WatchFilter).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(poolToInfra)).
 		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
 		Complete(mp)

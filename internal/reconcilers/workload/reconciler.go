@@ -8,11 +8,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/workspace"
 )
+
+// WatchFilterLabel is Cluster API's label that --watch-filter selects on.
+const WatchFilterLabel = "cluster.x-k8s.io/watch-filter"
 
 // Reconciler reconciles one workload kind.
 type Reconciler struct {
@@ -27,9 +31,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // Setup is what every kind's controller shares: the kind, its Jobs, and
 // the concurrency.
-func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int) *builder.Builder {
+func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, watchFilter string) *builder.Builder {
+	filter := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return watchFilter == "" || o.GetLabels()[WatchFilterLabel] == watchFilter
+	})
 	return ctrl.NewControllerManagedBy(mgr).
-		For(r.Role.New()).
+		For(r.Role.New(), builder.WithPredicates(filter)).
 		Owns(&batchv1.Job{}).
 		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)})
