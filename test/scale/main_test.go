@@ -1,0 +1,82 @@
+// Package scale_test benchmarks the CAPTF manager with many
+// TerraformMachines against the real API server and admission webhooks:
+// the heap the manager keeps once every machine is provisioned, with small
+// and with large states, and how many states an idle pass decompresses.
+// Each figure is printed as a ratio against a baseline measured in the same
+// run, never asserted against a threshold.
+//
+// Only `go test -bench` (`make bench`) starts the control plane here: a
+// plain `go test` runs the fixture tests alone.
+package scale_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"captf.io/captf/internal/test/envtest"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	if os.Getenv("CAPTF_TEST_LOGS") != "" {
+		log.SetLogger(zap.New(zap.UseDevMode(true)))
+	} else {
+		log.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	}
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	os.Exit(envtest.Main(m, &env, envtest.Options{Webhooks: true, ClusterAPICRDs: true}))
+}
+
+// The manager's identity, as the Deployment's downward API gives it.
+const (
+	managerNamespace = "captf-system"
+	managerAccount   = "captf-controller-manager"
+	managerUser      = "system:serviceaccount:" + managerNamespace + ":" + managerAccount
+)
+
+// bindShippedRole creates config/rbac's manager and runner ClusterRoles
+// and binds the manager's to the manager's user, once per control plane.
+func bindShippedRole(ctx context.Context) error {
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		return err
+	}
+	for _, file := range []string{"role.yaml", "runner_role.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
+		if err != nil {
+			return err
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal(raw, role); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if err := env.Client.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	err = env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "captf-manager-scale"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "captf-manager-role"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: managerUser}},
+	})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
