@@ -53,6 +53,17 @@ func (p *pass) backUp(ctx context.Context, deleting bool) error {
 }
 
 func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
+	if !p.stData {
+		var list corev1.SecretList
+		if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
+			client.MatchingLabelsSelector{Selector: state.Selector(p.suffix())}); err != nil {
+			return sets, fmt.Errorf("reading the state to back up: %w", err)
+		}
+		if state.Fingerprint(list.Items) != p.st.Fingerprint {
+			return sets, nil // the state moved on: the next pass backs it up
+		}
+		p.stSecrets, p.stData = list.Items, true
+	}
 	chunks := make([][]byte, 0, len(p.st.Secrets))
 	byName := map[string]*corev1.Secret{}
 	for i := range p.stSecrets {

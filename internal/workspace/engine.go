@@ -119,8 +119,11 @@ type pass struct {
 	active    *batchv1.Job
 	bookkept  []*batchv1.Job
 	stSecrets []corev1.Secret
-	st        *state.State
-	stErr     error
+	// stData: stSecrets carry their data (else only their metadata: the
+	// state did not change since its last decode).
+	stData bool
+	st     *state.State
+	stErr  error
 
 	inputs built
 
@@ -265,6 +268,8 @@ func (p *pass) releaseExternallyManaged(ctx context.Context) error {
 	if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	p.waitOver()
+	p.e.states.Delete(p.obj.GetUID())
 	p.e.Recorder.Eventf(p.obj, nil, corev1.EventTypeNormal, "ExternallyManagedReleased", "Release",
 		"Removed the CAPTF finalizer of an externally managed object; its state and infrastructure are left alone")
 	return nil

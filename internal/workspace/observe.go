@@ -123,12 +123,9 @@ func (p *pass) observeState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var list corev1.SecretList
-	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
-		client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
-		return fmt.Errorf("listing the state Secrets: %w", err)
+	if p.stSecrets, p.stData, err = p.listState(ctx, suffix); err != nil {
+		return err
 	}
-	p.stSecrets = list.Items
 	if from := p.retainedFrom(); from != "" {
 		if !p.w.AdoptRetainedState {
 			p.retained = true
@@ -141,7 +138,7 @@ func (p *pass) observeState(ctx context.Context) error {
 		}
 		return p.observeState(ctx)
 	}
-	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, list.Items)
+	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets)
 	p.w.Status.StateSecretSuffix = suffix
 	cond := metav1.Condition{Type: infrav1.StateReadableCondition}
 	switch {
@@ -172,6 +169,31 @@ func (p *pass) everApplied() bool {
 	prov := p.w.Status.Initialization.Provisioned
 	return (prov != nil && *prov) || p.inputs.applied != nil || len(p.w.Status.StateBackups) > 0 ||
 		(p.inputs.attempt != nil && (p.inputs.attempt.Applied || p.inputs.attempt.MayHaveApplied))
+}
+
+// listState reads the object's state Secrets live: their metadata first,
+// and their data only when their names or resourceVersions changed since
+// the object's last decode, so that an idle pass transfers no state.
+// withData says whether the Secrets carry their data.
+func (p *pass) listState(ctx context.Context, suffix string) (secrets []corev1.Secret, withData bool, err error) {
+	opts := []client.ListOption{client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}}
+	var metas metav1.PartialObjectMetadataList
+	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	if err := p.e.APIReader.List(ctx, &metas, opts...); err != nil {
+		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
+	}
+	if cached, ok := p.e.states.Load(p.obj.GetUID()); ok && len(metas.Items) > 0 && cached.(*state.State).Fingerprint == state.Fingerprint(metas.Items) {
+		secrets = make([]corev1.Secret, len(metas.Items))
+		for i := range metas.Items {
+			secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
+		}
+		return secrets, false, nil
+	}
+	var list corev1.SecretList
+	if err := p.e.APIReader.List(ctx, &list, opts...); err != nil {
+		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
+	}
+	return list.Items, true, nil
 }
 
 // decode decodes a state, or returns the one decoded last for uid when
