@@ -32,11 +32,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // Setup is what every kind's controller shares: the kind, its Jobs, and
 // the concurrency.
 func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, watchFilter string) *builder.Builder {
-	filter := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return watchFilter == "" || o.GetLabels()[WatchFilterLabel] == watchFilter
-	})
 	return ctrl.NewControllerManagedBy(mgr).
-		For(r.Role.New(), builder.WithPredicates(filter)).
+		For(r.Role.New(), builder.WithPredicates(watchFilterPredicate(watchFilter))).
 		Owns(&batchv1.Job{}).
 		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)})
@@ -49,4 +46,12 @@ func requests(objs ...client.Object) []reconcile.Request {
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 	}
 	return out
+}
+
+// watchFilterPredicate admits every object when value is empty, else only
+// those labelled cluster.x-k8s.io/watch-filter=<value>.
+func watchFilterPredicate(value string) predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return value == "" || o.GetLabels()[WatchFilterLabel] == value
+	})
 }
