@@ -50,34 +50,14 @@ func (Machine) View(obj client.Object) Workload {
 // Owner implements Role: the Machine owning the TerraformMachine, whose
 // infrastructureRef must name it.
 func (Machine) Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error) {
-	o := Owner{}
-	ref := ownerRef(obj, "Machine")
-	if ref == nil {
-		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerMachineReason,
-			"Waiting for a Machine to own this TerraformMachine")
-		return ownedBy(ctx, r, obj, o)
-	}
-	name := ref.Name
-	m := &clusterv1.Machine{}
-	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, m)
-	if err != nil {
-		return o, err
-	}
-	if !found {
-		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerNotFoundReason, "The owning Machine %s no longer exists", name)
-		return ownedBy(ctx, r, obj, o)
-	}
-	o.Object, o.ClusterName = m, m.Spec.ClusterName
-	if !refersTo(m.Spec.InfrastructureRef, state.KindMachine, obj.GetName()) {
-		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
-			"Machine %s's infrastructureRef does not name this TerraformMachine; CAPTF starts no Job and writes nothing to the Machine", name)
-		o.Mismatch = true
-	} else if why := mismatch(obj, ref, m, m.Spec.ClusterName); why != "" {
-		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
-			"Machine %s does not own this object: %s; CAPTF starts no Job and writes nothing to it", name, why)
-		o.Mismatch = true
-	}
-	return ownedBy(ctx, r, obj, o)
+	return memberOwner(ctx, r, obj, member{
+		ownerKind: "Machine", infraKind: state.KindMachine, refField: "infrastructureRef",
+		waiting: infrav1.WaitingForOwnerMachineReason, owner: &clusterv1.Machine{},
+		spec: func(o client.Object) (clusterv1.ContractVersionedObjectReference, string) {
+			m := o.(*clusterv1.Machine)
+			return m.Spec.InfrastructureRef, m.Spec.ClusterName
+		},
+	})
 }
 
 // Inputs implements Role: the bootstrap data and the cluster's exports.

@@ -51,34 +51,14 @@ func (MachinePool) View(obj client.Object) Workload {
 // Owner implements Role: the MachinePool owning the TerraformMachinePool,
 // whose template's infrastructureRef must name it.
 func (MachinePool) Owner(ctx context.Context, r client.Reader, obj client.Object) (Owner, error) {
-	o := Owner{}
-	ref := ownerRef(obj, "MachinePool")
-	if ref == nil {
-		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerMachinePoolReason,
-			"Waiting for a MachinePool to own this TerraformMachinePool")
-		return ownedBy(ctx, r, obj, o)
-	}
-	name := ref.Name
-	mp := &clusterv1.MachinePool{}
-	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, mp)
-	if err != nil {
-		return o, err
-	}
-	if !found {
-		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerNotFoundReason, "The owning MachinePool %s no longer exists", name)
-		return ownedBy(ctx, r, obj, o)
-	}
-	o.Object, o.ClusterName = mp, mp.Spec.ClusterName
-	if !refersTo(mp.Spec.Template.Spec.InfrastructureRef, state.KindMachinePool, obj.GetName()) {
-		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
-			"MachinePool %s's template infrastructureRef does not name this TerraformMachinePool; CAPTF starts no Job and writes nothing to the MachinePool", name)
-		o.Mismatch = true
-	} else if why := mismatch(obj, ref, mp, mp.Spec.ClusterName); why != "" {
-		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
-			"MachinePool %s does not own this object: %s; CAPTF starts no Job and writes nothing to it", name, why)
-		o.Mismatch = true
-	}
-	return ownedBy(ctx, r, obj, o)
+	return memberOwner(ctx, r, obj, member{
+		ownerKind: "MachinePool", infraKind: state.KindMachinePool, refField: "template infrastructureRef",
+		waiting: infrav1.WaitingForOwnerMachinePoolReason, owner: &clusterv1.MachinePool{},
+		spec: func(o client.Object) (clusterv1.ContractVersionedObjectReference, string) {
+			mp := o.(*clusterv1.MachinePool)
+			return mp.Spec.Template.Spec.InfrastructureRef, mp.Spec.ClusterName
+		},
+	})
 }
 
 // Inputs implements Role: the template's bootstrap data and the cluster's

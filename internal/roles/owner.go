@@ -112,3 +112,48 @@ func IsExternallyManaged(obj client.Object) bool {
 	_, ok := obj.GetAnnotations()[infrav1.ManagedByAnnotation]
 	return ok
 }
+
+// member describes the Cluster API owner of a machine or pool.
+type member struct {
+	// ownerKind is the owner's kind, infraKind the object's, refField the
+	// owner's field that must reference the object back.
+	ownerKind, infraKind, refField string
+	// waiting is the reason while no owner reference exists.
+	waiting string
+	// owner is an empty owner object to read into.
+	owner client.Object
+	// spec returns the owner's infrastructure reference and cluster name.
+	spec func(client.Object) (clusterv1.ContractVersionedObjectReference, string)
+}
+
+// memberOwner finds and checks a machine's or pool's owner (contract
+// §18.2), then its Cluster, TerraformCluster and pause.
+func memberOwner(ctx context.Context, r client.Reader, obj client.Object, m member) (Owner, error) {
+	o := Owner{}
+	ref := ownerRef(obj, m.ownerKind)
+	if ref == nil {
+		o.NotReady = notReady(metav1.ConditionUnknown, m.waiting, "Waiting for a %s to own this %s", m.ownerKind, m.infraKind)
+		return ownedBy(ctx, r, obj, o)
+	}
+	name := ref.Name
+	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, m.owner)
+	if err != nil {
+		return o, err
+	}
+	if !found {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerNotFoundReason, "The owning %s %s no longer exists", m.ownerKind, name)
+		return ownedBy(ctx, r, obj, o)
+	}
+	infraRef, clusterName := m.spec(m.owner)
+	o.Object, o.ClusterName = m.owner, clusterName
+	if !refersTo(infraRef, m.infraKind, obj.GetName()) {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
+			"%s %s's %s does not name this %s; CAPTF starts no Job and writes nothing to the %s", m.ownerKind, name, m.refField, m.infraKind, m.ownerKind)
+		o.Mismatch = true
+	} else if why := mismatch(obj, ref, m.owner, clusterName); why != "" {
+		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerMismatchReason,
+			"%s %s does not own this object: %s; CAPTF starts no Job and writes nothing to it", m.ownerKind, name, why)
+		o.Mismatch = true
+	}
+	return ownedBy(ctx, r, obj, o)
+}
