@@ -70,6 +70,9 @@ type Options struct {
 	// NodeMode forces how the local node runs containers; empty picks
 	// namespaces where possible (see localnode.Mode).
 	NodeMode localnode.Mode
+	// ExtraImages are images the local node serves besides the example
+	// module images (tests add their own modules this way).
+	ExtraImages map[string]localnode.Image
 }
 
 func scheme() (*runtime.Scheme, error) {
@@ -136,7 +139,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		_ = env.Down()
 		return nil, err
 	}
-	if err := env.startNode(ctx, opts.Log, opts.NodeLog, opts.NodeMode); err != nil {
+	if err := env.startNode(ctx, opts.Log, opts.NodeLog, opts.NodeMode, opts.ExtraImages); err != nil {
 		_ = env.Down()
 		return nil, err
 	}

@@ -67,10 +67,13 @@ func ReadLog(stateDir, namespace, pod, container string) ([]byte, error) {
 // processes in private mount namespaces, with the runner built from this
 // checkout, where this process can make them (root on Linux); in-process
 // otherwise, which it says.
-func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger, want localnode.Mode) error {
+func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger, want localnode.Mode, extra map[string]localnode.Image) error {
 	images, err := ExampleImages(e.Repo, e.Tools)
 	if err != nil {
 		return err
+	}
+	for ref, img := range extra {
+		images[ref] = img
 	}
 	why := localnode.NamespaceSupport()
 	if want == localnode.ModeInProcess {
