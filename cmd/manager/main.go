@@ -1,42 +1,70 @@
 // Command manager is the CAPTF manager: the controllers of CAPTF's kinds and
-// their admission webhooks. See internal/setup for its flags.
+// their admission webhooks. Its flags are defined in internal/setup; `manager
+// version` prints the same as --version.
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"captf.io/captf/internal/setup"
 )
 
-func main() {
-	var o setup.Options
-	fs := pflag.NewFlagSet("manager", pflag.ExitOnError)
-	o.AddFlags(fs)
-	zapOpts := zap.Options{}
-	goFlags := flag.NewFlagSet("logging", flag.ExitOnError)
-	zapOpts.BindFlags(goFlags)
-	fs.AddGoFlagSet(goFlags)
-	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits 2 with usage
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	setup.LogFlags(fs)
+const program = "manager"
 
-	cfg, err := restConfig(o.Kubeconfig)
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the manager's command line: it returns the exit code, 2 on a
+// command line it cannot parse, 1 on invalid values or a failed start.
+func run(args []string, stdout, stderr io.Writer) int {
+	cl := setup.NewCommandLine(program)
+	if len(args) > 0 && args[0] == "version" {
+		args = append([]string{"--version"}, args[1:]...)
+	}
+	if err := cl.Parse(args); err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", program, err)
+		if errors.Is(err, setup.ErrUsage) {
+			return 2
+		}
+		return 1
+	}
+	if cl.Help {
+		cl.Usage(stdout, program)
+		return 0
+	}
+	if print, raw := cl.Options.Version.Print(); print {
+		b := cl.Options.Build()
+		if raw {
+			_, _ = fmt.Fprintln(stdout, b.Raw())
+		} else {
+			_, _ = fmt.Fprintln(stdout, b)
+		}
+		return 0
+	}
+	if err := cl.Logging.Apply(); err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", program, err)
+		return 1
+	}
+	setup.LogFlags(cl.FlagSet())
+
+	cfg, err := restConfig(cl.Options.Kubeconfig)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-		os.Exit(1)
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", program, err)
+		return 1
 	}
-	if err := setup.Run(ctrl.SetupSignalHandler(), cfg, o); err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-		os.Exit(1)
+	if err := setup.Run(ctrl.SetupSignalHandler(), cfg, cl.Options); err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", program, err)
+		return 1
 	}
+	return 0
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -55,10 +55,10 @@ var (
 		Help: "[ALPHA] Waits before a Job: run_lease, cluster_operation, machine_operations, job_slot.",
 	}, []string{"kind", "reason"})
 
-	// StateBackups counts backup sets taken and pruned.
+	// StateBackups counts backup sets taken, pruned and skipped.
 	StateBackups = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "captf_state_backups_total",
-		Help: "[ALPHA] State backup sets by result (taken, pruned).",
+		Help: "[ALPHA] State backup sets by kind and result (taken, pruned, skipped).",
 	}, []string{"kind", "result"})
 
 	// LastSuccess is when an operation of the object last succeeded.

@@ -15,20 +15,20 @@ var (
 	// state past it, Terraform splits it into more Secrets.
 	StateBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "captf_state_bytes",
-		Help: "Compressed bytes of the object's Terraform/OpenTofu state, summed over its Secrets.",
+		Help: "[ALPHA] Compressed bytes of the object's Terraform/OpenTofu state, summed over its Secrets.",
 	}, objectLabels)
 
 	// StateResources is the number of managed resources in an object's
 	// state (a resource with count or for_each counts once).
 	StateResources = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "captf_state_resources",
-		Help: "Managed resources in the object's state.",
+		Help: "[ALPHA] Managed resources (no data sources) in the object's state.",
 	}, objectLabels)
 
 	// StateReadErrors counts failed state reads by reason.
 	StateReadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "captf_state_read_errors_total",
-		Help: "State reads that failed, by reason (inconsistent, encrypted, corrupt, lost, locked).",
+		Help: "[ALPHA] State reads that failed, by reason (inconsistent, encrypted, corrupt, lost, locked).",
 	}, []string{"kind", "reason"})
 )
 
@@ -48,4 +48,7 @@ func Forget(kind, namespace, name string) {
 		g.DeleteLabelValues(kind, namespace, name)
 	}
 	LastSuccess.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": namespace, "name": name})
+	if kind == "TerraformMachine" {
+		UnhealthySamples.DeleteLabelValues(namespace, name)
+	}
 }

@@ -85,7 +85,7 @@ func TestStateBytesOfAChunkedState(t *testing.T) {
 		t.Errorf("captf_state_resources = %v, want 1", got)
 	}
 	exposition := fmt.Sprintf(`
-# HELP captf_state_bytes Compressed bytes of the object's Terraform/OpenTofu state, summed over its Secrets.
+# HELP captf_state_bytes [ALPHA] Compressed bytes of the object's Terraform/OpenTofu state, summed over its Secrets.
 # TYPE captf_state_bytes gauge
 captf_state_bytes{kind="TerraformCluster",name="big",namespace="default"} %d
 `, total)

@@ -12,13 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -39,26 +38,42 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// LogFlags logs every flag once, as `FLAG: --name="value"`.
+// LogFlags logs every flag once, as `FLAG: --name="value"` (printf-style,
+// so the text format prints it unquoted).
 func LogFlags(fs *pflag.FlagSet) {
-	log := ctrl.Log.WithName("setup")
 	fs.VisitAll(func(f *pflag.Flag) {
-		log.Info(fmt.Sprintf("FLAG: --%s=%q", f.Name, f.Value.String()))
+		klog.Infof("FLAG: --%s=%q", f.Name, f.Value.String())
 	})
 }
 
 // NewManager builds the manager with every controller and webhook.
 func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	b, err := BuildManager(cfg, o)
+	return b.Manager, err
+}
+
+// Built is a manager and the lifecycle engine inside it.
+type Built struct {
+	Manager ctrl.Manager
+	// Engine runs the workload kinds' lifecycle; tests read its counters
+	// and may tune its Options before the manager starts.
+	Engine *workspace.Engine
+}
+
+// BuildManager builds the manager as NewManager does and hands out its engine.
+// tweaks change the controller-runtime options last (tests use them, for
+// example, to start several managers in one process).
+func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (Built, error) {
 	if err := o.Validate(); err != nil {
-		return nil, err
+		return Built{}, err
 	}
 	s, err := Scheme()
 	if err != nil {
-		return nil, err
+		return Built{}, err
 	}
-	metrics := metricsserver.Options{BindAddress: o.DiagnosticsAddress, SecureServing: !o.InsecureDiagnostics}
-	if !o.InsecureDiagnostics {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	tlsOpts, err := o.TLSOptions()
+	if err != nil {
+		return Built{}, err
 	}
 	// Only CAPTF's Jobs are cached.
 	managed := labels.SelectorFromSet(labels.Set{infrav1.ManagedLabel: "true"})
@@ -66,14 +81,15 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.Namespace != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mo := ctrl.Options{
 		Scheme:  s,
 		Cache:   cacheOpts,
-		Metrics: metrics,
+		Metrics: o.diagnosticsOptions(tlsOpts),
 		// Secret data is never cached: every typed Secret read goes to the
 		// API server, and watches of managed Secrets are metadata-only.
 		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		HealthProbeBindAddress:        o.HealthAddr,
+		PprofBindAddress:              o.ProfilerAddress,
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       os.Getenv("POD_NAMESPACE"),
@@ -82,20 +98,25 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		RenewDeadline:                 &o.LeaderElectRenewDeadline,
 		RetryPeriod:                   &o.LeaderElectRetryPeriod,
 		WebhookServer: webhook.NewServer(webhook.Options{
-			Port: o.WebhookPort, CertDir: o.WebhookCertDir, CertName: o.WebhookCertName, KeyName: o.WebhookKeyName,
+			Port: o.WebhookPort, CertDir: o.WebhookCertDir, CertName: o.WebhookCertName, KeyName: o.WebhookKeyName, TLSOpts: tlsOpts,
 		}),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	for _, tweak := range tweaks {
+		tweak(&mo)
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
+	if err != nil {
+		return Built{}, fmt.Errorf("creating the manager: %w", err)
+	}
+	o.instrument(mgr)
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
+		return Built{}, err
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return nil, err
+		return Built{}, err
 	}
 	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the identity controller: %w", err)
+		return Built{}, fmt.Errorf("setting up the identity controller: %w", err)
 	}
 	engine := &workspace.Engine{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
@@ -104,12 +125,12 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			ClusterOperationGate: o.ClusterOperationGate},
 	}
 	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency, WatchFilter: o.WatchFilter}); err != nil {
-		return nil, fmt.Errorf("setting up the workload controllers: %w", err)
+		return Built{}, fmt.Errorf("setting up the workload controllers: %w", err)
 	}
 	if err := webhooks.SetupWebhooks(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the webhooks: %w", err)
+		return Built{}, fmt.Errorf("setting up the webhooks: %w", err)
 	}
-	return mgr, nil
+	return Built{Manager: mgr, Engine: engine}, nil
 }
 
 // Run builds the manager and runs it until ctx ends.
@@ -124,6 +145,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	log.Info("Starting the manager")
+	b := o.Build()
+	log.Info("Starting the manager", "version", b.Version, "commit", b.Commit, "goVersion", b.GoVersion, "contract", b.Contract)
 	return mgr.Start(ctx)
 }

@@ -8,24 +8,13 @@ import (
 	"os"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/reconcilers/identity"
-	"captf.io/captf/internal/reconcilers/workload"
 	"captf.io/captf/internal/setup"
-	"captf.io/captf/internal/webhooks"
 	"captf.io/captf/internal/workspace"
 )
 
@@ -37,15 +26,12 @@ type manager struct {
 
 // startManager runs a manager that watches namespace only (--namespace),
 // as its own ServiceAccount with the shipped ClusterRole, and returns once
-// its webhook server answers.
-//
-// It is setup.NewManager with the flag defaults, duplicated because
-// NewManager does not hand out its *workspace.Engine, whose Decodes()
-// the benchmark reads. What differs changes nothing the manager caches or
-// reads: the health and metrics listeners are off; controller names may
-// repeat (each phase of the benchmark starts a fresh manager in the same
-// process); client-side rate limiting is off, as ctrl.GetConfig leaves it
-// for the in-cluster manager (the test user's config would otherwise get
+// its webhook server answers. It is setup.BuildManager with the flag
+// defaults; what differs changes nothing the manager caches or reads: the
+// health and metrics listeners are off; controller names may repeat (each
+// phase of the benchmark starts a fresh manager in the same process);
+// client-side rate limiting is off, as ctrl.GetConfig leaves it for the
+// in-cluster manager (the test user's config would otherwise get
 // client-go's 5 QPS); and the manager's connections are its own, closed
 // when it stops.
 func startManager(ctx context.Context, namespace string) (*manager, error) {
@@ -67,42 +53,14 @@ func startManager(ctx context.Context, namespace string) (*manager, error) {
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	o := setup.Defaults()
 	o.RunnerImage, o.RunnerEvents, o.Namespace = "local/captf-manager:test", false, namespace
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	s, err := setup.Scheme()
-	if err != nil {
-		return nil, err
-	}
-	managed := labels.SelectorFromSet(labels.Set{infrav1.ManagedLabel: "true"})
-	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod, ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: managed}},
-		DefaultNamespaces: map[string]cache.Config{namespace: {}}}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 s,
-		Cache:                  cacheOpts,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		WebhookServer:          webhook.NewServer(webhook.Options{Port: port, CertDir: certDir}),
+	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = "0", "0", port, certDir
+	built, err := setup.BuildManager(cfg, o, func(mo *ctrl.Options) {
+		mo.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("creating the manager: %w", err)
-	}
-	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	engine := &workspace.Engine{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
-		Options: workspace.Options{RunnerImage: o.RunnerImage, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
-			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups},
-	}
-	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency}); err != nil {
-		return nil, err
-	}
-	if err := webhooks.SetupWebhooks(mgr); err != nil {
-		return nil, err
-	}
+	mgr, engine := built.Manager, built.Engine
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
