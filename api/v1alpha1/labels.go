@@ -126,6 +126,13 @@ const (
 	// AfterInterruptedApplyAnnotation marks an apply started after an
 	// interrupted or unconfirmed one.
 	AfterInterruptedApplyAnnotation = "captf.io/after-interrupted-apply"
+	// UnpullableImagesAnnotation on the attempt record lists, comma
+	// separated, the images a destroy, refresh, drift or restore Job could
+	// not pull (at most 3); a successful apply clears it.
+	UnpullableImagesAnnotation = "captf.io/unpullable-images"
+	// ImageFallbacksAnnotation on a destroy, refresh, drift or restore Job
+	// lists, comma separated, the images left to try after its own.
+	ImageFallbacksAnnotation = "captf.io/image-fallbacks"
 	// ImagePullFailedAnnotation marks a Job whose image was not pulled for
 	// two minutes.
 	ImagePullFailedAnnotation = "captf.io/image-pull-failed"

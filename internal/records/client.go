@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,6 +133,65 @@ func MarkMayHaveApplied(ctx context.Context, c client.Client, reader client.Read
 func ClearMayHaveApplied(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) (bool, error) {
 	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
 		delete(s.Annotations, infrav1.MayHaveAppliedAnnotation)
+		return true
+	})
+}
+
+// MarkUnconfirmedApply records that the apply Job job ended without a
+// result after its runner started, or vanished: captf.io/unconfirmed-apply
+// names it and captf.io/may-have-applied is set, so that the next destroy
+// renders its inputs. It reports whether the record exists.
+func MarkUnconfirmedApply(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, job string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		s.Annotations[infrav1.UnconfirmedApplyAnnotation] = job
+		if s.Annotations[infrav1.JobAnnotation] == job {
+			s.Annotations[infrav1.MayHaveAppliedAnnotation] = "true"
+		}
+		return true
+	})
+}
+
+// ClearUnconfirmedApply removes captf.io/unconfirmed-apply (an apply after
+// it succeeded, a restore, or the user confirmed that the Job created
+// nothing) and, when confirmed, captf.io/may-have-applied. It reports
+// whether the record exists.
+func ClearUnconfirmedApply(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string, mayHaveApplied bool) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		delete(s.Annotations, infrav1.UnconfirmedApplyAnnotation)
+		if !mayHaveApplied {
+			delete(s.Annotations, infrav1.MayHaveAppliedAnnotation)
+		}
+		return true
+	})
+}
+
+// MaxUnpullableImages bounds captf.io/unpullable-images.
+const MaxUnpullableImages = 3
+
+// AddUnpullableImage appends image to captf.io/unpullable-images (keeping
+// the newest MaxUnpullableImages). It reports whether the record exists.
+func AddUnpullableImage(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, image string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		list := SplitList(s.Annotations[infrav1.UnpullableImagesAnnotation])
+		for _, i := range list {
+			if i == image {
+				return true
+			}
+		}
+		list = append(list, image)
+		if len(list) > MaxUnpullableImages {
+			list = list[len(list)-MaxUnpullableImages:]
+		}
+		s.Annotations[infrav1.UnpullableImagesAnnotation] = strings.Join(list, ",")
+		return true
+	})
+}
+
+// ClearUnpullableImages removes captf.io/unpullable-images: a successful
+// apply pinned an image again. It reports whether the record exists.
+func ClearUnpullableImages(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		delete(s.Annotations, infrav1.UnpullableImagesAnnotation)
 		return true
 	})
 }

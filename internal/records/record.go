@@ -2,6 +2,7 @@ package records
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -40,6 +41,14 @@ type Record struct {
 	// Applied (attempt record only) says the object applied at least once
 	// (captf.io/applied: "true"); never cleared.
 	Applied bool
+	// UnconfirmedApply (attempt record only) names an apply Job that ended
+	// without a result after the runner started, or vanished: it may have
+	// changed resources nobody knows of (captf.io/unconfirmed-apply).
+	UnconfirmedApply string
+	// UnpullableImages (attempt record only) are the images a destroy,
+	// refresh, drift or restore Job could not pull
+	// (captf.io/unpullable-images).
+	UnpullableImages []string
 }
 
 // FromSecret reads a record Secret. A nil Secret gives the zero Record.
@@ -66,6 +75,8 @@ func FromSecret(s *corev1.Secret) Record {
 	if v, ok := a[infrav1.MayHaveAppliedAnnotation]; ok && v != "false" {
 		rec.MayHaveApplied = true
 	}
+	rec.UnconfirmedApply = a[infrav1.UnconfirmedApplyAnnotation]
+	rec.UnpullableImages = SplitList(a[infrav1.UnpullableImagesAnnotation])
 	return rec
 }
 
@@ -205,4 +216,16 @@ func equalSecrets(a, b *corev1.Secret) bool {
 		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
 		equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
 		equality.Semantic.DeepEqual(a.Data, b.Data)
+}
+
+// SplitList reads a comma-separated annotation (such as
+// captf.io/unpullable-images), dropping empty items.
+func SplitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -29,6 +29,9 @@ func (r reading) ready() bool {
 // HealthPending implements Contract.
 func (r reading) HealthPending() bool { return r.health != nil && r.health.Pending() }
 
+// ProviderIDMissing implements Contract; machineContract overrides it.
+func (r reading) ProviderIDMissing() bool { return false }
+
 // Conditions implements Contract.
 func (r reading) Conditions() []metav1.Condition {
 	return []metav1.Condition{r.report.Condition(), outputs.HealthCondition(r.health)}
@@ -48,6 +51,13 @@ func (c clusterContract) Provisionable() bool { return c.ready() }
 type machineContract struct {
 	reading
 	outputs.Machine
+	// hadProviderID: spec.providerID was written by an earlier reading.
+	hadProviderID bool
+}
+
+// ProviderIDMissing implements Contract.
+func (c machineContract) ProviderIDMissing() bool {
+	return c.hadProviderID && c.report.IsPending("provider_id")
 }
 
 // Provisionable implements Contract: a machine also needs its provider ID.
@@ -107,7 +117,7 @@ func (Cluster) Apply(obj client.Object, c Contract) Applied {
 func (Machine) Outputs(obj client.Object, o Owner, st *state.State) Contract {
 	tm := obj.(*infrav1.TerraformMachine)
 	out, report := outputs.ReadMachine(st.Outputs, outputs.MachineExpect{ProviderID: tm.Spec.ProviderID, FailureDomain: requestedFailureDomain(o)})
-	return machineContract{reading{report, out.Health}, out}
+	return machineContract{reading{report, out.Health}, out, tm.Spec.ProviderID != ""}
 }
 
 // requestedFailureDomain is the failure_domain input: the Machine's

@@ -72,6 +72,9 @@ type Contract interface {
 	Provisionable() bool
 	// HealthPending: the health reading was pending.
 	HealthPending() bool
+	// ProviderIDMissing: a machine that has its provider ID reads a null
+	// provider_id (a pool or cluster never does).
+	ProviderIDMissing() bool
 	// Conditions are OutputsValid, InfrastructureHealthy and the role's
 	// own (EndpointAvailable), to set on the object.
 	Conditions() []metav1.Condition

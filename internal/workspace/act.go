@@ -27,7 +27,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
+		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Schedule: Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
@@ -154,7 +154,7 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 // reportWait reports a wait on the condition it concerns.
 func (p *pass) reportWait(d Decision) {
 	switch d.Reason {
-	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld:
+	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld, ReasonApplyOutcomeUnknown:
 		// StateReadable already says why.
 	case ReasonAwaitingApproval:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
@@ -197,7 +197,7 @@ func (p *pass) reportInputsApplied(d Decision, deleting bool) {
 
 // applyBackoff: the wait is an apply's backoff after a failure.
 func applyBackoff(r Reason) bool {
-	for _, apply := range []Reason{ReasonNoState, ReasonStateWithoutInputsHash, ReasonInputsChanged, ReasonLastApplyFailed} {
+	for _, apply := range []Reason{ReasonNoState, ReasonStateWithoutInputsHash, ReasonInputsChanged, ReasonUnconfirmedApply, ReasonLastApplyFailed} {
 		if r == Backoff(apply) {
 			return true
 		}

@@ -14,6 +14,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/records"
 )
 
 // Limits of a Job that does not get going.
@@ -72,11 +73,16 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 	op := jobOp(j)
 	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", j.Name, image, w.Reason, w.Message)
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
-	if p.now.Sub(j.CreationTimestamp.Time) < ImagePullGrace {
+	if p.now.Sub(j.CreationTimestamp.Time) < p.e.Options.imagePullGrace() {
 		return nil
 	}
 	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {
 		return nil
+	}
+	if next := records.SplitList(j.Annotations[infrav1.ImageFallbacksAnnotation]); len(next) > 0 {
+		if ok, err := p.fallBack(ctx, j, image, w.Reason, next[0]); err != nil || ok {
+			return err
+		}
 	}
 	// The Job fails through its deadline, so that it stays in the history
 	// and counts toward the backoff; the annotation tells bookkeeping why.
@@ -87,4 +93,22 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
 	return client.IgnoreNotFound(p.e.Client.Patch(ctx, j, patch))
+}
+
+// fallBack gives up on a non-apply Job's image: the image joins the
+// attempt record's unpullable list, the Job is deleted (not a failure)
+// and the next pass starts it again with the next image. Without an
+// attempt record to remember the image it does nothing (false).
+func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next string) (bool, error) {
+	exists, err := records.AddUnpullableImage(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), image)
+	if err != nil || !exists {
+		return false, err
+	}
+	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return false, err
+	}
+	op := jobOp(j)
+	p.eventf(corev1.EventTypeWarning, "ImagePullFallback", "Could not pull %s (%s): deleted %s Job %s; retrying %s with %s", image, reason, op, j.Name, op, next)
+	p.active, p.w.Status.ActiveJob = nil, nil
+	return true, p.releaseRunLease(ctx, j.Name)
 }

@@ -137,7 +137,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		case OpDrift:
 			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
 		case OpRestore:
-			if _, err := records.ClearMayHaveApplied(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
+			// The restored state is what exists now: an earlier apply's
+			// unknown outcome no longer matters.
+			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), false); err != nil {
 				return err
 			}
 			if err := p.adopt(ctx, j.Annotations[infrav1.InputsHashAnnotation], true); err != nil {
@@ -147,6 +149,11 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	}
 	if o.op == OpRestore {
 		if err := p.finishRestore(o); err != nil {
+			return err
+		}
+	}
+	if unconfirmedOutcome(o) {
+		if err := p.markUnconfirmed(ctx, j.Name); err != nil {
 			return err
 		}
 	}
@@ -190,7 +197,49 @@ func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
 	}
 	if o.succeeded {
 		metrics.LastSuccess.WithLabelValues(k, p.obj.GetNamespace(), p.obj.GetName(), op).Set(float64(finished.Unix()))
+		metrics.ObserveAttempts(k, op, p.attempts(o.op, finished))
+	} else {
+		errorKind, step := string(kind), ""
+		switch {
+		case o.deadline:
+			errorKind = "deadline"
+		case errorKind == "":
+			errorKind = "unknown"
+		}
+		if o.result != nil && o.result.Error != nil {
+			step = o.result.Error.Step
+		}
+		metrics.ObserveJobError(k, op, errorKind, step)
 	}
+	if o.result == nil {
+		return
+	}
+	for _, st := range o.result.Steps {
+		metrics.ObserveStep(k, op, st.Name, st.Seconds)
+	}
+	if c := o.result.Changes; c != nil {
+		rc := metrics.ResourceChanges{Create: c.Add, Update: c.Change, Delete: c.Destroy}
+		if c.Import != nil {
+			rc.Import = *c.Import
+		}
+		metrics.ObserveResourcesChanged(k, op, rc)
+	}
+	if d := o.result.Drift; d != nil {
+		metrics.ObserveDriftResources(k, metrics.DriftChanges{Create: d.Create, Update: d.Update, Replace: d.Replace, Delete: d.Delete})
+	}
+}
+
+// attempts is the attempt number of a Job of op that succeeded at
+// finished: 1 plus the failures of op since its previous success.
+func (p *pass) attempts(op Operation, finished time.Time) int {
+	var s Snapshot
+	for i := range p.jobs {
+		if fj, ok := finishedJob(&p.jobs[i]); ok && fj.Op == op && fj.FinishedAt.Before(finished) {
+			s.History = append(s.History, fj)
+		}
+	}
+	n, _ := s.consecutiveFailures(op)
+	return n + 1
 }
 
 // mayHaveApplied: a failed apply whose apply step may have run: the
@@ -224,7 +273,7 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 	switch {
 	case !o.succeeded && j.Annotations[infrav1.ImagePullFailedAnnotation] == "true":
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImagePullFailedReason
-		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled for %s; check spec.source.image and the image pull secrets", j.Name, sourceImage(j), ImagePullGrace)
+		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", j.Name, sourceImage(j))
 		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
 	case o.succeeded:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, okReason, fmt.Sprintf("Job %s: %s succeeded", j.Name, o.op)

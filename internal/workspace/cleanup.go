@@ -140,6 +140,8 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 		p.eventf(corev1.EventTypeWarning, "AppliedInputsUnknown", "The inputs Job %s applied are gone; the older applied record is kept", o.job.Name)
 	case prom.Record != nil && prom.Record.ImageDigest != "" && (prom.Previous == nil || prom.Previous.ImageDigest != prom.Record.ImageDigest):
 		p.eventf(corev1.EventTypeNormal, "DigestPinned", "Pinned image %s at %s for later destroy, refresh and drift Jobs", prom.Record.Image, prom.Record.ImageDigest)
+	case prom.Outcome != records.AlreadyPromoted && prom.Record != nil && prom.Record.ImageDigest == "":
+		p.eventf(corev1.EventTypeWarning, "DigestUnknown", "The pod of Job %s reported no image digest for %s: later destroy, refresh and drift Jobs run the tag, which may move", o.job.Name, prom.Record.Image)
 	}
 	if prom.Record != nil {
 		if p.w.Status.Source == nil {
@@ -149,6 +151,14 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	}
 	if _, err := records.MarkApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
+	}
+	if _, err := records.ClearUnpullableImages(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+		return err
+	}
+	if _, ok := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]; ok {
+		if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), true); err != nil {
+			return err
+		}
 	}
 	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation], false)
 }

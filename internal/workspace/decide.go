@@ -43,6 +43,8 @@ const (
 	ReasonRetainedStateFound     Reason = "RetainedStateFound"
 	ReasonStateUnreadable        Reason = "StateUnreadable"
 	ReasonStateLost              Reason = "StateLost"
+	ReasonApplyOutcomeUnknown    Reason = "ApplyOutcomeUnknown"
+	ReasonUnconfirmedApply       Reason = "UnconfirmedApply"
 	ReasonNoState                Reason = "NoState"
 	ReasonStateWithoutInputsHash Reason = "StateWithoutInputsHash"
 	ReasonInputsChanged          Reason = "InputsChanged"
@@ -112,12 +114,16 @@ func Decide(s Snapshot) Decision {
 		return wait(ReasonStateUnreadable, StateRequeue)
 	case s.State == StateAbsent && s.EverApplied:
 		return wait(ReasonStateLost, StateRequeue)
+	case s.State == StateAbsent && s.UnconfirmedApply:
+		return wait(ReasonApplyOutcomeUnknown, StateRequeue)
 	case s.State == StateAbsent:
 		return s.apply(ReasonNoState, false)
 	case s.StateInputsHash == "":
 		return s.apply(ReasonStateWithoutInputsHash, false)
 	case s.Mutable && s.InputsHash != "" && s.InputsHash != s.StateInputsHash:
 		return s.apply(ReasonInputsChanged, false)
+	case s.UnconfirmedApply:
+		return s.apply(ReasonUnconfirmedApply, false)
 	case s.Mutable && s.newestApplyFailed():
 		return s.apply(ReasonLastApplyFailed, false)
 	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit():
@@ -129,7 +135,7 @@ func Decide(s Snapshot) Decision {
 // decideDeletion is the deletion table: dependents first, then Retain,
 // then restore of a held state, then the state decides.
 func decideDeletion(s Snapshot) Decision {
-	held := s.State == StateUnreadable || (s.State == StateAbsent && s.EverApplied)
+	held := s.State == StateUnreadable || (s.State == StateAbsent && (s.EverApplied || s.UnconfirmedApply))
 	switch {
 	case s.Dependents > 0:
 		return wait(ReasonDependentsExist, GateRequeue)

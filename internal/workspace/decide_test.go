@@ -68,6 +68,24 @@ func TestDecide(t *testing.T) {
 		{"retained state found", func(s *Snapshot) { s.State = StateRetained }, wait(ReasonRetainedStateFound, time.Minute)},
 		{"unreadable state starts nothing", func(s *Snapshot) { s.State, s.InputsHash = StateUnreadable, "h2:b" }, wait(ReasonStateUnreadable, time.Minute)},
 		{"state lost after applying starts nothing", func(s *Snapshot) { s.State = StateAbsent }, wait(ReasonStateLost, time.Minute)},
+		{"apply outcome unknown without a state holds", func(s *Snapshot) {
+			s.State, s.EverApplied, s.UnconfirmedApply, s.History = StateAbsent, false, true, nil
+		}, wait(ReasonApplyOutcomeUnknown, time.Minute)},
+		{"state lost wins over an unknown apply outcome", func(s *Snapshot) { s.State, s.UnconfirmedApply = StateAbsent, true },
+			wait(ReasonStateLost, time.Minute)},
+		{"deleting with an unknown apply outcome and no state holds", func(s *Snapshot) {
+			s.Deleting, s.State, s.EverApplied, s.UnconfirmedApply = true, StateAbsent, false, true
+		}, wait(ReasonDeletionHeld, time.Minute)},
+		{"deleting with an unknown apply outcome and a state destroys", func(s *Snapshot) { s.Deleting, s.UnconfirmedApply = true, true },
+			start(OpDestroy, ReasonDeleting)},
+		{"an unknown apply outcome keeps an apply due with equal hashes", func(s *Snapshot) { s.UnconfirmedApply = true },
+			start(OpApply, ReasonUnconfirmedApply)},
+		{"an unknown apply outcome re-applies a machine", func(s *Snapshot) { s.Mutable, s.UnconfirmedApply = false, true },
+			start(OpApply, ReasonUnconfirmedApply)},
+		{"an unknown apply outcome backs off after a failure", func(s *Snapshot) {
+			s.UnconfirmedApply = true
+			s.History = append(s.History, failed(OpApply, 30*time.Second))
+		}, wait(Backoff(ReasonUnconfirmedApply), 30*time.Second)},
 		{"5 no state", func(s *Snapshot) { s.State, s.EverApplied, s.History = StateAbsent, false, nil }, start(OpApply, ReasonNoState)},
 		{"6 state without inputs hash", func(s *Snapshot) { s.StateInputsHash = "" }, start(OpApply, ReasonStateWithoutInputsHash)},
 		{"7 inputs changed", func(s *Snapshot) { s.InputsHash = "h2:b" }, start(OpApply, ReasonInputsChanged)},

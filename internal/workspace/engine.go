@@ -42,6 +42,18 @@ type Options struct {
 	// machines and pools) unless its spec.maxActiveJobs says otherwise; 0
 	// means no cap.
 	MaxActiveJobs, ClusterMaxActiveJobs int
+	// ImagePullGrace is how long a pod may fail to pull its module image
+	// before its Job is stopped or falls back to the next image
+	// (ImagePullGrace when 0). No flag sets it; tests shorten it.
+	ImagePullGrace time.Duration
+}
+
+// imagePullGrace is the effective Options.ImagePullGrace.
+func (o Options) imagePullGrace() time.Duration {
+	if o.ImagePullGrace > 0 {
+		return o.ImagePullGrace
+	}
+	return ImagePullGrace
 }
 
 // Engine runs the shared lifecycle of the workload kinds: observe, decide,
@@ -219,6 +231,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.loadRecords(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := p.confirmNoResources(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	// A running Job may be writing the state: it is read once the Job is
 	// bookkept.
 	if p.active == nil {
@@ -226,6 +241,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, err
 		}
 		if err := p.checkLock(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := p.reownState(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := p.backUp(ctx, deleting); err != nil {

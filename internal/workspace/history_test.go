@@ -34,7 +34,7 @@ func job(op Operation, attempt int, ok *bool, minutesAgo int) batchv1.Job {
 
 var yes, no = ptrTo(true), ptrTo(false)
 
-func ptrTo(b bool) *bool { return &b }
+func ptrTo[T any](v T) *T { return &v }
 
 func names(jobs []*batchv1.Job) []string {
 	var out []string

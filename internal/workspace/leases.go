@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -92,6 +93,10 @@ func (p *pass) leaseFree(ctx context.Context, lease *coordinationv1.Lease, holde
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: lease.Namespace, Name: holder}, job)
 	switch {
 	case apierrors.IsNotFound(err):
+		// A deleted Job's pod may still be stopping, writing the state.
+		if running, err := p.podsRunning(ctx, lease.Namespace, holder); err != nil || running {
+			return false, err
+		}
 		return p.now.Sub(renewed) > LeaseGrace, nil
 	case err != nil:
 		return false, err
@@ -127,4 +132,18 @@ func (p *pass) releaseLease(ctx context.Context, name, jobName string) error {
 		return fmt.Errorf("releasing Lease %s: %w", key.Name, err)
 	}
 	return nil
+}
+
+// podsRunning reports whether a pod of the Job jobName has not finished.
+func (p *pass) podsRunning(ctx context.Context, namespace, jobName string) (bool, error) {
+	var pods corev1.PodList
+	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: jobName}); err != nil {
+		return false, err
+	}
+	for _, pod := range pods.Items {
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			return true, nil
+		}
+	}
+	return false, nil
 }

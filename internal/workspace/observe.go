@@ -70,7 +70,7 @@ func (p *pass) catchUp(ctx context.Context) error {
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: aj.Name}, j)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil
+		return p.jobVanished(ctx, aj)
 	case err != nil:
 		return err
 	}
@@ -152,6 +152,8 @@ func (p *pass) observeState(ctx context.Context) error {
 	case errors.Is(p.stErr, state.ErrNotFound) && p.everApplied():
 		cond.Status, cond.Reason = metav1.ConditionFalse, infrav1.StateLostReason
 		cond.Message = fmt.Sprintf("The object applied before but its state Secret %s is gone; restore it (see the state-restore runbook)", state.SecretName(suffix))
+	case errors.Is(p.stErr, state.ErrNotFound) && p.unconfirmed() != "":
+		cond = p.applyOutcomeUnknown(suffix)
 	case errors.Is(p.stErr, state.ErrNotFound):
 		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.StateNotFoundReason
 		cond.Message = "No state yet"
@@ -164,11 +166,12 @@ func (p *pass) observeState(ctx context.Context) error {
 	return nil
 }
 
-// everApplied: provisioned, or a state carried an inputs hash once.
+// everApplied: provisioned, applied before (the attempt record's marker or
+// an applied record), or a backup exists.
 func (p *pass) everApplied() bool {
 	prov := p.w.Status.Initialization.Provisioned
 	return (prov != nil && *prov) || p.inputs.applied != nil || len(p.w.Status.StateBackups) > 0 ||
-		(p.inputs.attempt != nil && (p.inputs.attempt.Applied || p.inputs.attempt.MayHaveApplied))
+		(p.inputs.attempt != nil && p.inputs.attempt.Applied)
 }
 
 // listState reads the object's state Secrets live: their metadata first,

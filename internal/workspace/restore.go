@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 )
 
 // restoreRoot and restoreTfvars are a restore's inputs: the backend alone.
@@ -67,6 +68,7 @@ func (p *pass) finishRestore(o outcome) error {
 		p.w.Status.LastRestoredSerial = serial
 	}
 	if !o.succeeded {
+		metrics.ObserveStateRestore(p.role.Kind(), "failed")
 		p.eventf("Warning", "StateRestoreFailed", "Job %s could not restore state serial %d; it is not retried for this serial (see the state-restore runbook)", o.job.Name, serial)
 		return nil
 	}
@@ -75,6 +77,7 @@ func (p *pass) finishRestore(o outcome) error {
 		p.obj.SetAnnotations(ann)
 		p.specChanged = true
 	}
+	metrics.ObserveStateRestore(p.role.Kind(), "succeeded")
 	p.eventf("Normal", "StateRestored", "Job %s restored state serial %d", o.job.Name, serial)
 	return nil
 }

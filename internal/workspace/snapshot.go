@@ -99,6 +99,11 @@ type Snapshot struct {
 	StateInputsHash string
 	// EverApplied: provisioned, an applied marker or record, or a backup.
 	EverApplied bool
+	// UnconfirmedApply: an apply Job ended without a result after its
+	// runner started, or vanished, and no apply started after it has
+	// succeeded (captf.io/unconfirmed-apply): an apply stays due, and
+	// without a state nobody knows whether it created resources.
+	UnconfirmedApply bool
 	// InputsHash of the current inputs ("" when they cannot be built).
 	InputsHash string
 	// History holds the object's retained finished Jobs, any order.

@@ -41,15 +41,20 @@ func (p *pass) waitOn(op Operation, status metav1.ConditionStatus, reason, msg s
 type runInputs struct {
 	mainTF, tfvars []byte
 	hash, image    string
-	identity       string
-	identityKind   infrav1.IdentityKind
+	// fallbacks are the images a non-apply Job tries next when its own
+	// cannot be pulled; digestUnknown: no digest could be pinned.
+	fallbacks     []string
+	digestUnknown bool
+	identity      string
+	identityKind  infrav1.IdentityKind
 }
 
 // inputsFor picks what the Job of op renders and runs.
 func (p *pass) inputsFor(op Operation) (runInputs, string) {
 	if op == OpRestore {
-		return runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.restore.InputsHash,
-			image: pinned(p.inputs.applied, p.inputs.applied, p.w.Source.Image), identity: p.creds.Identity, identityKind: p.creds.Kind}, ""
+		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.restore.InputsHash, identity: p.creds.Identity, identityKind: p.creds.Kind}
+		p.pickImage(&ri, p.inputs.applied)
+		return ri, ""
 	}
 	if op == OpApply || op == OpPlan {
 		if p.inputs.hash == "" {
@@ -67,43 +72,12 @@ func (p *pass) inputsFor(op Operation) (runInputs, string) {
 		p.eventf(corev1.EventTypeWarning, "DestroyInputsMismatch", "The %s renders the inputs of Job %s (inputs hash %s), which differ from the state's (%s)",
 			op, rec.Job, rec.InputsHash, p.stateInputsHash())
 	}
-	ri := runInputs{mainTF: rec.MainTF, tfvars: rec.Tfvars, hash: rec.InputsHash, image: pinned(rec, p.inputs.applied, p.w.Source.Image),
-		identity: rec.Identity, identityKind: rec.IdentityKind}
+	ri := runInputs{mainTF: rec.MainTF, tfvars: rec.Tfvars, hash: rec.InputsHash, identity: rec.Identity, identityKind: rec.IdentityKind}
+	p.pickImage(&ri, rec)
 	if ri.identity == "" {
 		ri.identity, ri.identityKind = p.creds.Identity, p.creds.Kind
 	}
 	return ri, ""
-}
-
-// pinned is the image a non-apply Job runs: the digest the last successful
-// apply ran, else the recorded tag, else spec.source.image.
-func pinned(rec, applied *records.Record, spec string) string {
-	if applied != nil && applied.ImageDigest != "" && (rec == nil || rec.Image == applied.Image) {
-		if ref := digestRef(applied.Image, applied.ImageDigest); ref != "" {
-			return ref
-		}
-	}
-	if rec != nil && rec.Image != "" {
-		return rec.Image
-	}
-	return spec
-}
-
-// digestRef turns a pod's imageID into a pullable reference pinned by
-// digest: <repository>@sha256:<hex>.
-func digestRef(image, imageID string) string {
-	at := strings.LastIndex(imageID, "@sha256:")
-	if at < 0 {
-		return ""
-	}
-	repo := image
-	if i := strings.Index(repo, "@"); i >= 0 {
-		repo = repo[:i]
-	}
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	return repo + imageID[at:]
 }
 
 // startJob starts the Job of d: policy check, credentials, the run lease,
@@ -190,6 +164,18 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
 		job.Annotations[infrav1.InputsHashAnnotation] = p.restore.InputsHash
 	}
+	if len(in.fallbacks) > 0 {
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[infrav1.ImageFallbacksAnnotation] = strings.Join(in.fallbacks, ",")
+	}
+	if after := p.unconfirmed(); op == OpApply && after != "" {
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[infrav1.AfterInterruptedApplyAnnotation] = after
+	}
 	secret.Data = map[string][]byte{records.MainFile: in.mainTF, records.TfvarsFile: in.tfvars}
 	if err := p.setBlockMove(ctx); err != nil {
 		return ctrl.Result{}, err
@@ -218,7 +204,11 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	started := metav1.NewTime(p.now)
 	p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: name, Operation: infrav1.Operation(op), Attempt: int32(attempt), StartTime: &started}
 	p.eventf(corev1.EventTypeNormal, "JobCreated", "Created Job %s: %s attempt %d of image %s (%s)", name, op, attempt, in.image, d.Reason)
+	if in.digestUnknown {
+		p.eventf(corev1.EventTypeWarning, "DigestUnknown", "No image digest is pinned for the %s Job %s: it runs %s, which may have moved since the last apply", op, name, in.image)
+	}
 	if d.Reason == ReasonInputsChanged {
+		metrics.ObserveInputsHashChange(p.role.Kind())
 		p.eventf(corev1.EventTypeNormal, "InputsChanged", "The inputs changed (%s, state has %s): Job %s applies them", in.hash, p.stateInputsHash(), name)
 	}
 	if op == OpApply && d.Reason == ReasonNoState && (p.w.Status.Initialization.Provisioned == nil || !*p.w.Status.Initialization.Provisioned) {

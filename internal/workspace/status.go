@@ -23,9 +23,16 @@ import (
 func (p *pass) applyOutputs() {
 	c := p.role.Outputs(p.obj, p.owner, p.st)
 	p.contract = c
+	// A new reading is a new serial or a finished Job; passes over the
+	// same reading do not count again.
+	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || len(p.bookkept) > 0
 	for _, cond := range c.Conditions() {
-		if cond.Type == infrav1.InfrastructureHealthyCondition && p.active != nil && p.stateInputsHash() == "" {
-			continue // Provisioning stays until the first apply finishes
+		if cond.Type == infrav1.InfrastructureHealthyCondition {
+			if p.active != nil && p.stateInputsHash() == "" {
+				continue // Provisioning stays until the first apply finishes
+			}
+			cond = p.providerIDHealth(cond, c, newReading)
+			p.countUnhealthy(cond, newReading)
 		}
 		p.set(cond)
 	}
@@ -37,9 +44,7 @@ func (p *pass) applyOutputs() {
 	for _, ev := range applied.Warnings {
 		p.eventf(corev1.EventTypeWarning, ev[0], "%s", ev[1])
 	}
-	// A new reading is a new serial or a finished Job; passes over the
-	// same reading do not count again.
-	if newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || len(p.bookkept) > 0; c.HealthPending() && newReading {
+	if c.HealthPending() && newReading {
 		p.w.Status.PendingRefreshes++
 	} else if !c.HealthPending() {
 		p.w.Status.PendingRefreshes = 0
@@ -175,7 +180,7 @@ func (p *pass) setDefault(condType, reason, message string) {
 // captf_state_read_errors_total.
 var stateReadErrorReasons = map[string]string{
 	infrav1.StateInconsistentReason: "inconsistent", infrav1.StateEncryptedReason: "encrypted", infrav1.StateCorruptReason: "corrupt",
-	infrav1.StateLostReason: "lost", infrav1.StateLockedReason: "locked",
+	infrav1.StateLostReason: "lost", infrav1.StateLockedReason: "locked", infrav1.ApplyOutcomeUnknownReason: "lost",
 }
 
 // observeConditions exports the condition gauges and counts a state read
@@ -192,9 +197,33 @@ func (p *pass) observeConditions(conds []metav1.Condition) {
 		drift = 1
 	}
 	metrics.DriftDetected.WithLabelValues(k, ns, name).Set(drift)
-	c := meta.FindStatusCondition(conds, infrav1.StateReadableCondition)
-	old := meta.FindStatusCondition(p.role.View(p.before).Status.Conditions, infrav1.StateReadableCondition)
-	if c != nil && stateReadErrorReasons[c.Reason] != "" && (old == nil || old.Reason != c.Reason) {
+	if tm, ok := p.obj.(*infrav1.TerraformMachine); ok {
+		metrics.SetUnhealthySamples(ns, name, tm.Status.UnhealthySamples)
+	}
+	before := p.role.View(p.before).Status.Conditions
+	entered := func(t string) *metav1.Condition {
+		c, old := meta.FindStatusCondition(conds, t), meta.FindStatusCondition(before, t)
+		if c == nil || c.Status != metav1.ConditionFalse || (old != nil && old.Status == c.Status && old.Reason == c.Reason) {
+			return nil
+		}
+		return c
+	}
+	if c := entered(infrav1.StateReadableCondition); c != nil && stateReadErrorReasons[c.Reason] != "" {
 		metrics.StateReadErrors.WithLabelValues(k, stateReadErrorReasons[c.Reason]).Inc()
 	}
+	if c := entered(infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason {
+		metrics.ObserveStateRestore(k, "not_found")
+	}
+	if c := entered(infrav1.OutputsValidCondition); c != nil {
+		metrics.ObserveOutputsInvalid(k, c.Reason)
+	}
+	if c := entered(infrav1.IdentityAllowedCondition); c != nil && identityDeniedReasons[c.Reason] != "" {
+		metrics.ObserveIdentityDenied(identityDeniedReasons[c.Reason])
+	}
+}
+
+// identityDeniedReasons maps IdentityAllowed's False reasons to the
+// captf_identity_denied_total reasons.
+var identityDeniedReasons = map[string]string{
+	infrav1.IdentityNotFoundReason: "notfound", infrav1.CredentialsIncompleteReason: "incomplete", infrav1.NamespaceNotAllowedReason: "namespace",
 }

@@ -41,17 +41,3 @@ func TestReady(t *testing.T) {
 		})
 	}
 }
-
-func TestDigestRef(t *testing.T) {
-	testCases := []struct{ image, id, want string }{
-		{"registry.example/mods/noop:v1", "registry.example/mods/noop@sha256:abc", "registry.example/mods/noop@sha256:abc"},
-		{"registry.example:5000/noop:v1", "docker-pullable://registry.example:5000/noop@sha256:abc", "registry.example:5000/noop@sha256:abc"},
-		{"registry.example:5000/noop", "sha256:abc", ""},
-		{"local/noop@sha256:old", "local/noop@sha256:new", "local/noop@sha256:new"},
-	}
-	for _, tc := range testCases {
-		if got := digestRef(tc.image, tc.id); got != tc.want {
-			t.Errorf("digestRef(%q, %q) = %q, want %q", tc.image, tc.id, got, tc.want)
-		}
-	}
-}

@@ -83,6 +83,8 @@ func transitionEvent(old *metav1.Condition, c metav1.Condition) (event, bool) {
 		switch c.Reason {
 		case infrav1.StateLostReason, infrav1.StateLockedReason, infrav1.RetainedStateFoundReason:
 			return warn(c.Reason)
+		case infrav1.ApplyOutcomeUnknownReason:
+			return warn(infrav1.StateLostReason)
 		case infrav1.StateCorruptReason, infrav1.StateEncryptedReason, infrav1.StateInconsistentReason:
 			return warn("StateUnreadable")
 		}

@@ -1,7 +1,6 @@
 package lifecycle_test
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -41,7 +40,5 @@ func TestAutoscaledPoolWritesItsSizeBack(t *testing.T) {
 	if ptr.Deref(tmp.Status.Replicas, 0) != 5 || len(tmp.Spec.ProviderIDList) != 5 {
 		t.Errorf("pool replicas %v, providerIDList %d; want 5 (7 clamped to max 5)", tmp.Status.Replicas, len(tmp.Spec.ProviderIDList))
 	}
-	if !slices.Contains(w.events(tmp.Name), "ReplicasWrittenBack") {
-		t.Errorf("events %v lack ReplicasWrittenBack", w.events(tmp.Name))
-	}
+	w.waitEvent(tmp.Name, "ReplicasWrittenBack")
 }

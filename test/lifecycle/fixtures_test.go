@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,6 +238,16 @@ func (w *world) jobsOf(kind, name, op string) []batchv1.Job {
 		w.t.Fatal(err)
 	}
 	return list.Items
+}
+
+// waitEvent waits until an event of reason regards the object name: the
+// recorder writes events asynchronously, each on its own, so one emitted
+// in the pass a test waited for may land a moment later.
+func (w *world) waitEvent(name, reason string) {
+	w.t.Helper()
+	w.eventually(30*time.Second, "event "+reason+" on "+name, func() (bool, error) {
+		return slices.Contains(w.events(name), reason), nil
+	})
 }
 
 // events lists the reasons of the events regarding an object.

@@ -2,7 +2,6 @@ package lifecycle_test
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,9 +79,7 @@ func TestStateLocks(t *testing.T) {
 	if !unlocked {
 		t.Error("no apply Job was handed the stale lock to force-unlock")
 	}
-	if !slices.Contains(w.events(tc.Name), "ForceUnlocked") {
-		t.Errorf("events %v lack ForceUnlocked", w.events(tc.Name))
-	}
+	w.waitEvent(tc.Name, "ForceUnlocked")
 	w.get(tc)
 	if c := conditionOf(tc, infrav1.StateReadableCondition); c.Reason != infrav1.StateReadReason {
 		t.Errorf("StateReadable = %+v after the unlock, want StateRead", c)

@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 	}))
 }
 
+// imagePullGrace is the manager's image pull grace in this suite.
+const imagePullGrace = 15 * time.Second
+
 // The manager's identity, as the Deployment's downward API gives it.
 const (
 	managerNamespace = "captf-system"
@@ -93,10 +96,14 @@ func runManager() error {
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
 	o.RunnerImage = "local/captf-manager:test"
 	o.RunnerEvents = false
-	mgr, err := setup.NewManager(cfg, o)
+	built, err := setup.BuildManager(cfg, o)
 	if err != nil {
 		return err
 	}
+	// Image pulls are given up on sooner than in production (2 min), so
+	// that the image tests take seconds.
+	built.Engine.Options.ImagePullGrace = imagePullGrace
+	mgr := built.Manager
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -72,9 +72,7 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 			wantConditions(t, tm, map[string]string{infrav1.ReadyCondition: infrav1.ReadyReason, infrav1.InputsAppliedCondition: infrav1.InputsAppliedReason})
 			wantConditions(t, tmp, map[string]string{infrav1.ReadyCondition: infrav1.ReadyReason, infrav1.InputsAppliedCondition: infrav1.InputsAppliedReason})
 			for _, want := range []string{"JobCreated", "JobSucceeded", "Provisioned", "ProviderIDSet", "StateAdopted"} {
-				if !slices.Contains(w.events(tm.Name), want) {
-					t.Errorf("TerraformMachine events %v lack %s", w.events(tm.Name), want)
-				}
+				w.waitEvent(tm.Name, want)
 			}
 
 			// Input changes: the pool and the cluster re-apply; the

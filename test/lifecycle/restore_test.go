@@ -1,7 +1,6 @@
 package lifecycle_test
 
 import (
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -31,9 +30,7 @@ func TestLostStateIsRestoredFromABackup(t *testing.T) {
 	if backup.Serial != tc.Status.ObservedStateSerial || backup.Bytes == 0 {
 		t.Errorf("status.stateBackups[0] = %+v, want the serial read (%d) with its size", backup, tc.Status.ObservedStateSerial)
 	}
-	if !slices.Contains(w.events(tc.Name), "StateBackedUp") {
-		t.Errorf("events %v lack StateBackedUp", w.events(tc.Name))
-	}
+	w.waitEvent(tc.Name, "StateBackedUp")
 
 	// The state is lost.
 	suffix, _ := state.Suffix(w.ns, state.KindCluster, tc.Name)

@@ -74,9 +74,7 @@ func TestRetainKeepsStateForTheNextObject(t *testing.T) {
 	if n := len(w.jobsOf(state.KindMachine, "m-0", "apply")); n != 0 {
 		t.Errorf("the adopting machine ran %d applies, want none: the state was applied", n)
 	}
-	if !slices.Contains(w.events(tm2.Name), "RetainedStateAdopted") {
-		t.Errorf("events %v lack RetainedStateAdopted", w.events(tm2.Name))
-	}
+	w.waitEvent(tm2.Name, "RetainedStateAdopted")
 	w.wantStateAdopted(state.KindMachine, tm2)
 }
 

@@ -1,0 +1,68 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/records"
+)
+
+// reownState gives the object's owner reference back to state Secrets that
+// lack it: chunks a refresh, drift or failed apply wrote after the last
+// adoption, and chunks still owned by an earlier object of the name (an
+// earlier UID, after a restore or a move). It runs only while no Job of
+// the object runs or holds the run lease, and never on a retained state,
+// which is adopted only when asked.
+func (p *pass) reownState(ctx context.Context) error {
+	if p.retained || p.active != nil {
+		return nil
+	}
+	var stray []*corev1.Secret
+	for i := range p.stSecrets {
+		if !hasOwner(&p.stSecrets[i], p.obj) {
+			stray = append(stray, &p.stSecrets[i])
+		}
+	}
+	if len(stray) == 0 {
+		return nil
+	}
+	if held, err := p.runLeaseHeld(ctx); err != nil || held {
+		return err
+	}
+	for _, s := range stray {
+		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return nil // changed meanwhile: the next pass looks again
+			}
+			return fmt.Errorf("re-owning state Secret %s: %w", s.Name, err)
+		}
+	}
+	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d state Secrets that lacked an owner reference to this object", len(stray))
+	return nil
+}
+
+// runLeaseHeld reports whether a Job holds the object's run lease.
+func (p *pass) runLeaseHeld(ctx context.Context) (bool, error) {
+	lease := &coordinationv1.Lease{}
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: runLeaseName(p.suffix())}, lease)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	if holder == "" {
+		return false, nil
+	}
+	free, err := p.leaseFree(ctx, lease, holder)
+	return !free, err
+}

@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/state"
+)
+
+// An apply whose outcome nobody knows: its Job ended without a runner
+// result after the runner started (killed for its memory, say), or it
+// vanished (deleted, node lost) before it was bookkept. It may have
+// changed resources, so the attempt record names it
+// (captf.io/unconfirmed-apply) until an apply started after it succeeds:
+// an apply stays due meanwhile, and an object without a state holds
+// (StateReadable=False/ApplyOutcomeUnknown) rather than forget what the
+// Job may have created.
+
+// unconfirmed names the apply Job whose outcome is unknown ("" when none).
+func (p *pass) unconfirmed() string {
+	if a := p.inputs.attempt; a != nil {
+		return a.UnconfirmedApply
+	}
+	return ""
+}
+
+// unconfirmedOutcome: a newly failed apply that left no result although
+// its runner started, or whose pod is gone.
+func unconfirmedOutcome(o outcome) bool {
+	return o.op == OpApply && !o.succeeded && o.result == nil && (!o.started.IsZero() || !o.podFound)
+}
+
+// markUnconfirmed records job as an apply whose outcome is unknown.
+func (p *pass) markUnconfirmed(ctx context.Context, job string) error {
+	if _, err := records.MarkUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
+		return fmt.Errorf("recording the unconfirmed apply of Job %s: %w", job, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Recorded an apply whose outcome is unknown", "job", job)
+	return nil
+}
+
+// jobVanished handles the Job status.activeJob names when it is gone
+// before it was bookkept: its result is lost. An apply becomes
+// unconfirmed; every operation is reported as interrupted.
+func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
+	op := Operation(aj.Operation)
+	msg := fmt.Sprintf("Job %s: %s vanished before it reported a result (Job deleted, node lost)", aj.Name, op)
+	if op == OpApply {
+		if err := p.markUnconfirmed(ctx, aj.Name); err != nil {
+			return err
+		}
+		msg += " and may have partially applied; an apply of the current inputs is due"
+	} else {
+		msg += "; it is retried"
+	}
+	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: failReasonOf(op), Message: msg})
+	p.eventf(corev1.EventTypeWarning, "JobInterrupted", "%s", msg)
+	// The run lease goes at once when no pod of the Job is left; a pod
+	// still stopping keeps it (leaseFree).
+	if running, err := p.podsRunning(ctx, p.obj.GetNamespace(), aj.Name); err != nil || running {
+		return err
+	}
+	return p.releaseRunLease(ctx, aj.Name)
+}
+
+// confirmNoResources consumes captf.io/confirm-no-resources=<job>: when it
+// names the unconfirmed apply, the user confirmed that the Job created
+// nothing, so the record forgets it and the annotation goes. Any other
+// value is ignored (and logged).
+func (p *pass) confirmNoResources(ctx context.Context) error {
+	v, ok := p.obj.GetAnnotations()[infrav1.ConfirmNoResourcesAnnotation]
+	if !ok {
+		return nil
+	}
+	job := p.unconfirmed()
+	if job == "" || v != job {
+		ctrl.LoggerFrom(ctx).Info("Ignoring captf.io/confirm-no-resources: it does not name the apply whose outcome is unknown", "value", v, "unconfirmed", job)
+		return nil
+	}
+	if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), false); err != nil {
+		return err
+	}
+	p.inputs.attempt.UnconfirmedApply, p.inputs.attempt.MayHaveApplied = "", false
+	// The annotation goes in a patch of its own, leaving the pass's
+	// status patch computed against the same base.
+	target := p.obj.DeepCopyObject().(client.Object)
+	patch := client.MergeFrom(target.DeepCopyObject().(client.Object))
+	for _, o := range []client.Object{target, p.obj, p.before} {
+		a := o.GetAnnotations()
+		delete(a, infrav1.ConfirmNoResourcesAnnotation)
+		o.SetAnnotations(a)
+	}
+	if err := p.e.Client.Patch(ctx, target, patch); err != nil {
+		return fmt.Errorf("removing %s: %w", infrav1.ConfirmNoResourcesAnnotation, err)
+	}
+	p.eventf(corev1.EventTypeNormal, "NoResourcesConfirmed", "Confirmed that Job %s created nothing (%s); it is forgotten", job, infrav1.ConfirmNoResourcesAnnotation)
+	return nil
+}
+
+// applyOutcomeUnknown is the StateReadable hold of an object without a
+// state whose only apply's outcome is unknown.
+func (p *pass) applyOutcomeUnknown(suffix string) metav1.Condition {
+	job := p.unconfirmed()
+	msg := fmt.Sprintf("No state Secret %s exists and apply Job %s ended without a result, so whether it created resources is unknown; no apply runs. "+
+		"If it created nothing, set the annotation %s=%s on this object; if a backup exists, restore it (captf.io/restore-state)",
+		state.SecretName(suffix), job, infrav1.ConfirmNoResourcesAnnotation, job)
+	if !p.obj.GetDeletionTimestamp().IsZero() {
+		msg += "; or set spec.deletionPolicy: Retain to release the object without a destroy"
+	}
+	return metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyOutcomeUnknownReason, Message: msg}
+}
