@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -77,7 +78,14 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	}
 	// Only CAPTF's Jobs are cached.
 	managed := labels.SelectorFromSet(labels.Set{infrav1.ManagedLabel: "true"})
-	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod, ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: managed}}}
+	// Of Secrets, only the credentials mirrors' metadata is cached (the
+	// identity controller watches them); every other Secret read is live.
+	mirrored := labels.SelectorFromSet(labels.Set{infrav1.MirroredLabel: "true"})
+	secretMeta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod, ByObject: map[client.Object]cache.ByObject{
+		&batchv1.Job{}: {Label: managed},
+		secretMeta:     {Label: mirrored},
+	}}
 	if o.Namespace != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}

@@ -67,6 +67,9 @@ func startManager(t *testing.T) {
 	}
 }
 
+// managerCache is the running manager's informer cache.
+var managerCache client.Reader
+
 // The manager's identity, as the Deployment's downward API gives it.
 const (
 	managerNamespace = "captf-system"
@@ -84,10 +87,12 @@ func runManager() error {
 	o := setup.Defaults()
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = healthAddr, "0", port, certDir
 	o.RunnerImage = "local/captf-manager:test"
-	mgr, err := setup.NewManager(env.Config, o)
+	built, err := setup.BuildManager(env.Config, o)
 	if err != nil {
 		return err
 	}
+	mgr := built.Manager
+	managerCache = mgr.GetCache()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
