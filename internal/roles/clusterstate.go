@@ -24,6 +24,15 @@ func StateLister(r client.Reader) state.Lister {
 	})
 }
 
+// ClusterStateReader is a client.Reader that also serves a
+// TerraformCluster's decoded state (the engine's, from its decode cache).
+// readClusterOutputs reads and decodes the state itself through any other
+// Reader.
+type ClusterStateReader interface {
+	client.Reader
+	ReadClusterState(ctx context.Context, tc *infrav1.TerraformCluster, suffix string) (*state.State, error)
+}
+
 // clusterOutputs is what machines and pools read from their cluster's
 // state: exports and the failure domain names.
 type clusterOutputs struct {
@@ -55,7 +64,12 @@ func readClusterOutputs(ctx context.Context, r client.Reader, tc *infrav1.Terraf
 	if err != nil {
 		return out, nil, err
 	}
-	st, err := state.Read(ctx, StateLister(r), tc.Namespace, suffix)
+	var st *state.State
+	if csr, ok := r.(ClusterStateReader); ok {
+		st, err = csr.ReadClusterState(ctx, tc, suffix)
+	} else {
+		st, err = state.Read(ctx, StateLister(r), tc.Namespace, suffix)
+	}
 	if err != nil {
 		if _, ok := state.ReasonOf(err); ok || errors.Is(err, state.ErrNotFound) {
 			return out, notReady(metav1.ConditionUnknown, infrav1.WaitingForClusterExportsReason,

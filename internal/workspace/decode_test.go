@@ -9,7 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -77,4 +80,37 @@ func BenchmarkObserveUnchangedState(b *testing.B) {
 	}
 	b.ReportMetric(float64(pass)/float64(baseline), "pass/decode")
 	b.ReportMetric(float64(e.Decodes()-before)/float64(b.N), "decodes/pass")
+}
+
+// TestClusterStateServedFromTheDecodeCache: machines and pools read their
+// TerraformCluster's state (exports) on every pass; while it is unchanged
+// the engine serves it without decompressing it again.
+func TestClusterStateServedFromTheDecodeCache(t *testing.T) {
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "demo", UID: "tc-uid"}}
+	suffix, err := state.Suffix(tc.Namespace, state.KindCluster, tc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := stateSecret(t, suffix, 3, "")
+	secret.Namespace = tc.Namespace
+	secret.Labels = map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}
+	c := fake.NewClientBuilder().WithObjects(&secret).Build()
+	e := &Engine{APIReader: c}
+	var r roles.ClusterStateReader = rolesReader{Reader: c, e: e}
+	for range 5 {
+		st, err := r.ReadClusterState(t.Context(), tc, suffix)
+		if err != nil || st.Serial != 3 {
+			t.Fatalf("ReadClusterState = %v, %v; want serial 3", st, err)
+		}
+	}
+	if n := e.Decodes(); n != 1 {
+		t.Errorf("%d decompressions for 5 reads of an unchanged cluster state, want 1", n)
+	}
+	secret.Data = stateSecret(t, suffix, 4, "").Data
+	if err := c.Update(t.Context(), &secret); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.ReadClusterState(t.Context(), tc, suffix); err != nil || st.Serial != 4 || e.Decodes() != 2 {
+		t.Errorf("after a change: serial %v (%v) after %d decompressions, want serial 4 after 2", st, err, e.Decodes())
+	}
 }

@@ -47,7 +47,7 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	if p.inputs.attempt != nil {
 		recorded = p.inputs.attempt.Tfvars
 	}
-	ri, cond, err := p.role.Inputs(ctx, p.e.APIReader, p.obj, p.owner, recorded)
+	ri, cond, err := p.role.Inputs(ctx, rolesReader{Reader: p.e.APIReader, e: p.e}, p.obj, p.owner, recorded)
 	if err != nil {
 		return fmt.Errorf("gathering the inputs: %w", err)
 	}

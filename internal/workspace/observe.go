@@ -123,7 +123,7 @@ func (p *pass) observeState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.stSecrets, p.stData, err = p.listState(ctx, suffix); err != nil {
+	if p.stSecrets, p.stData, err = p.e.listState(ctx, p.obj.GetUID(), p.obj.GetNamespace(), suffix); err != nil {
 		return err
 	}
 	if from := p.retainedFrom(); from != "" {
@@ -174,18 +174,18 @@ func (p *pass) everApplied() bool {
 		(p.inputs.attempt != nil && p.inputs.attempt.Applied)
 }
 
-// listState reads the object's state Secrets live: their metadata first,
-// and their data only when their names or resourceVersions changed since
-// the object's last decode, so that an idle pass transfers no state.
+// listState reads the state Secrets of the object uid live: their metadata
+// first, and their data only when their names or resourceVersions changed
+// since the object's last decode, so that an idle pass transfers no state.
 // withData says whether the Secrets carry their data.
-func (p *pass) listState(ctx context.Context, suffix string) (secrets []corev1.Secret, withData bool, err error) {
-	opts := []client.ListOption{client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}}
+func (e *Engine) listState(ctx context.Context, uid types.UID, namespace, suffix string) (secrets []corev1.Secret, withData bool, err error) {
+	opts := []client.ListOption{client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}}
 	var metas metav1.PartialObjectMetadataList
 	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	if err := p.e.APIReader.List(ctx, &metas, opts...); err != nil {
+	if err := e.APIReader.List(ctx, &metas, opts...); err != nil {
 		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
 	}
-	if cached, ok := p.e.states.Load(p.obj.GetUID()); ok && len(metas.Items) > 0 && cached.(*state.State).Fingerprint == state.Fingerprint(metas.Items) {
+	if cached, ok := e.states.Load(uid); ok && len(metas.Items) > 0 && cached.(*state.State).Fingerprint == state.Fingerprint(metas.Items) {
 		secrets = make([]corev1.Secret, len(metas.Items))
 		for i := range metas.Items {
 			secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
@@ -193,10 +193,28 @@ func (p *pass) listState(ctx context.Context, suffix string) (secrets []corev1.S
 		return secrets, false, nil
 	}
 	var list corev1.SecretList
-	if err := p.e.APIReader.List(ctx, &list, opts...); err != nil {
+	if err := e.APIReader.List(ctx, &list, opts...); err != nil {
 		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
 	}
 	return list.Items, true, nil
+}
+
+// rolesReader is the engine's API reader for the roles: it also serves a
+// TerraformCluster's decoded state to its machines and pools from the
+// engine's decode cache (roles.ClusterStateReader), so that their passes
+// decompress nothing while the cluster's state is unchanged.
+type rolesReader struct {
+	client.Reader
+	e *Engine
+}
+
+// ReadClusterState implements roles.ClusterStateReader.
+func (r rolesReader) ReadClusterState(ctx context.Context, tc *infrav1.TerraformCluster, suffix string) (*state.State, error) {
+	secrets, _, err := r.e.listState(ctx, tc.UID, tc.Namespace, suffix)
+	if err != nil {
+		return nil, err
+	}
+	return r.e.decode(tc.UID, suffix, secrets)
 }
 
 // decode decodes a state, or returns the one decoded last for uid when
