@@ -4,6 +4,7 @@
 //
 //	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] up [--kubeconfig PATH]
 //	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] demo
+//	captf-dev [--tools DIR] [--repo DIR] images [--out DIR]
 //	captf-dev down
 //	captf-dev logs [-n NAMESPACE] [-c CONTAINER] POD|JOB
 package main
@@ -52,7 +53,7 @@ func run(args []string) error {
 		return err
 	}
 	if global.NArg() == 0 {
-		return errors.New("usage: captf-dev [--tools DIR] [--repo DIR] [--node-mode MODE] up|demo|down|logs")
+		return errors.New("usage: captf-dev [--tools DIR] [--repo DIR] [--node-mode MODE] up|demo|images|down|logs")
 	}
 	switch localnode.Mode(*nodeMode) {
 	case localnode.ModeAuto, localnode.ModeNamespace, localnode.ModeInProcess:
@@ -60,8 +61,12 @@ func run(args []string) error {
 		return fmt.Errorf("--node-mode %q: want %s or %s", *nodeMode, localnode.ModeNamespace, localnode.ModeInProcess)
 	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
-	if (cmd == "up" || cmd == "demo") && *tools == "" {
-		dir, err := buildTools(*repo)
+	if *tools == "" && (cmd == "up" || cmd == "demo" || cmd == "images") {
+		steps := []string{"control-plane", "capi", "runtimes"}
+		if cmd == "images" {
+			steps = []string{"runtimes"}
+		}
+		dir, err := buildTools(*repo, steps...)
 		if err != nil {
 			return err
 		}
@@ -77,12 +82,14 @@ func run(args []string) error {
 		return up(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: *kubeconfig, NodeMode: localnode.Mode(*nodeMode)})
 	case "demo":
 		return demo(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: filepath.Join(stateDir(), "demo.kubeconfig"), NodeMode: localnode.Mode(*nodeMode)})
+	case "images":
+		return images(*tools, *repo, rest)
 	case "down":
 		return down()
 	case "logs":
 		return logs(rest)
 	default:
-		return fmt.Errorf("unknown command %q: want up, demo, down or logs", cmd)
+		return fmt.Errorf("unknown command %q: want up, demo, images, down or logs", cmd)
 	}
 }
 
@@ -145,12 +152,12 @@ func down() error {
 	return syscall.Kill(pid, syscall.SIGTERM)
 }
 
-// buildTools builds the tools the environment needs that are missing from
-// the tool cache (progress on stderr; a warm run takes well under a
-// second) and returns the cache directory.
-func buildTools(repo string) (string, error) {
+// buildTools builds the tools of the given hack/tools steps that are
+// missing from the tool cache (progress on stderr; a warm run takes well
+// under a second) and returns the cache directory.
+func buildTools(repo string, steps ...string) (string, error) {
 	script := filepath.Join(repo, "hack", "tools", "build.sh")
-	build := exec.Command(script, "control-plane", "capi", "runtimes")
+	build := exec.Command(script, steps...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("building the tools (%s): %w", script, err)
@@ -160,6 +167,32 @@ func buildTools(repo string) (string, error) {
 		return "", fmt.Errorf("finding the tool cache (%s --print-dir): %w", script, err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// images builds the module images of examples/modules for both runtimes
+// in the image store (or --out), one line per image: built or unchanged.
+func images(tools, repo string, args []string) error {
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	out := fs.String("out", store, "image store to build into (the environment reads the default one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return errors.New("usage: captf-dev images [--out DIR]")
+	}
+	_, err = devenv.BuildImages(*out, repo, tools, func(b devenv.BuiltImage) {
+		state := "unchanged"
+		if b.Changed {
+			state = "built"
+		}
+		_, digest, _ := strings.Cut(b.ID, "@")
+		fmt.Printf("%-9s %-32s %.19s  %s\n", state, b.Ref, digest, b.Dir)
+	})
+	return err
 }
 
 // logs prints the kept log of a pod of the last environment (or of the

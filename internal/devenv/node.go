@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -26,8 +27,10 @@ func ExampleImage(module, runtime string) string {
 	return "local/" + module + ":" + runtime
 }
 
-// ExampleImages are the module images of examples/modules for both
-// runtimes, laid out from the checkout and the tool cache.
+// ExampleImages are what the module images of examples/modules hold, for
+// both runtimes: each module directory of the checkout, the runtime and
+// the provider mirror of the tool cache (BuildImages writes them to the
+// image store).
 func ExampleImages(repo, tools string) (map[string]localnode.Image, error) {
 	dir := filepath.Join(repo, "examples", "modules")
 	entries, err := os.ReadDir(dir)
@@ -66,12 +69,21 @@ func ReadLog(stateDir, namespace, pod, container string) ([]byte, error) {
 // startNode starts the node that runs the environment's pods: as real
 // processes in private mount namespaces, with the runner built from this
 // checkout, where this process can make them (root on Linux); in-process
-// otherwise, which it says.
+// otherwise, which it says. The node pulls the example module images from
+// the image store, brought up to date first, and has the extra images and
+// the runner's in memory.
 func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger, want localnode.Mode, extra map[string]localnode.Image) error {
-	images, err := ExampleImages(e.Repo, e.Tools)
+	store, err := DefaultImageStore()
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	built, err := BuildImages(store, e.Repo, e.Tools, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Module images: %s in %s (%s)\n", imagesSummary(built), store, time.Since(start).Round(10*time.Millisecond))
+	images := map[string]localnode.Image{}
 	for ref, img := range extra {
 		images[ref] = img
 	}
@@ -98,7 +110,8 @@ func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger,
 			time.Since(start).Round(100*time.Millisecond))
 	}
 	node, err := localnode.Start(ctx, localnode.Options{
-		Kubeconfig: e.Kubeconfig, NodeName: NodeName, Images: images, StateDir: nodeDir(e.StateDir), Mode: mode, Log: nodeLog,
+		Kubeconfig: e.Kubeconfig, NodeName: NodeName, Images: images, ImageStore: store,
+		StateDir: nodeDir(e.StateDir), Mode: mode, Log: nodeLog,
 	})
 	if err != nil {
 		return err
@@ -117,4 +130,28 @@ func buildRunner(ctx context.Context, repo, dir string) (string, error) {
 		return "", fmt.Errorf("building the runner (go build ./cmd/runner in %s): %w\n%s", repo, err, out)
 	}
 	return bin, nil
+}
+
+// imagesSummary says how many images were rebuilt: "8 up to date", "2 of 8
+// rebuilt".
+func imagesSummary(built []BuiltImage) string {
+	changed := 0
+	for _, b := range built {
+		if b.Changed {
+			changed++
+		}
+	}
+	if changed == 0 {
+		return fmt.Sprintf("%d up to date", len(built))
+	}
+	return fmt.Sprintf("%d of %d rebuilt", changed, len(built))
+}
+
+func sortedRefs(images map[string]localnode.Image) []string {
+	refs := make([]string, 0, len(images))
+	for ref := range images {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	return refs
 }

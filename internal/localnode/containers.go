@@ -60,11 +60,9 @@ func (w *worker) start(c *corev1.Container, st *container, init bool) (*running,
 		st.imageID = refDigest(c.Image)
 		return nil, startStoodIn
 	}
-	img, ok := lookup(w.n.images, c.Image)
-	if !ok {
-		msg := fmt.Sprintf("Failed to pull image %q: the CAPTF local node has no such image (it has %s)",
-			c.Image, strings.Join(knownRefs(w.n.images), ", "))
-		return nil, w.cannotStart(st, reasonErrImagePull, msg)
+	img, err := w.n.images.pull(c.Image)
+	if err != nil {
+		return nil, w.cannotStart(st, reasonErrImagePull, fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
 	}
 	env, ok := w.resolveEnv(c, st)
 	if !ok {

@@ -22,7 +22,10 @@
 // Images are local: an Image maps paths of an image's filesystem to host
 // files and directories (ModuleImage lays out a module image per the image
 // contract: /captf/module, /captf/runtime, /captf/providers; RunnerImage
-// the manager's image, holding /runner).
+// the manager's image, holding /runner). A node has such images in memory
+// and pulls the other references from an image store, a directory holding
+// each image's root filesystem at <store>/<repository>/<tag> (WriteImage
+// lays one out).
 //
 // Containers run in one of two modes:
 //

@@ -58,30 +58,39 @@ type image struct {
 func resolveImages(images map[string]Image) (map[string]image, error) {
 	out := make(map[string]image, len(images))
 	for ref, img := range images {
-		if len(img.Paths) == 0 {
-			return nil, fmt.Errorf("image %s holds no path", ref)
-		}
-		paths := make(map[string]string, len(img.Paths))
-		for p, host := range img.Paths {
-			if !path.IsAbs(p) {
-				return nil, fmt.Errorf("image %s: the path %q is not absolute", ref, p)
-			}
-			abs, err := filepath.Abs(host)
-			if err != nil {
-				return nil, err
-			}
-			if _, err := os.Stat(abs); err != nil {
-				return nil, fmt.Errorf("image %s: %s is missing: %w", ref, p, err)
-			}
-			paths[path.Clean(p)] = abs
-		}
-		sum, err := contentDigest(paths)
+		resolved, err := resolveImage(ref, img)
 		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", ref, err)
+			return nil, err
 		}
-		out[ref] = image{Image: Image{Paths: paths}, ref: ref, id: repository(ref) + "@sha256:" + sum}
+		out[ref] = resolved
 	}
 	return out, nil
+}
+
+// resolveImage checks that every path of img exists and computes its ID.
+func resolveImage(ref string, img Image) (image, error) {
+	if len(img.Paths) == 0 {
+		return image{}, fmt.Errorf("image %s holds no path", ref)
+	}
+	paths := make(map[string]string, len(img.Paths))
+	for p, host := range img.Paths {
+		if !path.IsAbs(p) {
+			return image{}, fmt.Errorf("image %s: the path %q is not absolute", ref, p)
+		}
+		abs, err := filepath.Abs(host)
+		if err != nil {
+			return image{}, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return image{}, fmt.Errorf("image %s: %s is missing: %w", ref, p, err)
+		}
+		paths[path.Clean(p)] = abs
+	}
+	sum, err := contentDigest(paths)
+	if err != nil {
+		return image{}, fmt.Errorf("image %s: %w", ref, err)
+	}
+	return image{Image: Image{Paths: paths}, ref: ref, id: repository(ref) + "@sha256:" + sum}, nil
 }
 
 // lookup finds the image of a reference: by the reference itself, or, for a
@@ -135,7 +144,9 @@ const hashedContentBytes = 1 << 20
 
 // contentDigest hashes what an image holds: each path, and for every file
 // under it its relative name, mode, size and content (or mtime, for a big
-// one). It changes when the module is edited or a tool rebuilt.
+// one). It changes when the module is edited or a tool rebuilt, and not
+// when the same content is copied or hard-linked elsewhere with its mtimes
+// (an image store).
 func contentDigest(paths map[string]string) (string, error) {
 	keys := make([]string, 0, len(paths))
 	for p := range paths {
@@ -165,11 +176,14 @@ func hashTree(h hash.Hash, root string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%d:%s,%o,%d:", len(rel), rel, info.Mode(), info.Size())
-		switch {
-		case !info.Mode().IsRegular():
+		// A directory's size depends on the filesystem holding it, not on
+		// what the image holds: only a file's size counts.
+		if !info.Mode().IsRegular() {
+			fmt.Fprintf(h, "%d:%s,%o;", len(rel), rel, info.Mode())
 			return nil
-		case info.Size() > hashedContentBytes:
+		}
+		fmt.Fprintf(h, "%d:%s,%o,%d:", len(rel), rel, info.Mode(), info.Size())
+		if info.Size() > hashedContentBytes {
 			fmt.Fprintf(h, "%d;", info.ModTime().UnixNano())
 			return nil
 		}

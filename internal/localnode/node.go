@@ -45,8 +45,13 @@ type Options struct {
 	Kubeconfig string
 	// NodeName is the Node's name; empty generates one (captf-node-...).
 	NodeName string
-	// Images are the image references the node has.
+	// Images are image references the node has in memory; they come
+	// before the image store's.
 	Images map[string]Image
+	// ImageStore, when set, is a directory of image root filesystems the
+	// node pulls the other references from: <ImageStore>/<repository>/<tag>
+	// (see WriteImage).
+	ImageStore string
 	// StateDir holds the node's files: pods/ (each pod's volumes and
 	// container files, removed with the pod) and logs/ (pod logs, kept
 	// until the next Start). Start empties both.
@@ -95,7 +100,7 @@ type Node struct {
 	cs      kubernetes.Interface
 	config  *rest.Config
 	name    string
-	images  map[string]image
+	images  imageSet
 	rt      containerRuntime
 	podsDir string
 
@@ -131,7 +136,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	n := &Node{
-		opts: opts, log: opts.Log, config: cfg, images: images, podsDir: filepath.Join(opts.StateDir, "pods"),
+		opts: opts, log: opts.Log, config: cfg, images: imageSet{mem: images, store: opts.ImageStore}, podsDir: filepath.Join(opts.StateDir, "pods"),
 		workers: map[types.UID]*worker{}, finalizing: map[types.UID]bool{},
 	}
 	if n.cs, err = kubernetes.NewForConfig(cfg); err != nil {

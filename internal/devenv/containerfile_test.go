@@ -1,0 +1,198 @@
+package devenv_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/localnode"
+	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/contract"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// pinnedVersions are the assignments of hack/tools/versions.env.
+func pinnedVersions(t *testing.T, root string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "hack", "tools", "versions.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// The module image's Containerfile populates exactly the image contract's
+// paths the Job builder uses, for both runtimes, as user 65532, with the
+// contract's labels and the runtime versions hack/tools pins (which the
+// local images run).
+func TestModuleContainerfileFollowsTheImageContract(t *testing.T) {
+	root := repoRoot(t)
+	cf := parseContainerfile(t, filepath.Join(root, "images", "module", "Containerfile"))
+	checkArgScopes(t, cf)
+	pins := pinnedVersions(t, root)
+	for _, rt := range devenv.RuntimeNames {
+		t.Run(rt, func(t *testing.T) {
+			img := cf.build(t, map[string]string{"RUNTIME": rt, "MODULE": "noop-machine", "ROLE": "machine"})
+			got := map[string]instr{}
+			for _, c := range img.copies {
+				got[dest(c)] = c
+			}
+			want := []string{jobs.ModuleDir, jobs.RuntimePath, jobs.ProvidersDir}
+			if len(got) != len(want) {
+				t.Errorf("the image is populated at %v, want exactly %v", keys(got), want)
+			}
+			for _, p := range want {
+				if _, ok := got[p]; !ok {
+					t.Errorf("nothing is copied to %s", p)
+				}
+			}
+			if src := got[jobs.ModuleDir].words[0]; filepath.Clean(src) != "examples/modules/noop-machine" {
+				t.Errorf("%s comes from %q, want the module directory examples/modules/noop-machine", jobs.ModuleDir, src)
+			}
+			if mode := got[jobs.RuntimePath].flags["chmod"]; mode != "0755" {
+				t.Errorf("%s has --chmod=%q, want 0755 (executable by the image's user)", jobs.RuntimePath, mode)
+			}
+			for _, c := range img.copies {
+				for _, reserved := range []string{jobs.RunnerDir, jobs.WorkDir, jobs.ConfigDir, jobs.PlanKeyDir, jobs.TmpDir, jobs.CredentialsMountPath} {
+					if d := dest(c); d == reserved || strings.HasPrefix(d, reserved+"/") {
+						t.Errorf("the image writes %s, a path a Job mounts", d)
+					}
+				}
+			}
+			if img.user != "65532:65532" {
+				t.Errorf("USER is %q, want 65532:65532", img.user)
+			}
+			if len(img.entrypoint) != 1 || img.entrypoint[0] != jobs.RuntimePath {
+				t.Errorf("ENTRYPOINT is %q, want [%s]", img.entrypoint, jobs.RuntimePath)
+			}
+			pinned := strings.TrimPrefix(pins[strings.ToUpper(rt)+"_VERSION"], "v")
+			wantLabels := map[string]string{
+				"io.captf.contract": contract.Version, "io.captf.role": "machine",
+				"io.captf.runtime": rt, "io.captf.runtime.version": pinned,
+			}
+			for k, v := range wantLabels {
+				if img.labels[k] != v {
+					t.Errorf("label %s is %q, want %q", k, img.labels[k], v)
+				}
+			}
+			if pinned == "" {
+				t.Errorf("hack/tools/versions.env pins no %s_VERSION", strings.ToUpper(rt))
+			}
+		})
+	}
+}
+
+// The manager image's Containerfile builds the manager and the runner
+// statically, puts the runner where the Job's init container copies it
+// from, and enters the manager as config/manager runs it, as user 65532.
+func TestManagerContainerfile(t *testing.T) {
+	root := repoRoot(t)
+	cf := parseContainerfile(t, filepath.Join(root, "images", "manager", "Containerfile"))
+	checkArgScopes(t, cf)
+	img := cf.build(t, nil)
+	objs, err := devenv.ReadManifests(filepath.Join(root, "config", "manager", "manager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var command []string
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		if len(containers) > 0 {
+			command, _, _ = unstructured.NestedStringSlice(containers[0].(map[string]any), "command")
+		}
+	}
+	if len(command) == 0 {
+		t.Fatal("config/manager/manager.yaml has no Deployment whose container has a command")
+	}
+	got := map[string]string{}
+	for _, c := range img.copies {
+		got[dest(c)] = c.flags["from"]
+	}
+	for _, p := range []string{localnode.RunnerPathInImage, command[0]} {
+		if got[p] != "build" {
+			t.Errorf("%s is not copied from the build stage (copies: %v)", p, got)
+		}
+	}
+	if len(img.entrypoint) != 1 || img.entrypoint[0] != command[0] {
+		t.Errorf("ENTRYPOINT is %q, want [%s] as config/manager runs it", img.entrypoint, command[0])
+	}
+	if img.user != "65532:65532" {
+		t.Errorf("USER is %q, want 65532:65532", img.user)
+	}
+
+	build := cf.stages[0]
+	var script string
+	sources := map[string]bool{}
+	for _, in := range build.instrs {
+		switch in.cmd {
+		case "RUN":
+			script += in.words[0] + "\n"
+		case "COPY":
+			for _, w := range in.words[:len(in.words)-1] {
+				sources[strings.TrimSuffix(w, "/")] = true
+			}
+		}
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "-o /out/manager ./cmd/manager", "-o /out/runner ./cmd/runner"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the build stage does not run %q", want)
+		}
+	}
+	// Every directory of this module the two binaries import is in the
+	// build context the stage copies.
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "captf.io/captf/cmd/manager", "captf.io/captf/cmd/runner").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(pkg, "captf.io/captf/")
+		if top, _, _ := strings.Cut(rel, "/"); ok && !sources[top] {
+			t.Errorf("the build stage does not copy %s/, which %s is in", top, pkg)
+		}
+	}
+	// The -X stamps name variables that exist.
+	for _, m := range regexp.MustCompile(`-X captf\.io/captf/(\S+)\.(\w+)=`).FindAllStringSubmatch(script, -1) {
+		pkgDir, name := filepath.Join(root, filepath.FromSlash(m[1])), m[2]
+		files, _ := filepath.Glob(filepath.Join(pkgDir, "*.go"))
+		found := false
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			found = found || regexp.MustCompile(`(?m)^\s+`+name+`\s+string\b|var `+name+`\s+string\b`).Match(data)
+		}
+		if !found {
+			t.Errorf("the build stamps %s.%s, which is no string variable", m[1], name)
+		}
+	}
+}
+
+func keys(m map[string]instr) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
