@@ -136,6 +136,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			p.w.Status.LastRefresh = &metav1.Time{Time: j.Status.CompletionTime.Time}
 		case OpDrift:
 			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
+			p.recordDrift(o)
 		case OpRestore:
 			// The restored state is what exists now: an earlier apply's
 			// unknown outcome no longer matters.
@@ -146,6 +147,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 				return err
 			}
 		}
+	}
+	if o.op == OpApply && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged {
+		p.driftAfterApply(o)
 	}
 	if o.op == OpRestore {
 		if err := p.finishRestore(o); err != nil {

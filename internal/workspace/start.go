@@ -170,6 +170,12 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		job.Annotations[infrav1.ImageFallbacksAnnotation] = strings.Join(in.fallbacks, ",")
 	}
+	if d.Reason == ReasonDriftRemediation {
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[infrav1.DriftRemediationAnnotation] = "true"
+	}
 	if after := p.unconfirmed(); op == OpApply && after != "" {
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
@@ -206,6 +212,9 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	p.eventf(corev1.EventTypeNormal, "JobCreated", "Created Job %s: %s attempt %d of image %s (%s)", name, op, attempt, in.image, d.Reason)
 	if in.digestUnknown {
 		p.eventf(corev1.EventTypeWarning, "DigestUnknown", "No image digest is pinned for the %s Job %s: it runs %s, which may have moved since the last apply", op, name, in.image)
+	}
+	if d.Reason == ReasonDriftRemediation {
+		p.remediationStarted(name)
 	}
 	if d.Reason == ReasonInputsChanged {
 		metrics.ObserveInputsHashChange(p.role.Kind())

@@ -130,6 +130,9 @@ func (p *pass) patchStatus(ctx context.Context) error {
 	if meta.FindStatusCondition(st.Conditions, infrav1.InfrastructureHealthyCondition) == nil {
 		p.setDefault(infrav1.InfrastructureHealthyCondition, infrav1.WaitingForProvisioningReason, "No apply has started yet")
 	}
+	if meta.FindStatusCondition(st.Conditions, infrav1.DriftDetectedCondition) == nil {
+		p.setDefault(infrav1.DriftDetectedCondition, infrav1.DriftNotCheckedReason, "No drift check has finished yet")
+	}
 	if meta.FindStatusCondition(st.Conditions, infrav1.OutputsValidCondition) == nil {
 		p.setDefault(infrav1.OutputsValidCondition, infrav1.OutputsPendingReason, "No state to read outputs from yet")
 	}

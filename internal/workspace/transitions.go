@@ -88,6 +88,14 @@ func transitionEvent(old *metav1.Condition, c metav1.Condition) (event, bool) {
 		case infrav1.StateCorruptReason, infrav1.StateEncryptedReason, infrav1.StateInconsistentReason:
 			return warn("StateUnreadable")
 		}
+	case infrav1.DriftDetectedCondition:
+		switch {
+		case c.Status == metav1.ConditionTrue && (old == nil || old.Status != metav1.ConditionTrue || c.Reason == old.Reason):
+			return warn("DriftDetected") // a finding, or a new one with other counts
+		case c.Status == metav1.ConditionFalse && old != nil && old.Status == metav1.ConditionTrue:
+			return event{corev1.EventTypeNormal, "DriftResolved", c.Message}, true
+		}
+		return event{}, false // remediation started or retried: their own events say it
 	case infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition:
 		return event{}, false // their Jobs' events say it, once per Job
 	}
