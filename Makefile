@@ -7,7 +7,7 @@ SHELL := /usr/bin/env bash
 TOOLS_DIR := $(shell hack/tools/build.sh --print-dir)
 CONTROLLER_GEN := $(TOOLS_DIR)/bin/controller-gen
 GOLANGCI_LINT := $(TOOLS_DIR)/bin/golangci-lint
-GO_TEST_FLAGS ?= -count=1
+GO_TEST_FLAGS ?= -count=1 -timeout=45m
 BENCH_FLAGS ?= -run=^$$ -bench=. -benchmem
 
 .PHONY: help

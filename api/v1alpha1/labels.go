@@ -133,6 +133,10 @@ const (
 	// ImageFallbacksAnnotation on a destroy, refresh, drift or restore Job
 	// lists, comma separated, the images left to try after its own.
 	ImageFallbacksAnnotation = "captf.io/image-fallbacks"
+	// RescuedSerialAnnotation on a bookkept apply Job is the serial of the
+	// state the runner saved as a backup set because the backend rejected
+	// it: no apply runs until a restore.
+	RescuedSerialAnnotation = "captf.io/rescued-serial"
 	// ImagePullFailedAnnotation marks a Job whose image was not pulled for
 	// two minutes.
 	ImagePullFailedAnnotation = "captf.io/image-pull-failed"

@@ -27,7 +27,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", DriftFound: p.driftFound(), Remediate: p.remediates(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
+		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Schedule: Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
@@ -57,6 +57,11 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 		s.Schedule.LastDriftCheck = t.Time
 	}
 	s.Schedule.HealthPending = int(p.w.Status.PendingRefreshes)
+	if tm, ok := p.obj.(*infrav1.TerraformMachine); ok {
+		if r := remediationOf(tm.Spec.Remediation, p.owner.Infra); r.annotate {
+			s.Schedule.HealthCheckInterval = time.Duration(r.interval) * time.Second
+		}
+	}
 	s.Schedule.MembershipConverging = p.role.View(p.obj).MembershipConverging
 	s.Schedule.RefreshAfterApplyDue = p.refreshAfterApplyDue(s.Schedule.LastSuccessfulApply)
 	return s
@@ -156,9 +161,12 @@ func (p *pass) reportWait(d Decision) {
 	switch d.Reason {
 	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld, ReasonApplyOutcomeUnknown:
 		// StateReadable already says why.
+	case ReasonStateRescued:
+		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
+			Message: p.rescuedMessage()})
 	case ReasonAwaitingApproval:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
-			Message: "The newest apply of these inputs stopped before deleting or replacing resources; approve its TerraformPlan or change the inputs"})
+			Message: p.blockedMessage()})
 	case ReasonDependentsExist:
 		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependentsExistReason,
 			Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", p.dependents, strings.Join(p.dependentNames[:min(len(p.dependentNames), 6)], ", "))})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +29,29 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 		return nil, fmt.Errorf("listing the state backups: %w", err)
 	}
 	p.backupSecrets = list.Items
+	if err := p.reownBackups(ctx); err != nil {
+		return nil, err
+	}
 	return state.Backups(list.Items), nil
+}
+
+// reownBackups gives the object's owner reference to its backup Secrets
+// that lack it (a set the runner rescued, or one owned by an earlier
+// object of the name), so that they go with the object. Sets retained for
+// another object are left alone.
+func (p *pass) reownBackups(ctx context.Context) error {
+	for i := range p.backupSecrets {
+		s := &p.backupSecrets[i]
+		if hasOwner(s, p.obj) || s.Labels[infrav1.RetainedFromUIDLabel] != "" {
+			continue
+		}
+		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("re-owning state backup %s: %w", s.Name, err)
+		}
+	}
+	return nil
 }
 
 // backUp copies a state serial the object has not backed up yet into a
@@ -149,4 +173,26 @@ func (p *pass) listInStatus(sets []state.Backup) {
 		}
 		p.w.Status.StateBackups = append(p.w.Status.StateBackups, infrav1.StateBackup{Serial: b.Serial, TakenAt: metav1.NewTime(b.TakenAt), Bytes: b.Bytes})
 	}
+}
+
+// rescuedMessage says why no apply runs after a rescue, and the way out.
+func (p *pass) rescuedMessage() string {
+	var newest *batchv1.Job
+	for i := range p.jobs {
+		j := &p.jobs[i]
+		if fj, ok := finishedJob(j); ok && fj.Op == OpApply && (newest == nil || fj.FinishedAt.After(jobFinishedAt(newest))) {
+			newest = j
+		}
+	}
+	serial := ""
+	if newest != nil {
+		serial = newest.Annotations[infrav1.RescuedSerialAnnotation]
+	}
+	return fmt.Sprintf("The backend rejected the state the last apply wrote; it was saved as state backup serial %s. No apply or destroy runs until it is restored: "+
+		"if OpenTofu wrote it, switch spec.source.image to a Terraform image, then set %s=%s (see the size-limits runbook)", serial, infrav1.RestoreStateAnnotation, serial)
+}
+
+func jobFinishedAt(j *batchv1.Job) time.Time {
+	_, _, at, _ := jobFinished(j)
+	return at
 }

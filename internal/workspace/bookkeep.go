@@ -115,6 +115,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			j.Annotations[infrav1.InterruptedAnnotation] = "true"
 		}
 	}
+	if o.result != nil && o.result.Rescue != nil {
+		j.Annotations[infrav1.RescuedSerialAnnotation] = fmt.Sprint(o.result.Rescue.Serial)
+	}
 	if o.result == nil && !o.succeeded && !o.deadline && !o.podFound {
 		// No result and no pod: it was stopped from outside (pod deleted,
 		// node lost). A pod that ended without a result (killed for its
@@ -150,6 +153,16 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	}
 	if o.op == OpApply && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged {
 		p.driftAfterApply(o)
+	}
+	if o.op == OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.guarded() {
+		if err := p.createPlan(ctx, o); err != nil {
+			return err
+		}
+	}
+	if o.op == OpApply {
+		if err := p.finishApprovedApply(ctx, o, kind); err != nil {
+			return err
+		}
 	}
 	if o.op == OpRestore {
 		if err := p.finishRestore(o); err != nil {
@@ -377,7 +390,7 @@ func (p *pass) markBookkept(ctx context.Context) error {
 	for _, j := range p.bookkept {
 		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
 		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
-		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation} {
+		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation, infrav1.RescuedSerialAnnotation} {
 			if v, ok := j.Annotations[k]; ok {
 				ann[k] = v
 			}

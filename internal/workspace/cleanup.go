@@ -93,6 +93,10 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 			return fmt.Errorf("deleting the input records: %w", err)
 		}
 	}
+	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.planKeyName()}}
+	if err := p.e.Client.Delete(ctx, key); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the plan key Secret: %w", err)
+	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
 		res, err := credentials.ReleaseMirror(ctx, p.e.Client, ns, ref.Name, p.obj)
 		if err != nil {

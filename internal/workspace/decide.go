@@ -44,6 +44,7 @@ const (
 	ReasonStateUnreadable        Reason = "StateUnreadable"
 	ReasonStateLost              Reason = "StateLost"
 	ReasonApplyOutcomeUnknown    Reason = "ApplyOutcomeUnknown"
+	ReasonStateRescued           Reason = "StateRescued"
 	ReasonUnconfirmedApply       Reason = "UnconfirmedApply"
 	ReasonNoState                Reason = "NoState"
 	ReasonStateWithoutInputsHash Reason = "StateWithoutInputsHash"
@@ -112,6 +113,8 @@ func Decide(s Snapshot) Decision {
 		return wait(ReasonRetainedStateFound, StateRequeue)
 	case s.State == StateUnreadable:
 		return wait(ReasonStateUnreadable, StateRequeue)
+	case s.rescuePending():
+		return wait(ReasonStateRescued, StateRequeue)
 	case s.State == StateAbsent && s.EverApplied:
 		return wait(ReasonStateLost, StateRequeue)
 	case s.State == StateAbsent && s.UnconfirmedApply:
@@ -135,7 +138,7 @@ func Decide(s Snapshot) Decision {
 // decideDeletion is the deletion table: dependents first, then Retain,
 // then restore of a held state, then the state decides.
 func decideDeletion(s Snapshot) Decision {
-	held := s.State == StateUnreadable || (s.State == StateAbsent && (s.EverApplied || s.UnconfirmedApply))
+	held := s.State == StateUnreadable || (s.State == StateAbsent && (s.EverApplied || s.UnconfirmedApply)) || s.rescuePending()
 	switch {
 	case s.Dependents > 0:
 		return wait(ReasonDependentsExist, GateRequeue)
@@ -155,6 +158,19 @@ func decideDeletion(s Snapshot) Decision {
 	return s.withBackoff(OpDestroy, start(OpDestroy, ReasonDeleting))
 }
 
+// rescuePending: the newest apply's state was saved as a backup set
+// because the backend rejected it, and no restore succeeded since: the
+// stored state misses what that apply created, so neither an apply nor a
+// destroy may run on it.
+func (s Snapshot) rescuePending() bool {
+	a := s.newest(OpApply)
+	if a == nil || !a.Rescued {
+		return false
+	}
+	r := s.newest(OpRestore)
+	return r == nil || !r.Succeeded || r.FinishedAt.Before(a.FinishedAt)
+}
+
 // destroyed: the newest destroy succeeded and nothing applied since.
 func (s Snapshot) destroyed() bool {
 	d := s.newest(OpDestroy)
@@ -169,7 +185,7 @@ func (s Snapshot) destroyed() bool {
 // the same inputs stopped before a destructive plan, and while the apply
 // backs off.
 func (s Snapshot) apply(r Reason, remediation bool) Decision {
-	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation {
+	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
 		return wait(ReasonAwaitingApproval, ApprovalRequeue)
 	}
 	return s.withBackoff(OpApply, start(OpApply, r))

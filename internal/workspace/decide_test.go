@@ -86,6 +86,32 @@ func TestDecide(t *testing.T) {
 			s.UnconfirmedApply = true
 			s.History = append(s.History, failed(OpApply, 30*time.Second))
 		}, wait(Backoff(ReasonUnconfirmedApply), 30*time.Second)},
+		{"an approved plan of the blocked inputs lets their apply run", func(s *Snapshot) {
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.InputsHash = true, "h2:b"
+			s.InputsHash, s.ApprovedPlan, s.History = "h2:b", true, append(s.History, j)
+		}, start(OpApply, ReasonInputsChanged)},
+		{"a rescued state holds applies until it is restored", func(s *Snapshot) {
+			j := failed(OpApply, 30*time.Minute)
+			j.Rescued = true
+			s.StateInputsHash, s.History = "", append(s.History, j)
+		}, wait(ReasonStateRescued, time.Minute)},
+		{"a rescued state holds the destroy", func(s *Snapshot) {
+			j := failed(OpApply, 30*time.Minute)
+			j.Rescued = true
+			s.Deleting, s.History = true, append(s.History, j)
+		}, wait(ReasonDeletionHeld, time.Minute)},
+		{"a restore of the rescued state lifts the hold", func(s *Snapshot) {
+			j := failed(OpApply, 30*time.Minute)
+			j.Rescued = true
+			s.StateInputsHash = ""
+			s.History = append(s.History, j, FinishedJob{Op: OpRestore, Succeeded: true, FinishedAt: t0.Add(-time.Minute)})
+		}, start(OpApply, ReasonStateWithoutInputsHash)},
+		{"a restore request wins over the rescue hold", func(s *Snapshot) {
+			j := failed(OpApply, 30*time.Minute)
+			j.Rescued = true
+			s.RestoreRequested, s.History = true, append(s.History, j)
+		}, start(OpRestore, ReasonRestoreRequested)},
 		{"5 no state", func(s *Snapshot) { s.State, s.EverApplied, s.History = StateAbsent, false, nil }, start(OpApply, ReasonNoState)},
 		{"6 state without inputs hash", func(s *Snapshot) { s.StateInputsHash = "" }, start(OpApply, ReasonStateWithoutInputsHash)},
 		{"7 inputs changed", func(s *Snapshot) { s.InputsHash = "h2:b" }, start(OpApply, ReasonInputsChanged)},

@@ -127,8 +127,10 @@ type pass struct {
 	eff   roles.Effective
 	creds creds
 
-	jobs      []batchv1.Job
-	active    *batchv1.Job
+	jobs   []batchv1.Job
+	active *batchv1.Job
+	// plans are the object's TerraformPlans, newest first.
+	plans     []infrav1.TerraformPlan
 	bookkept  []*batchv1.Job
 	stSecrets []corev1.Secret
 	// stData: stSecrets carry their data (else only their metadata: the
@@ -213,6 +215,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.observeJobs(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := p.observePlans(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := p.bookkeep(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -263,6 +268,11 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 			for _, ev := range events {
 				p.eventf(ev[0], ev[1], "%s", ev[2])
 			}
+			if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
+				if err := p.syncRemediation(ctx); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
 		}
 	}
 	// A deleting object renders its records; a mutable one falls back to
@@ -271,6 +281,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		if err := p.buildInputs(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := p.syncPlans(ctx, deleting); err != nil {
+		return ctrl.Result{}, err
 	}
 	return p.decideAndAct(ctx, deleting)
 }

@@ -56,6 +56,7 @@ func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
 		PlanChanged: a[infrav1.PlanChangedAnnotation] == "true",
 		Interrupted: a[infrav1.InterruptedAnnotation] == "true",
 		Remediation: a[infrav1.DriftRemediationAnnotation] == "true",
+		Rescued:     a[infrav1.RescuedSerialAnnotation] != "",
 	}, true
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/records"
 )
 
@@ -20,12 +21,12 @@ import (
 // the object runs or holds the run lease, and never on a retained state,
 // which is adopted only when asked.
 func (p *pass) reownState(ctx context.Context) error {
-	if p.retained || p.active != nil {
-		return nil
+	if p.retained || p.active != nil || !p.obj.GetDeletionTimestamp().IsZero() {
+		return nil // a deleting object's state is cleaned up or retained
 	}
 	var stray []*corev1.Secret
 	for i := range p.stSecrets {
-		if !hasOwner(&p.stSecrets[i], p.obj) {
+		if !hasOwner(&p.stSecrets[i], p.obj) && p.stSecrets[i].Labels[infrav1.RetainedFromUIDLabel] == "" {
 			stray = append(stray, &p.stSecrets[i])
 		}
 	}

@@ -41,6 +41,9 @@ type FinishedJob struct {
 	Interrupted bool
 	// Remediation: a drift remediation apply.
 	Remediation bool
+	// Rescued: the backend rejected the state the apply wrote, and the
+	// runner saved it as a backup set to restore.
+	Rescued bool
 }
 
 // countsAsFailure reports whether the Job counts toward backoff.
@@ -106,6 +109,9 @@ type Snapshot struct {
 	UnconfirmedApply bool
 	// InputsHash of the current inputs ("" when they cannot be built).
 	InputsHash string
+	// ApprovedPlan: a live TerraformPlan of the current inputs is
+	// approved, so their blocked apply may run (with --expect-plan).
+	ApprovedPlan bool
 	// History holds the object's retained finished Jobs, any order.
 	History []FinishedJob
 	// FailedJobsHistoryLimit bounds the backoff (values below 1 act as 1).

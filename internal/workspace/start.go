@@ -153,6 +153,16 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if op == OpRestore {
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
 	}
+	var approved *infrav1.TerraformPlan
+	if op == OpApply && p.guarded() {
+		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		spec.Guard = jobs.Guard{Deletes: true, InputsHash: in.hash}
+		if approved = p.approvedPlan(); approved != nil {
+			spec.Guard = jobs.Guard{ExpectPlan: approved.Spec.PlanHash}
+		}
+	}
 	job, secret, err := jobs.Build(spec)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -163,6 +173,13 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
 		job.Annotations[infrav1.InputsHashAnnotation] = p.restore.InputsHash
+	}
+	if approved != nil {
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[infrav1.ApprovedPlanAnnotation] = approved.Spec.PlanHash
+		job.Annotations[infrav1.PlanAnnotation] = approved.Name
 	}
 	if len(in.fallbacks) > 0 {
 		if job.Annotations == nil {

@@ -1,8 +1,6 @@
 package lifecycle_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,30 +21,9 @@ import (
 // finds the file gone, as a real resource deleted behind the module's
 // back would be.
 func driftingModule(t *testing.T) string {
-	t.Helper()
-	root, err := os.MkdirTemp(t.TempDir(), "drifting")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join("..", "..", "examples", "modules", "noop-cluster")
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	probe := "resource \"local_file\" \"probe\" {\n  filename = \"${path.cwd}/drift-probe\"\n  content  = \"present\"\n}\n"
-	if err := os.WriteFile(filepath.Join(root, "drift.tf"), []byte(probe), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return moduleFrom(t, "noop-cluster", func(files map[string]string) {
+		files["drift.tf"] = "resource \"local_file\" \"probe\" {\n  filename = \"${path.cwd}/drift-probe\"\n  content  = \"present\"\n}\n"
+	})
 }
 
 // TestDriftReportedThenRemediated: a TerraformCluster whose resource

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -238,6 +240,37 @@ func (w *world) jobsOf(kind, name, op string) []batchv1.Job {
 		w.t.Fatal(err)
 	}
 	return list.Items
+}
+
+// moduleFrom copies the example module name into a directory of the test,
+// letting change edit its files (file name to content) first: a module
+// that misbehaves the way a test needs.
+func moduleFrom(t *testing.T, name string, change func(files map[string]string)) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "examples", "modules", name)
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = string(b)
+	}
+	change(files)
+	root, err := os.MkdirTemp(t.TempDir(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, body := range files {
+		if err := os.WriteFile(filepath.Join(root, file), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
 
 // waitEvent waits until an event of reason regards the object name: the

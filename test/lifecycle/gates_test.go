@@ -1,8 +1,6 @@
 package lifecycle_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,26 +18,14 @@ import (
 // brokenModule is a cluster module that references an undeclared
 // variable: validate fails.
 func brokenModule(t *testing.T) string {
-	t.Helper()
-	root, err := os.MkdirTemp(t.TempDir(), "broken")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join("..", "..", "examples", "modules", "noop-cluster", "variables.tf")
-	vars, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"variables.tf": string(vars),
-		"main.tf":      "output \"health\" {\n  value = var.does_not_exist\n}\n",
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+	return moduleFrom(t, "noop-cluster", func(files map[string]string) {
+		for name := range files {
+			if name != "variables.tf" {
+				delete(files, name)
+			}
 		}
-	}
-	return root
+		files["main.tf"] = "output \"health\" {\n  value = var.does_not_exist\n}\n"
+	})
 }
 
 // TestFailedApplyBacksOff: a failing apply reports the runner's summary
@@ -190,6 +176,9 @@ func TestClusterOperationGate(t *testing.T) {
 		t.Errorf("the cluster started its apply while a machine applied (%d apply Jobs)", n)
 	}
 	w.waitProvisioned(tm)
+	// The new network replaces a resource: the guard stops the cluster's
+	// apply, and the approval lets it through.
+	w.approve(w.waitBlocked(tc))
 	w.eventually(2*time.Minute, "the cluster's apply ran after the machine's", func() (bool, error) {
 		return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
 	})

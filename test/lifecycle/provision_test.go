@@ -90,9 +90,24 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 				w.get(tmp)
 				return len(tmp.Spec.ProviderIDList) == 3 && ptr.Deref(tmp.Status.Replicas, 0) == 3, nil
 			})
+			// The new network replaces a resource: the destructive guard
+			// stops the cluster's apply before it, with a plan to approve.
+			plan := w.waitBlocked(tc)
+			if !slices.Contains(plan.Spec.Summary.Resources, "module.role.null_resource.network (replace)") || plan.Spec.Summary.Replace < 1 {
+				t.Errorf("TerraformPlan summary %+v does not name the replaced network", plan.Spec.Summary)
+			}
+			if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 1 {
+				t.Errorf("%d successful cluster applies before the approval, want 1: the blocked apply changed nothing", n)
+			}
+			w.approve(plan)
 			w.eventually(2*time.Minute, "the cluster re-applied its new cluster network", func() (bool, error) {
 				return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
 			})
+			w.eventually(time.Minute, "the plan applied", func() (bool, error) {
+				w.get(plan)
+				return plan.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
+			})
+			w.waitEvent(tc.Name, "PlanApplied")
 			if n := len(w.jobsOf(state.KindMachine, tm.Name, "apply")); n != 1 {
 				t.Errorf("the machine has %d apply Jobs after its bootstrap data changed, want 1: a machine never re-applies", n)
 			}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/workspace"
 )
@@ -35,6 +36,7 @@ func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, wat
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Role.New(), builder.WithPredicates(watchFilterPredicate(watchFilter))).
 		Owns(&batchv1.Job{}).
+		Owns(&infrav1.TerraformPlan{}).
 		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)})
 }

@@ -1,0 +1,353 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/runner"
+)
+
+// The destructive guard. Every apply of a TerraformCluster plans first
+// (the runner's --guard-deletes) and stops before a plan that deletes or
+// replaces a resource; the manager turns the blocked plan into a
+// TerraformPlan (reason Destructive) that a user approves. The approved
+// apply runs with --expect-plan: the runner plans again and applies only
+// when the fresh plan fingerprints to the approved one. The fingerprint is
+// keyed with the object's plan key Secret, so an approval binds the plan's
+// content, not a source revision.
+
+// maxFinishedPlans is how many terminal TerraformPlans a target keeps.
+const maxFinishedPlans = 10
+
+// guarded: the object's applies go through the destructive guard.
+func (p *pass) guarded() bool { return p.role.Kind() == "TerraformCluster" }
+
+// planKeyName is the object's plan key Secret.
+func (p *pass) planKeyName() string {
+	return "captf-plankey-" + jobs.KindShort(p.role.Kind()) + "-" + p.obj.GetName()
+}
+
+// ensurePlanKey creates the object's plan key Secret, 32 random bytes
+// owned by the object, the first time a Job needs it; it is never rotated.
+func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
+	name := p.planKeyName()
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}})
+	if err == nil || !apierrors.IsNotFound(err) {
+		return name, err
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", err
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
+			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"key": key},
+	}
+	if err := p.e.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating the plan key Secret %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// observePlans lists the object's TerraformPlans (from the cache).
+func (p *pass) observePlans(ctx context.Context) error {
+	if !p.guarded() {
+		return nil
+	}
+	var list infrav1.TerraformPlanList
+	if err := p.e.Client.List(ctx, &list, client.InNamespace(p.obj.GetNamespace())); err != nil {
+		return fmt.Errorf("listing the TerraformPlans: %w", err)
+	}
+	p.plans = p.plans[:0]
+	for _, pl := range list.Items {
+		if metav1.IsControlledBy(&pl, p.obj) {
+			p.plans = append(p.plans, pl)
+		}
+	}
+	sort.Slice(p.plans, func(i, j int) bool { return p.plans[i].CreationTimestamp.After(p.plans[j].CreationTimestamp.Time) })
+	return nil
+}
+
+func planPhase(pl *infrav1.TerraformPlan) infrav1.PlanPhase {
+	return infrav1.PlanPhase(pl.Labels[infrav1.PlanPhaseLabel])
+}
+
+func live(pl *infrav1.TerraformPlan) bool {
+	ph := planPhase(pl)
+	return ph == infrav1.PlanPhasePending || ph == infrav1.PlanPhaseApproved || ph == ""
+}
+
+func planApproved(pl *infrav1.TerraformPlan) bool {
+	return pl.Spec.Approved != nil && *pl.Spec.Approved
+}
+
+// livePlan is the object's newest live plan (nil when none).
+func (p *pass) livePlan() *infrav1.TerraformPlan {
+	for i := range p.plans {
+		if live(&p.plans[i]) {
+			return &p.plans[i]
+		}
+	}
+	return nil
+}
+
+// approvedPlan is the live, approved plan of the current inputs (nil when
+// none): its apply runs with --expect-plan.
+func (p *pass) approvedPlan() *infrav1.TerraformPlan {
+	if pl := p.livePlan(); pl != nil && planApproved(pl) && p.inputs.hash != "" && pl.Spec.InputsHash == p.inputs.hash {
+		return pl
+	}
+	return nil
+}
+
+// syncPlans moves the live plans along before the decision: an approval is
+// recorded (PlanApproved), a plan the inputs no longer hash to is
+// superseded, older terminal plans are pruned, and status.pendingPlanRef
+// names the live plan. Nothing is superseded while a Job runs or the
+// inputs cannot be built.
+func (p *pass) syncPlans(ctx context.Context, deleting bool) error {
+	if !p.guarded() {
+		return nil
+	}
+	for i := range p.plans {
+		pl := &p.plans[i]
+		if !live(pl) {
+			continue
+		}
+		switch {
+		case !deleting && p.active == nil && p.inputs.hash != "" && pl.Spec.InputsHash != p.inputs.hash:
+			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseSuperseded); err != nil {
+				return err
+			}
+			typ := corev1.EventTypeNormal
+			if planApproved(pl) {
+				typ = corev1.EventTypeWarning
+			}
+			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: the inputs no longer hash to %s", pl.Name, pl.Spec.InputsHash)
+		case planApproved(pl) && planPhase(pl) != infrav1.PlanPhaseApproved:
+			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil {
+				return err
+			}
+			p.eventf(corev1.EventTypeNormal, "PlanApproved", "TerraformPlan %s was approved by %s", pl.Name, pl.Spec.ApprovedBy)
+		case planPhase(pl) == "":
+			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhasePending); err != nil {
+				return err
+			}
+		}
+	}
+	if !deleting {
+		if err := p.prunePlans(ctx); err != nil {
+			return err
+		}
+	}
+	p.setPendingPlanRef()
+	return nil
+}
+
+// setPendingPlanRef names the live plan in the status.
+func (p *pass) setPendingPlanRef() {
+	var ref *infrav1.PlanReference
+	if pl := p.livePlan(); pl != nil {
+		ref = &infrav1.PlanReference{Name: pl.Name}
+	}
+	if tc, ok := p.obj.(*infrav1.TerraformCluster); ok {
+		tc.Status.PendingPlanRef = ref
+	}
+}
+
+// prunePlans deletes terminal plans beyond the newest maxFinishedPlans.
+func (p *pass) prunePlans(ctx context.Context) error {
+	kept := 0
+	for i := range p.plans {
+		if live(&p.plans[i]) {
+			continue
+		}
+		if kept++; kept <= maxFinishedPlans {
+			continue
+		}
+		if err := p.e.Client.Delete(ctx, &p.plans[i]); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pruning TerraformPlan %s: %w", p.plans[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// planName is the TerraformPlan of a Job's plan: <target>-<10 hex>.
+func planName(target, job, planHash string) string {
+	sum := sha256.Sum256([]byte(job + "/" + planHash))
+	return target + "-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// createPlan turns the plan of a blocked apply into a Pending
+// TerraformPlan (reason Destructive) and supersedes the older live one.
+func (p *pass) createPlan(ctx context.Context, o outcome) error {
+	rp := o.result.Plan
+	pl := &infrav1.TerraformPlan{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: planName(p.obj.GetName(), o.job.Name, rp.Hash),
+			Labels: map[string]string{
+				infrav1.PlanPhaseLabel:   string(infrav1.PlanPhasePending),
+				infrav1.PlanReasonLabel:  string(infrav1.PlanReasonDestructive),
+				infrav1.DestructiveLabel: fmt.Sprint(rp.Replace+rp.Delete > 0),
+			}},
+		Spec: infrav1.TerraformPlanSpec{
+			TargetRef:  infrav1.PlanTargetReference{Kind: p.role.Kind(), Name: p.obj.GetName()},
+			PlanHash:   rp.Hash,
+			InputsHash: o.job.Annotations[infrav1.InputsHashAnnotation],
+			Reason:     infrav1.PlanReasonDestructive,
+			Summary:    planSummary(rp),
+		},
+	}
+	if err := controllerutil.SetControllerReference(p.obj, pl, p.e.Client.Scheme()); err != nil {
+		return err
+	}
+	if err := p.e.Client.Create(ctx, pl); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil // made by an earlier pass over the same Job
+		}
+		return fmt.Errorf("creating TerraformPlan %s: %w", pl.Name, err)
+	}
+	metrics.ObservePlanApproval(p.role.Kind(), "created")
+	if err := p.setPlanStatus(ctx, pl, infrav1.PlanPhasePending); err != nil {
+		return err
+	}
+	for i := range p.plans {
+		if old := &p.plans[i]; live(old) && old.Name != pl.Name {
+			if err := p.setPlanPhase(ctx, old, infrav1.PlanPhaseSuperseded); err != nil {
+				return err
+			}
+			p.eventf(corev1.EventTypeNormal, "PlanSuperseded", "TerraformPlan %s was superseded by %s", old.Name, pl.Name)
+		}
+	}
+	p.plans = append([]infrav1.TerraformPlan{*pl}, p.plans...)
+	p.eventf(corev1.EventTypeNormal, "PlanReady", "TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve tfc/%s",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.obj.GetName())
+	return nil
+}
+
+// finishApprovedApply ends the plan an approved apply ran with: Applied
+// when it succeeded, Failed when the plan changed. A failed step keeps it
+// Approved, for the retry.
+func (p *pass) finishApprovedApply(ctx context.Context, o outcome, kind infrav1.RunErrorKind) error {
+	name := o.job.Annotations[infrav1.PlanAnnotation]
+	if name == "" {
+		return nil
+	}
+	for i := range p.plans {
+		pl := &p.plans[i]
+		if pl.Name != name || !live(pl) {
+			continue
+		}
+		switch {
+		case o.succeeded:
+			p.eventf(corev1.EventTypeNormal, "PlanApplied", "Job %s applied TerraformPlan %s", o.job.Name, pl.Name)
+			return p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApplied)
+		case kind == infrav1.RunErrorPlanChanged:
+			return p.setPlanPhase(ctx, pl, infrav1.PlanPhaseFailed)
+		}
+	}
+	return nil
+}
+
+// setPlanPhase moves a plan to phase: the label (the source of truth for
+// terminal phases), then the status.
+func (p *pass) setPlanPhase(ctx context.Context, pl *infrav1.TerraformPlan, phase infrav1.PlanPhase) error {
+	if planPhase(pl) != phase {
+		patch := client.MergeFrom(pl.DeepCopy())
+		if pl.Labels == nil {
+			pl.Labels = map[string]string{}
+		}
+		pl.Labels[infrav1.PlanPhaseLabel] = string(phase)
+		if err := p.e.Client.Patch(ctx, pl, patch); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if result := strings.ToLower(string(phase)); phase != infrav1.PlanPhasePending {
+			metrics.ObservePlanApproval(p.role.Kind(), result)
+		}
+	}
+	return p.setPlanStatus(ctx, pl, phase)
+}
+
+// setPlanStatus writes a plan's status: phase, Ready and Approved.
+func (p *pass) setPlanStatus(ctx context.Context, pl *infrav1.TerraformPlan, phase infrav1.PlanPhase) error {
+	patch := client.MergeFrom(pl.DeepCopy())
+	pl.Status.Phase, pl.Status.ObservedGeneration = phase, pl.Generation
+	ready := metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: string(phase), ObservedGeneration: pl.Generation}
+	approved := metav1.Condition{Type: infrav1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: infrav1.PlanPendingReason, ObservedGeneration: pl.Generation}
+	switch phase {
+	case infrav1.PlanPhasePending:
+		ready.Message, approved.Message = "The plan waits for approval", "Not approved yet"
+	case infrav1.PlanPhaseApproved:
+		ready.Message = "Approved; its apply runs with --expect-plan"
+	case infrav1.PlanPhaseApplied:
+		ready.Message = "The approved apply succeeded"
+	case infrav1.PlanPhaseSuperseded:
+		ready.Status, ready.Message = metav1.ConditionFalse, "A newer plan replaced it, or the inputs no longer hash to it"
+	case infrav1.PlanPhaseFailed:
+		ready.Status, ready.Message = metav1.ConditionFalse, "The approved apply planned other changes; nothing was applied"
+	}
+	switch {
+	case planApproved(pl):
+		approved.Status, approved.Reason, approved.Message = metav1.ConditionTrue, infrav1.PlanApprovedReason, "Approved by "+pl.Spec.ApprovedBy
+	case phase != infrav1.PlanPhasePending:
+		approved.Reason, approved.Message = infrav1.PlanNotApprovedReason, "The plan ended without approval"
+	}
+	meta.SetStatusCondition(&pl.Status.Conditions, ready)
+	meta.SetStatusCondition(&pl.Status.Conditions, approved)
+	if err := p.e.Client.Status().Patch(ctx, pl, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
+
+// planSummary is the TerraformPlan summary of a runner plan summary.
+func planSummary(rp *runner.PlanSummary) infrav1.PlanSummary {
+	s := rp.Summary
+	return infrav1.PlanSummary{
+		Create: int32(s.Create), Update: int32(s.Update), Replace: int32(s.Replace), Delete: int32(s.Delete),
+		Import: int32(s.Import), Move: int32(s.Move), Forget: int32(s.Forget), OutputChanges: int32(s.OutputChanges),
+		Resources: s.Resources, Truncated: s.Truncated,
+	}
+}
+
+func summaryCounts(s infrav1.PlanSummary) string {
+	return fmt.Sprintf("%d to create, %d to update, %d to replace, %d to delete", s.Create, s.Update, s.Replace, s.Delete)
+}
+
+// blockedMessage says why an apply waits for approval and how to give it.
+func (p *pass) blockedMessage() string {
+	pl := p.livePlan()
+	if pl == nil || pl.Spec.InputsHash != p.inputs.hash {
+		return "The newest apply of these inputs stopped before deleting or replacing resources and the runner reported no plan to approve; change the inputs, or wait for the next guarded apply"
+	}
+	var destructive []string
+	for _, r := range pl.Spec.Summary.Resources {
+		if strings.Contains(r, "delete") || strings.Contains(r, "replace") {
+			destructive = append(destructive, r)
+		}
+	}
+	if len(destructive) > 5 {
+		destructive = append(destructive[:5], "…")
+	}
+	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied. Approve it with kubectl captf approve tfc/%s, or change the inputs",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.obj.GetName())
+}

@@ -1,0 +1,99 @@
+package lifecycle_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/kubelet"
+)
+
+// waitBlocked waits until a TerraformCluster's apply stopped before a
+// destructive plan and returns the Pending TerraformPlan it names.
+func (w *world) waitBlocked(tc *infrav1.TerraformCluster) *infrav1.TerraformPlan {
+	w.t.Helper()
+	w.eventually(2*time.Minute, "the apply blocked with a plan to approve", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.DestructivePlanBlockedReason && tc.Status.PendingPlanRef != nil, nil
+	})
+	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, tc.Status.PendingPlanRef.Name) {
+		w.t.Errorf("DestructivePlanBlocked message %q does not name the plan %s", c.Message, tc.Status.PendingPlanRef.Name)
+	}
+	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tc.Status.PendingPlanRef.Name}}
+	w.get(plan)
+	if plan.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhasePending) || plan.Spec.Reason != infrav1.PlanReasonDestructive {
+		w.t.Errorf("TerraformPlan %s: phase %q, reason %q; want a Pending Destructive plan", plan.Name, plan.Labels[infrav1.PlanPhaseLabel], plan.Spec.Reason)
+	}
+	return plan
+}
+
+// approve approves a plan as the test's user.
+func (w *world) approve(plan *infrav1.TerraformPlan) {
+	w.t.Helper()
+	if err := w.tryApprove(plan); err != nil {
+		w.t.Fatalf("approving TerraformPlan %s: %v", plan.Name, err)
+	}
+}
+
+// tryApprove approves a plan as kubectl captf approve does: spec.approved
+// and spec.approvedBy naming the requesting user.
+func (w *world) tryApprove(plan *infrav1.TerraformPlan) error {
+	w.t.Helper()
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := env.Client.Create(w.t.Context(), review); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(plan.DeepCopy())
+	plan.Spec.Approved, plan.Spec.ApprovedBy = ptr.To(true), review.Status.UserInfo.Username
+	return env.Client.Patch(w.t.Context(), plan, patch)
+}
+
+// TestGuardSupersedesAPlanWhenTheInputsMove: a blocked plan the inputs no
+// longer hash to is superseded, can no longer be approved, and the plan of
+// the new inputs is the one an approval lets through.
+func TestGuardSupersedesAPlanWhenTheInputsMove(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	setCIDR := func(cidr string) {
+		w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+			o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{cidr}
+		})
+	}
+	setCIDR("10.1.0.0/16")
+	first := w.waitBlocked(tc)
+	setCIDR("10.2.0.0/16")
+	w.eventually(2*time.Minute, "a new plan for the new inputs", func() (bool, error) {
+		w.get(tc)
+		return tc.Status.PendingPlanRef != nil && tc.Status.PendingPlanRef.Name != first.Name, nil
+	})
+	second := w.waitBlocked(tc)
+	w.get(first)
+	if first.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhaseSuperseded) {
+		t.Fatalf("the first plan is %q, want Superseded", first.Labels[infrav1.PlanPhaseLabel])
+	}
+	w.waitEvent(tc.Name, "PlanSuperseded")
+	if err := w.tryApprove(first); err == nil || !strings.Contains(err.Error(), "can no longer be approved") {
+		t.Fatalf("approving the superseded plan: %v, want a refusal", err)
+	}
+	w.approve(second)
+	w.eventually(2*time.Minute, "the second plan applied", func() (bool, error) {
+		w.get(second)
+		return second.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
+	})
+	w.eventually(time.Minute, "no pending plan and ApplyJobSucceeded=True", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return tc.Status.PendingPlanRef == nil && c.Status == metav1.ConditionTrue, nil
+	})
+}
