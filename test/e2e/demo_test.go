@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,9 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/controlplane"
@@ -42,47 +39,10 @@ func toolsOrSkip(t *testing.T) string {
 	return ""
 }
 
-// up starts the environment as `captf-dev up` does, with the manager's
-// and the node's logs in its state directory.
-func up(t *testing.T, ctx context.Context) *devenv.Env {
+// up returns the package's environment (see sharedEnv).
+func up(t *testing.T, _ context.Context) *devenv.Env {
 	t.Helper()
-	tools := toolsOrSkip(t)
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Short, for the in-process fallback: a provider's plugin socket under
-	// a pod's TMPDIR must fit the 108 bytes of a unix socket path.
-	state, err := os.MkdirTemp("", "captf-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(state) })
-	managerLog, err := os.Create(filepath.Join(state, "manager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog)))
-	env, err := devenv.Up(ctx, devenv.Options{
-		Tools: tools, Repo: root, Kubeconfig: filepath.Join(state, "kubeconfig"), StateDir: state,
-		Log: &bytes.Buffer{}, NodeLog: zap.New(zap.WriteTo(managerLog)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Down(); err != nil {
-			t.Error(err)
-		}
-		for _, p := range env.Node.Problems() {
-			t.Errorf("local node: %s", p)
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(managerLog.Name())
-			t.Logf("manager and node log (last 20 kB):\n%s", tail(data, 20<<10))
-		}
-	})
-	return env
+	return sharedEnv(t)
 }
 
 func tail(b []byte, n int) []byte {

@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/localnode"
+	"captf.io/captf/internal/test/envtest"
+)
+
+// testModules are this package's own module images (testdata/modules),
+// which the local node serves for both runtimes as local/<module>:<runtime>.
+var testModules = []string{"creds-cluster", "large-cluster"}
+
+// shared is the one environment of the package. Its tests share it: a
+// process can run only one CAPTF manager (controller names are global),
+// and starting one takes a while. Each test works in namespaces of its own.
+var shared struct {
+	once sync.Once
+	env  *devenv.Env
+	err  error
+	dir  string
+	log  string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.env != nil {
+		code = stopShared(code)
+	}
+	os.Exit(code)
+}
+
+// sharedEnv returns the environment, starting it on first use as
+// `captf-dev up` does, with the manager's and the node's logs in its state
+// directory.
+func sharedEnv(t *testing.T) *devenv.Env {
+	t.Helper()
+	tools := toolsOrSkip(t)
+	shared.once.Do(func() {
+		start := time.Now()
+		shared.env, shared.err = startShared(tools)
+		t.Logf("the environment started in %s; its files are in %s", time.Since(start).Round(time.Second), shared.dir)
+	})
+	if shared.err != nil {
+		t.Fatalf("starting the environment: %v (files in %s)", shared.err, shared.dir)
+	}
+	return shared.env
+}
+
+func startShared(tools string) (*devenv.Env, error) {
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	// Short, for the in-process fallback: a provider's plugin socket under
+	// a pod's TMPDIR must fit the 108 bytes of a unix socket path.
+	if shared.dir, err = os.MkdirTemp("", "captf-e2e-"); err != nil {
+		return nil, err
+	}
+	images := map[string]localnode.Image{}
+	for _, module := range testModules {
+		dir := filepath.Join(root, "test", "e2e", "testdata", "modules", module)
+		for _, rt := range devenv.RuntimeNames {
+			images[devenv.ExampleImage(module, rt)] = localnode.ModuleImage(dir, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
+		}
+	}
+	shared.log = filepath.Join(shared.dir, "manager.log")
+	managerLog, err := os.Create(shared.log)
+	if err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog)))
+	return devenv.Up(context.Background(), devenv.Options{
+		Tools: tools, Repo: root, Kubeconfig: filepath.Join(shared.dir, "kubeconfig"), StateDir: shared.dir,
+		Log: &bytes.Buffer{}, NodeLog: zap.New(zap.WriteTo(managerLog)), ExtraImages: images,
+	})
+}
+
+// stopShared stops the environment. The local node's own failures fail
+// the run; a failed run keeps the environment's files and shows the end
+// of the manager's log.
+func stopShared(code int) int {
+	if err := shared.env.Down(); err != nil {
+		fmt.Printf("stopping the environment: %v\n", err)
+		code = 1
+	}
+	for _, p := range shared.env.Node.Problems() {
+		fmt.Printf("local node: %s\n", p)
+		code = 1
+	}
+	if code == 0 {
+		_ = os.RemoveAll(shared.dir)
+		return code
+	}
+	data, _ := os.ReadFile(shared.log)
+	fmt.Printf("manager and node log (last 20 kB):\n%s\n", tail(data, 20<<10))
+	fmt.Printf("the environment's files are kept in %s (manager.log, node/logs/<namespace>/<pod>/<container>.log)\n", shared.dir)
+	return code
+}

@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/localnode"
+	"captf.io/captf/pkg/state"
+)
+
+// The flows below share the package's environment (see sharedEnv) and
+// run side by side, each in a namespace of its own with its own identity,
+// so that none sees another's objects.
+func TestFlows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	defer cancel()
+	env := sharedEnv(t)
+	// All at once, whatever -parallel says: the flows mostly wait for
+	// Jobs, and together they take as long as the longest.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, f := range []struct {
+		name string
+		run  func(t *testing.T, ctx context.Context, f *flow)
+	}{
+		{"quickstart-tofu", quickstartOn("tofu")},
+		{"quickstart-terraform", quickstartOn("terraform")},
+		{"interrupted-apply", interruptedApply},
+		{"credentials-rotation", credentialsRotation},
+		{"oversize-state", oversizeState},
+	} {
+		wg.Go(func() {
+			t.Run(f.name, func(t *testing.T) {
+				fl := &flow{t: t, env: env, ns: f.name}
+				t.Cleanup(func() {
+					if t.Failed() {
+						fl.dump(context.WithoutCancel(ctx))
+					}
+				})
+				f.run(t, ctx, fl)
+			})
+		})
+	}
+}
+
+// flow is one flow's namespace in the shared environment.
+type flow struct {
+	t   *testing.T
+	env *devenv.Env
+	ns  string
+}
+
+// identity is the name of the flow's TerraformClusterIdentity; its
+// source Secret is <identity>-credentials in captf-system.
+func (f *flow) identity() string { return f.ns }
+
+func (f *flow) sourceSecret() string { return f.ns + "-credentials" }
+
+// quickstart returns examples/quickstart moved into the flow's namespace
+// (created first), with an identity and a credentials Secret of its own,
+// and every module image on runtime rt.
+func (f *flow) quickstart(rt string) []*unstructured.Unstructured {
+	f.t.Helper()
+	objs, err := devenv.ReadManifestDir(filepath.Join(f.env.Repo, "examples", "quickstart"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(f.ns)
+	out := []*unstructured.Unstructured{ns}
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "Namespace": // captf-system, kept
+		case o.GetKind() == "Secret" && o.GetNamespace() == "captf-system":
+			o.SetName(f.sourceSecret())
+		case o.GetKind() == "TerraformClusterIdentity":
+			o.SetName(f.identity())
+			f.set(o, f.sourceSecret(), "spec", "secretRef", "name")
+			f.set(o, []any{f.ns}, "spec", "allowedNamespaces", "list")
+		default:
+			o.SetNamespace(f.ns)
+		}
+		if o.GetKind() == "TerraformCluster" {
+			f.set(o, f.identity(), "spec", "identityRef", "name")
+		}
+		if image, ok, _ := unstructured.NestedString(o.Object, "spec", "source", "image"); ok {
+			module := strings.TrimPrefix(image[:strings.LastIndex(image, ":")], "local/")
+			f.set(o, devenv.ExampleImage(module, rt), "spec", "source", "image")
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (f *flow) set(o *unstructured.Unstructured, value any, fields ...string) {
+	f.t.Helper()
+	if err := unstructured.SetNestedField(o.Object, value, fields...); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// pick keeps the objects named kind/name, in their order.
+func pick(objs []*unstructured.Unstructured, keep ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		for _, k := range keep {
+			if k == o.GetKind()+"/"+o.GetName() {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// base are the quickstart's objects every flow needs: its namespace, the
+// identity and its Secret, the Cluster and its TerraformCluster.
+func (f *flow) base() []string {
+	return []string{"Namespace/" + f.ns, "Namespace/captf-system", "Secret/" + f.sourceSecret(), "TerraformClusterIdentity/" + f.identity(),
+		"Cluster/quickstart", "TerraformCluster/quickstart"}
+}
+
+func (f *flow) create(ctx context.Context, objs []*unstructured.Unstructured) {
+	f.t.Helper()
+	if err := devenv.Create(ctx, f.env.Client, objs); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it is done; on timeout the test fails with the
+// last reason cond gave (and the error of a last poll that failed).
+func (f *flow) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(ctx context.Context) (bool, string, error)) {
+	f.t.Helper()
+	start := time.Now()
+	why := ""
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, reason, err := cond(ctx)
+		if err != nil {
+			lastErr = err // an API error may pass: keep polling, and say so
+			return false, nil
+		}
+		why, lastErr = reason, nil
+		return ok, nil
+	})
+	if err != nil {
+		if lastErr != nil {
+			why += fmt.Sprintf(" (then: %v)", lastErr)
+		}
+		f.t.Fatalf("%s: not after %s (%v); last seen: %s", what, time.Since(start).Round(time.Second), err, why)
+	}
+	f.t.Logf("%s (%s)", what, time.Since(start).Round(time.Second))
+}
+
+// get reads an object of the flow's namespace; found is false when it
+// does not exist.
+func (f *flow) get(ctx context.Context, name string, obj client.Object) (bool, error) {
+	err := f.env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// suffix is the state suffix of an object of the flow.
+func (f *flow) suffix(kind, name string) string {
+	f.t.Helper()
+	s, err := state.Suffix(f.ns, kind, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// readState reads an object's state from its Secrets, as the manager does.
+func (f *flow) readState(ctx context.Context, kind, name string) (*state.State, []byte, error) {
+	var list corev1.SecretList
+	if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns),
+		client.MatchingLabelsSelector{Selector: state.Selector(f.suffix(kind, name))}); err != nil {
+		return nil, nil, err
+	}
+	return state.DecodeRaw(f.suffix(kind, name), list.Items)
+}
+
+// runs are the local node's runs of the object's Jobs of op, oldest first.
+func (f *flow) runs(kind, name, op string) []localnode.Run {
+	owner := state.OwnerLabels(kind, name, "")
+	var out []localnode.Run
+	for _, r := range f.env.Node.Runs() {
+		if r.Namespace == f.ns && r.Labels[infrav1.OwnerKindLabel] == owner[state.LabelOwnerKind] &&
+			r.Labels[infrav1.OwnerNameLabel] == owner[state.LabelOwnerName] && r.Labels[infrav1.OperationLabel] == op {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// events are the Events regarding the object with the given reason.
+func (f *flow) events(ctx context.Context, name, reason string) []eventsv1.Event {
+	f.t.Helper()
+	var list eventsv1.EventList
+	if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// runtimeVersion is the version the runtime binary of the tool cache
+// reports, as the runner records it.
+func (f *flow) runtimeVersion(rt string) string {
+	f.t.Helper()
+	out, err := exec.Command(filepath.Join(f.env.Tools, "bin", rt), "version", "-json").Output()
+	if err != nil {
+		f.t.Fatalf("%s version: %v", rt, err)
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	// It may warn about a missing CLI configuration first.
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		out = out[i:]
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.Version == "" {
+		f.t.Fatalf("%s version -json: %q, %v", rt, out, err)
+	}
+	return v.Version
+}
+
+// ready is the object's Ready condition in a few words.
+func ready(conds []metav1.Condition) string {
+	if c := meta.FindStatusCondition(conds, "Ready"); c != nil {
+		return fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	return "no Ready condition yet"
+}
+
+// secretsMatching lists the Secrets of the namespace with these labels.
+func (f *flow) secretsMatching(ctx context.Context, set map[string]string) []corev1.Secret {
+	f.t.Helper()
+	var list corev1.SecretList
+	if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(set)}); err != nil {
+		f.t.Fatal(err)
+	}
+	return list.Items
+}

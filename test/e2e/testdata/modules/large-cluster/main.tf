@@ -1,0 +1,24 @@
+# A cluster-role module whose state is over 1 MiB compressed: each
+# random_string of a million characters adds about 0.8 MB of gzip. OpenTofu's
+# kubernetes backend cannot store it; Terraform's splits it across Secrets.
+terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    random = { source = "hashicorp/random" }
+  }
+}
+
+resource "random_pet" "cluster" {
+  length  = 2
+  keepers = { cluster = "${var.captf_cluster.namespace}/${var.captf_cluster.name}" }
+}
+
+resource "random_string" "blob" {
+  count  = 2
+  length = 1000000
+}
+
+locals {
+  host = var.control_plane_endpoint != null ? var.control_plane_endpoint.host : "${random_pet.cluster.id}.noop.invalid"
+  port = var.control_plane_endpoint != null ? var.control_plane_endpoint.port : 6443
+}
