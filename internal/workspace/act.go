@@ -27,7 +27,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
+		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, Manual: p.manual(), Plan: p.planStatus(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Schedule: Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
@@ -161,6 +161,9 @@ func (p *pass) reportWait(d Decision) {
 	switch d.Reason {
 	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld, ReasonApplyOutcomeUnknown:
 		// StateReadable already says why.
+	case ReasonPlanAwaitingApproval:
+		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.PlanAwaitingApprovalReason,
+			Message: p.awaitingMessage()})
 	case ReasonStateRescued:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
 			Message: p.rescuedMessage()})
@@ -193,7 +196,7 @@ func (p *pass) reportInputsApplied(d Decision, deleting bool) {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", p.active.Name)
 	case p.inputs.hash == stateHash:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The current inputs are applied"
-	case d.Reason == ReasonAwaitingApproval:
+	case d.Reason == ReasonAwaitingApproval || d.Reason == ReasonPlanAwaitingApproval:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "The current inputs wait for approval"
 	case applyBackoff(d.Reason):
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InputsApplyFailedReason, "The apply of the current inputs failed; it is retried after a backoff"

@@ -155,7 +155,13 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		p.driftAfterApply(o)
 	}
 	if o.op == OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.guarded() {
-		if err := p.createPlan(ctx, o); err != nil {
+		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
+		if err := p.createPlan(ctx, o, infrav1.PlanReasonDestructive); err != nil {
+			return err
+		}
+	}
+	if o.op == OpPlan && o.succeeded && o.result != nil && o.result.Plan != nil {
+		if err := p.finishPlan(ctx, o); err != nil {
 			return err
 		}
 	}
@@ -292,6 +298,9 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImagePullFailedReason
 		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", j.Name, sourceImage(j))
 		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
+	case o.succeeded && o.op == OpPlan:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, fmt.Sprintf("Job %s planned the inputs", j.Name)
+		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
 	case o.succeeded:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, okReason, fmt.Sprintf("Job %s: %s succeeded", j.Name, o.op)
 		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
@@ -390,7 +399,7 @@ func (p *pass) markBookkept(ctx context.Context) error {
 	for _, j := range p.bookkept {
 		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
 		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
-		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation, infrav1.RescuedSerialAnnotation} {
+		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation, infrav1.RescuedSerialAnnotation, infrav1.PlanHashAnnotation} {
 			if v, ok := j.Annotations[k]; ok {
 				ann[k] = v
 			}

@@ -52,6 +52,7 @@ const (
 	ReasonLastApplyFailed        Reason = "LastApplyFailed"
 	ReasonDriftRemediation       Reason = "DriftRemediation"
 	ReasonAwaitingApproval       Reason = "AwaitingApproval"
+	ReasonPlanAwaitingApproval   Reason = "PlanAwaitingApproval"
 	ReasonRefreshAfterApply      Reason = "RefreshAfterApply"
 	ReasonMembershipConverging   Reason = "MembershipConverging"
 	ReasonHealthPending          Reason = "HealthPending"
@@ -181,10 +182,21 @@ func (s Snapshot) destroyed() bool {
 	return a == nil || a.FinishedAt.Before(d.FinishedAt)
 }
 
-// apply decides an apply for reason: it waits while the newest apply of
-// the same inputs stopped before a destructive plan, and while the apply
-// backs off.
+// apply decides an apply for reason. Under applyPolicy Manual (once a
+// state exists) it plans first and waits for the plan's approval; an
+// approved or empty plan applies. Otherwise it waits while the newest apply
+// of the same inputs stopped before a destructive plan not approved yet.
+// Either backs off after failures.
 func (s Snapshot) apply(r Reason, remediation bool) Decision {
+	if s.Manual && s.State != StateAbsent {
+		switch s.Plan {
+		case PlanPending:
+			return wait(ReasonPlanAwaitingApproval, ApprovalRequeue)
+		case PlanNone:
+			return s.withBackoff(OpPlan, start(OpPlan, r))
+		}
+		return s.withBackoff(OpApply, start(OpApply, r))
+	}
 	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
 		return wait(ReasonAwaitingApproval, ApprovalRequeue)
 	}

@@ -112,6 +112,19 @@ func TestDecide(t *testing.T) {
 			j.Rescued = true
 			s.RestoreRequested, s.History = true, append(s.History, j)
 		}, start(OpRestore, ReasonRestoreRequested)},
+		{"Manual: changed inputs are planned first", func(s *Snapshot) { s.Manual, s.InputsHash = true, "h2:b" }, start(OpPlan, ReasonInputsChanged)},
+		{"Manual: a pending plan waits for approval", func(s *Snapshot) { s.Manual, s.InputsHash, s.Plan = true, "h2:b", PlanPending },
+			wait(ReasonPlanAwaitingApproval, 10*time.Minute)},
+		{"Manual: an approved plan applies", func(s *Snapshot) { s.Manual, s.InputsHash, s.Plan = true, "h2:b", PlanApproved },
+			start(OpApply, ReasonInputsChanged)},
+		{"Manual: an empty plan applies without approval", func(s *Snapshot) { s.Manual, s.InputsHash, s.Plan = true, "h2:b", PlanEmpty },
+			start(OpApply, ReasonInputsChanged)},
+		{"Manual: the first apply is not planned", func(s *Snapshot) { s.Manual, s.State, s.EverApplied, s.History = true, StateAbsent, false, nil },
+			start(OpApply, ReasonNoState)},
+		{"Manual: a failed plan backs off", func(s *Snapshot) {
+			s.Manual, s.InputsHash = true, "h2:b"
+			s.History = append(s.History, failed(OpPlan, 30*time.Second))
+		}, wait(Backoff(ReasonInputsChanged), 30*time.Second)},
 		{"5 no state", func(s *Snapshot) { s.State, s.EverApplied, s.History = StateAbsent, false, nil }, start(OpApply, ReasonNoState)},
 		{"6 state without inputs hash", func(s *Snapshot) { s.StateInputsHash = "" }, start(OpApply, ReasonStateWithoutInputsHash)},
 		{"7 inputs changed", func(s *Snapshot) { s.InputsHash = "h2:b" }, start(OpApply, ReasonInputsChanged)},

@@ -57,6 +57,7 @@ func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
 		Interrupted: a[infrav1.InterruptedAnnotation] == "true",
 		Remediation: a[infrav1.DriftRemediationAnnotation] == "true",
 		Rescued:     a[infrav1.RescuedSerialAnnotation] != "",
+		PlanHash:    a[infrav1.PlanHashAnnotation],
 	}, true
 }
 

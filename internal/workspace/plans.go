@@ -19,6 +19,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 )
@@ -198,22 +199,23 @@ func planName(target, job, planHash string) string {
 	return target + "-" + hex.EncodeToString(sum[:])[:10]
 }
 
-// createPlan turns the plan of a blocked apply into a Pending
-// TerraformPlan (reason Destructive) and supersedes the older live one.
-func (p *pass) createPlan(ctx context.Context, o outcome) error {
+// createPlan turns the plan a Job reported (a blocked apply's, or a
+// Manual plan Job's) into a Pending TerraformPlan of reason and
+// supersedes the older live one.
+func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanReason) error {
 	rp := o.result.Plan
 	pl := &infrav1.TerraformPlan{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: planName(p.obj.GetName(), o.job.Name, rp.Hash),
 			Labels: map[string]string{
 				infrav1.PlanPhaseLabel:   string(infrav1.PlanPhasePending),
-				infrav1.PlanReasonLabel:  string(infrav1.PlanReasonDestructive),
+				infrav1.PlanReasonLabel:  string(reason),
 				infrav1.DestructiveLabel: fmt.Sprint(rp.Replace+rp.Delete > 0),
 			}},
 		Spec: infrav1.TerraformPlanSpec{
 			TargetRef:  infrav1.PlanTargetReference{Kind: p.role.Kind(), Name: p.obj.GetName()},
 			PlanHash:   rp.Hash,
 			InputsHash: o.job.Annotations[infrav1.InputsHashAnnotation],
-			Reason:     infrav1.PlanReasonDestructive,
+			Reason:     reason,
 			Summary:    planSummary(rp),
 		},
 	}
@@ -350,4 +352,68 @@ func (p *pass) blockedMessage() string {
 	}
 	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied. Approve it with kubectl captf approve tfc/%s, or change the inputs",
 		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.obj.GetName())
+}
+
+// manual: the object's applies wait for an approved plan (applyPolicy
+// Manual on a TerraformCluster).
+func (p *pass) manual() bool {
+	tc, ok := p.obj.(*infrav1.TerraformCluster)
+	return ok && tc.Spec.ApplyPolicy == infrav1.ApplyPolicyManual
+}
+
+// finishPlan records a Manual plan Job's plan: an empty one needs no
+// approval (the apply runs, expecting it still empty); any other becomes
+// a Pending TerraformPlan.
+func (p *pass) finishPlan(ctx context.Context, o outcome) error {
+	rp := o.result.Plan
+	o.job.Annotations[infrav1.PlanHashAnnotation] = rp.Hash
+	if rp.Hash == plan.EmptyPlanHash {
+		p.eventf(corev1.EventTypeNormal, "PlanReady", "Job %s planned no change: the apply runs without approval, expecting the plan still empty", o.job.Name)
+		return nil
+	}
+	return p.createPlan(ctx, o, infrav1.PlanReasonManual)
+}
+
+// planStatus is where the plan of the current inputs stands under Manual:
+// approved, pending approval, or planned empty by a plan Job newer than
+// the newest apply.
+func (p *pass) planStatus() PlanStatus {
+	if !p.manual() || p.inputs.hash == "" {
+		return PlanNone
+	}
+	if p.approvedPlan() != nil {
+		return PlanApproved
+	}
+	if pl := p.livePlan(); pl != nil && pl.Spec.InputsHash == p.inputs.hash {
+		return PlanPending
+	}
+	var newestPlan, newestApply *FinishedJob
+	for i := range p.jobs {
+		fj, ok := finishedJob(&p.jobs[i])
+		if !ok {
+			continue
+		}
+		switch {
+		case fj.Op == OpPlan && fj.Succeeded && (newestPlan == nil || fj.FinishedAt.After(newestPlan.FinishedAt)):
+			newestPlan = &fj
+		case fj.Op == OpApply && (newestApply == nil || fj.FinishedAt.After(newestApply.FinishedAt)):
+			newestApply = &fj
+		}
+	}
+	if newestPlan != nil && newestPlan.InputsHash == p.inputs.hash && newestPlan.PlanHash == plan.EmptyPlanHash &&
+		(newestApply == nil || newestApply.FinishedAt.Before(newestPlan.FinishedAt)) {
+		return PlanEmpty
+	}
+	return PlanNone
+}
+
+// awaitingMessage says which Manual plan waits for approval and how to
+// give it.
+func (p *pass) awaitingMessage() string {
+	pl := p.livePlan()
+	if pl == nil {
+		return "The plan of the current inputs waits for approval"
+	}
+	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve tfc/%s",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.obj.GetName())
 }

@@ -26,6 +26,17 @@ const (
 	StateRetained   StateStatus = "Retained"   // retained by an earlier object of the name
 )
 
+// PlanStatus is where the plan of the current inputs stands.
+type PlanStatus string
+
+// Plan statuses.
+const (
+	PlanNone     PlanStatus = ""         // no plan of these inputs: plan first
+	PlanPending  PlanStatus = "Pending"  // a TerraformPlan waits for approval
+	PlanApproved PlanStatus = "Approved" // its apply may run
+	PlanEmpty    PlanStatus = "Empty"    // planned no change: the apply runs
+)
+
 // FinishedJob is one finished, retained Job of the object.
 type FinishedJob struct {
 	Op         Operation
@@ -44,6 +55,8 @@ type FinishedJob struct {
 	// Rescued: the backend rejected the state the apply wrote, and the
 	// runner saved it as a backup set to restore.
 	Rescued bool
+	// PlanHash is the fingerprint a plan Job reported.
+	PlanHash string
 }
 
 // countsAsFailure reports whether the Job counts toward backoff.
@@ -112,6 +125,11 @@ type Snapshot struct {
 	// ApprovedPlan: a live TerraformPlan of the current inputs is
 	// approved, so their blocked apply may run (with --expect-plan).
 	ApprovedPlan bool
+	// Manual: a TerraformCluster with applyPolicy Manual: every apply but
+	// the first goes through a plan Job and waits for its approval.
+	Manual bool
+	// Plan is where the plan of the current inputs stands under Manual.
+	Plan PlanStatus
 	// History holds the object's retained finished Jobs, any order.
 	History []FinishedJob
 	// FailedJobsHistoryLimit bounds the backoff (values below 1 act as 1).

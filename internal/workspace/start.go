@@ -17,6 +17,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
 )
 
@@ -154,13 +155,17 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
 	}
 	var approved *infrav1.TerraformPlan
-	if op == OpApply && p.guarded() {
+	if (op == OpApply || op == OpPlan) && p.guarded() {
 		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if op == OpApply && p.guarded() {
 		spec.Guard = jobs.Guard{Deletes: true, InputsHash: in.hash}
 		if approved = p.approvedPlan(); approved != nil {
 			spec.Guard = jobs.Guard{ExpectPlan: approved.Spec.PlanHash}
+		} else if p.planStatus() == PlanEmpty {
+			spec.Guard = jobs.Guard{ExpectPlan: plan.EmptyPlanHash}
 		}
 	}
 	job, secret, err := jobs.Build(spec)

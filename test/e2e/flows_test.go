@@ -48,6 +48,7 @@ func TestFlows(t *testing.T) {
 		{"interrupted-apply", interruptedApply},
 		{"credentials-rotation", credentialsRotation},
 		{"oversize-state", oversizeState},
+		{"guarded-replace", guardedReplace},
 	} {
 		wg.Go(func() {
 			t.Run(f.name, func(t *testing.T) {

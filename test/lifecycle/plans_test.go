@@ -13,6 +13,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
 )
 
 // waitBlocked waits until a TerraformCluster's apply stopped before a
@@ -96,4 +97,65 @@ func TestGuardSupersedesAPlanWhenTheInputsMove(t *testing.T) {
 		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
 		return tc.Status.PendingPlanRef == nil && c.Status == metav1.ConditionTrue, nil
 	})
+}
+
+// TestManualPlansEveryApplyButTheFirst: a TerraformCluster with
+// applyPolicy Manual applies its first inputs at once; later ones are
+// planned by a plan Job: an empty plan applies without approval, any other
+// waits as a Manual TerraformPlan until approved.
+func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.ApplyPolicy = infrav1.ApplyPolicyManual })
+	w.waitProvisioned(tc)
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "plan")); n != 0 {
+		t.Fatalf("%d plan Jobs before the first apply, want none: the first apply is not gated", n)
+	}
+
+	// The services CIDR changes nothing the module creates: an empty plan.
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Services.CIDRBlocks = []string{"10.96.0.0/12"}
+	})
+	w.eventually(2*time.Minute, "the empty plan applied without approval", func() (bool, error) {
+		return w.succeeded(state.KindCluster, tc.Name, "plan") == 1 && w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
+	})
+	w.get(tc)
+	if tc.Status.PendingPlanRef != nil {
+		t.Errorf("an empty plan made TerraformPlan %s", tc.Status.PendingPlanRef.Name)
+	}
+
+	// The pods CIDR replaces resources: planned, then held for approval.
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.3.0.0/16"}
+	})
+	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.PlanAwaitingApprovalReason && tc.Status.PendingPlanRef != nil, nil
+	})
+	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tc.Status.PendingPlanRef.Name}}
+	w.get(plan)
+	if plan.Spec.Reason != infrav1.PlanReasonManual || plan.Spec.Summary.Replace < 1 {
+		t.Errorf("TerraformPlan %s: reason %s, summary %+v; want a Manual plan replacing the network", plan.Name, plan.Spec.Reason, plan.Spec.Summary)
+	}
+	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, plan.Name) || !strings.Contains(c.Message, "kubectl captf approve tfc/"+tc.Name) {
+		t.Errorf("PlanAwaitingApproval message %q does not name the plan and the approve command", c.Message)
+	}
+	time.Sleep(5 * time.Second)
+	if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 2 {
+		t.Fatalf("%d successful applies while the plan waits, want 2", n)
+	}
+	w.approve(plan)
+	w.eventually(2*time.Minute, "the approved plan applied", func() (bool, error) {
+		w.get(plan)
+		return plan.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
+	})
+	var expected bool
+	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+		expected = expected || strings.Contains(strings.Join(j.Spec.Template.Spec.Containers[0].Args, " "), "--expect-plan="+plan.Spec.PlanHash)
+	}
+	if !expected {
+		t.Error("no apply Job ran with --expect-plan of the approved plan")
+	}
 }
