@@ -133,6 +133,13 @@ const (
 	// ImageFallbacksAnnotation on a destroy, refresh, drift or restore Job
 	// lists, comma separated, the images left to try after its own.
 	ImageFallbacksAnnotation = "captf.io/image-fallbacks"
+	// AppliedClusterOutputsHashAnnotation is the SHA-256 of the cluster
+	// exports (captf_cluster_outputs) a pool apply rendered: on the Job, and
+	// on the pool's attempt record once such an apply succeeded.
+	AppliedClusterOutputsHashAnnotation = "captf.io/applied-cluster-outputs-hash"
+	// ApprovalHashAnnotation on a pool's apply Job is the approval hash of
+	// its inputs (without bootstrap_data) its exports guard names.
+	ApprovalHashAnnotation = "captf.io/approval-hash"
 	// RescuedSerialAnnotation on a bookkept apply Job is the serial of the
 	// state the runner saved as a backup set because the backend rejected
 	// it: no apply runs until a restore.

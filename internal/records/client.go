@@ -165,6 +165,16 @@ func ClearUnconfirmedApply(ctx context.Context, c client.Client, reader client.R
 	})
 }
 
+// MarkAppliedExports records on a pool's attempt record the cluster exports
+// its newest successful apply rendered. It reports whether the record
+// exists.
+func MarkAppliedExports(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, hash string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		s.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] = hash
+		return true
+	})
+}
+
 // MaxUnpullableImages bounds captf.io/unpullable-images.
 const MaxUnpullableImages = 3
 

@@ -49,6 +49,10 @@ type Record struct {
 	// refresh, drift or restore Job could not pull
 	// (captf.io/unpullable-images).
 	UnpullableImages []string
+	// AppliedExports (a pool's attempt record only) is the SHA-256 of the
+	// cluster exports the newest successful apply rendered
+	// (captf.io/applied-cluster-outputs-hash).
+	AppliedExports string
 }
 
 // FromSecret reads a record Secret. A nil Secret gives the zero Record.
@@ -77,6 +81,7 @@ func FromSecret(s *corev1.Secret) Record {
 	}
 	rec.UnconfirmedApply = a[infrav1.UnconfirmedApplyAnnotation]
 	rec.UnpullableImages = SplitList(a[infrav1.UnpullableImagesAnnotation])
+	rec.AppliedExports = a[infrav1.AppliedClusterOutputsHashAnnotation]
 	return rec
 }
 

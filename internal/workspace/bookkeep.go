@@ -154,9 +154,13 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	if o.op == OpApply && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged {
 		p.driftAfterApply(o)
 	}
-	if o.op == OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.guarded() {
+	if o.op == OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.planned() {
 		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
-		if err := p.createPlan(ctx, o, infrav1.PlanReasonDestructive); err != nil {
+		reason := infrav1.PlanReasonDestructive
+		if !p.guarded() {
+			reason = infrav1.PlanReasonExportsChange
+		}
+		if err := p.createPlan(ctx, o, reason); err != nil {
 			return err
 		}
 	}

@@ -159,6 +159,11 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	if _, err := records.ClearUnpullableImages(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
+	if exports := o.job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" {
+		if _, err := records.MarkAppliedExports(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), exports); err != nil {
+			return err
+		}
+	}
 	if _, ok := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]; ok {
 		if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), true); err != nil {
 			return err

@@ -1,7 +1,10 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +19,7 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/contract"
+	"captf.io/captf/pkg/state"
 )
 
 // built are the object's inputs: the records of earlier applies and, when
@@ -24,6 +28,10 @@ type built struct {
 	attempt, applied *records.Record
 	mainTF, tfvars   []byte
 	hash             string
+	// approval is a pool's approval hash (the inputs hash without
+	// bootstrap_data) and exports the SHA-256 of the cluster exports its
+	// inputs render.
+	approval, exports string
 	// tooLarge is set when the rendered root exceeds the cap.
 	tooLarge error
 }
@@ -82,6 +90,12 @@ func (p *pass) buildInputs(ctx context.Context) error {
 		return nil
 	}
 	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = mainTF, tfvars, hash
+	if p.role.Kind() == state.KindMachinePool {
+		if p.inputs.approval, err = inputs.ApprovalHash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
+			return p.inputsFailed(err)
+		}
+		p.inputs.exports = exportsHash(roleTfvars)
+	}
 	return nil
 }
 
@@ -139,4 +153,23 @@ func (p *pass) variables(ctx context.Context) (map[string]json.RawMessage, map[s
 		}
 	}
 	return inputs.MergeVariables(p.w.Variables, sources)
+}
+
+// exportsHash is the SHA-256 of the captf_cluster_outputs a role's tfvars
+// render, compacted ("" when there are none).
+func exportsHash(roleTfvars []byte) string {
+	var vars map[string]json.RawMessage
+	if json.Unmarshal(roleTfvars, &vars) != nil {
+		return ""
+	}
+	raw, ok := vars["captf_cluster_outputs"]
+	if !ok {
+		return ""
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return ""
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:])
 }

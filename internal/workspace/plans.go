@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,6 +23,7 @@ import (
 	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
+	"captf.io/captf/pkg/state"
 )
 
 // The destructive guard. Every apply of a TerraformCluster plans first
@@ -37,7 +39,28 @@ import (
 const maxFinishedPlans = 10
 
 // guarded: the object's applies go through the destructive guard.
-func (p *pass) guarded() bool { return p.role.Kind() == "TerraformCluster" }
+func (p *pass) guarded() bool { return p.role.Kind() == state.KindCluster }
+
+// planned: the object can have TerraformPlans (a cluster's, or a pool's
+// for an exports change).
+func (p *pass) planned() bool { return p.guarded() || p.role.Kind() == state.KindMachinePool }
+
+// planInputs is the hash a plan of the object's current inputs names: the
+// inputs hash, or a pool's approval hash (bootstrap data rotates).
+func (p *pass) planInputs() string {
+	if p.role.Kind() == state.KindMachinePool {
+		return p.inputs.approval
+	}
+	return p.inputs.hash
+}
+
+// exportsChange: a pool's current inputs render other cluster exports
+// than its newest successful apply did, so its apply is guarded. A pool
+// that never applied (nothing to delete) or has no record is not.
+func (p *pass) exportsChange() bool {
+	a := p.inputs.attempt
+	return p.role.Kind() == state.KindMachinePool && a != nil && a.AppliedExports != "" && p.inputs.exports != "" && a.AppliedExports != p.inputs.exports
+}
 
 // planKeyName is the object's plan key Secret.
 func (p *pass) planKeyName() string {
@@ -72,7 +95,7 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 
 // observePlans lists the object's TerraformPlans (from the cache).
 func (p *pass) observePlans(ctx context.Context) error {
-	if !p.guarded() {
+	if !p.planned() {
 		return nil
 	}
 	var list infrav1.TerraformPlanList
@@ -115,7 +138,7 @@ func (p *pass) livePlan() *infrav1.TerraformPlan {
 // approvedPlan is the live, approved plan of the current inputs (nil when
 // none): its apply runs with --expect-plan.
 func (p *pass) approvedPlan() *infrav1.TerraformPlan {
-	if pl := p.livePlan(); pl != nil && planApproved(pl) && p.inputs.hash != "" && pl.Spec.InputsHash == p.inputs.hash {
+	if pl := p.livePlan(); pl != nil && planApproved(pl) && p.planInputs() != "" && pl.Spec.InputsHash == p.planInputs() {
 		return pl
 	}
 	return nil
@@ -127,7 +150,7 @@ func (p *pass) approvedPlan() *infrav1.TerraformPlan {
 // names the live plan. Nothing is superseded while a Job runs or the
 // inputs cannot be built.
 func (p *pass) syncPlans(ctx context.Context, deleting bool) error {
-	if !p.guarded() {
+	if !p.planned() {
 		return nil
 	}
 	for i := range p.plans {
@@ -136,7 +159,7 @@ func (p *pass) syncPlans(ctx context.Context, deleting bool) error {
 			continue
 		}
 		switch {
-		case !deleting && p.active == nil && p.inputs.hash != "" && pl.Spec.InputsHash != p.inputs.hash:
+		case !deleting && p.active == nil && p.planInputs() != "" && (pl.Spec.InputsHash != p.planInputs() || p.exportsWithdrawn(pl)):
 			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseSuperseded); err != nil {
 				return err
 			}
@@ -171,8 +194,11 @@ func (p *pass) setPendingPlanRef() {
 	if pl := p.livePlan(); pl != nil {
 		ref = &infrav1.PlanReference{Name: pl.Name}
 	}
-	if tc, ok := p.obj.(*infrav1.TerraformCluster); ok {
-		tc.Status.PendingPlanRef = ref
+	switch o := p.obj.(type) {
+	case *infrav1.TerraformCluster:
+		o.Status.PendingPlanRef = ref
+	case *infrav1.TerraformMachinePool:
+		o.Status.PendingPlanRef = ref
 	}
 }
 
@@ -214,7 +240,7 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 		Spec: infrav1.TerraformPlanSpec{
 			TargetRef:  infrav1.PlanTargetReference{Kind: p.role.Kind(), Name: p.obj.GetName()},
 			PlanHash:   rp.Hash,
-			InputsHash: o.job.Annotations[infrav1.InputsHashAnnotation],
+			InputsHash: planInputsOf(o.job),
 			Reason:     reason,
 			Summary:    planSummary(rp),
 		},
@@ -241,8 +267,8 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 		}
 	}
 	p.plans = append([]infrav1.TerraformPlan{*pl}, p.plans...)
-	p.eventf(corev1.EventTypeNormal, "PlanReady", "TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve tfc/%s",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.obj.GetName())
+	p.eventf(corev1.EventTypeNormal, "PlanReady", "TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.approveTarget())
 	return nil
 }
 
@@ -338,7 +364,7 @@ func summaryCounts(s infrav1.PlanSummary) string {
 // blockedMessage says why an apply waits for approval and how to give it.
 func (p *pass) blockedMessage() string {
 	pl := p.livePlan()
-	if pl == nil || pl.Spec.InputsHash != p.inputs.hash {
+	if pl == nil || pl.Spec.InputsHash != p.planInputs() {
 		return "The newest apply of these inputs stopped before deleting or replacing resources and the runner reported no plan to approve; change the inputs, or wait for the next guarded apply"
 	}
 	var destructive []string
@@ -350,8 +376,8 @@ func (p *pass) blockedMessage() string {
 	if len(destructive) > 5 {
 		destructive = append(destructive[:5], "…")
 	}
-	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied. Approve it with kubectl captf approve tfc/%s, or change the inputs",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.obj.GetName())
+	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied. Approve it with kubectl captf approve %s, or change the inputs",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.approveTarget())
 }
 
 // manual: the object's applies wait for an approved plan (applyPolicy
@@ -414,6 +440,27 @@ func (p *pass) awaitingMessage() string {
 	if pl == nil {
 		return "The plan of the current inputs waits for approval"
 	}
-	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve tfc/%s",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.obj.GetName())
+	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.approveTarget())
+}
+
+// approveTarget is the object as kubectl captf approve names it.
+func (p *pass) approveTarget() string {
+	short := map[string]string{state.KindCluster: "tfc", state.KindMachinePool: "tfmp", state.KindMachine: "tfm"}
+	return short[p.role.Kind()] + "/" + p.obj.GetName()
+}
+
+// planInputsOf is the hash a plan made by Job j names: a pool's approval
+// hash, else the Job's inputs hash.
+func planInputsOf(j *batchv1.Job) string {
+	if h := j.Annotations[infrav1.ApprovalHashAnnotation]; h != "" {
+		return h
+	}
+	return j.Annotations[infrav1.InputsHashAnnotation]
+}
+
+// exportsWithdrawn: a pool's live ExportsChange plan is moot because its
+// inputs render the exports of its newest successful apply again.
+func (p *pass) exportsWithdrawn(pl *infrav1.TerraformPlan) bool {
+	return pl.Spec.Reason == infrav1.PlanReasonExportsChange && p.role.Kind() == state.KindMachinePool && !p.exportsChange()
 }

@@ -19,6 +19,7 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/state"
 )
 
 // condTypeOf is the condition that reports an operation's Jobs.
@@ -155,9 +156,19 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
 	}
 	var approved *infrav1.TerraformPlan
-	if (op == OpApply || op == OpPlan) && p.guarded() {
+	exportsGuard := op == OpApply && p.exportsChange()
+	if ((op == OpApply || op == OpPlan) && p.guarded()) || exportsGuard {
 		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
 			return ctrl.Result{}, err
+		}
+	}
+	if exportsGuard {
+		// A pool apply rendering other cluster exports than its last
+		// success stops before deletes and replaces until its
+		// ExportsChange plan is approved (by approval hash).
+		spec.Guard = jobs.Guard{Deletes: true, InputsHash: p.inputs.approval}
+		if approved = p.approvedPlan(); approved != nil {
+			spec.Guard.AllowDeletesHash = p.inputs.approval
 		}
 	}
 	if op == OpApply && p.guarded() {
@@ -178,6 +189,13 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
 		job.Annotations[infrav1.InputsHashAnnotation] = p.restore.InputsHash
+	}
+	if op == OpApply && p.role.Kind() == state.KindMachinePool {
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] = p.inputs.exports
+		job.Annotations[infrav1.ApprovalHashAnnotation] = p.inputs.approval
 	}
 	if approved != nil {
 		if job.Annotations == nil {

@@ -150,7 +150,7 @@ func (w *world) newMachine(name string, module ...string) *infrav1.TerraformMach
 
 // newPool creates a MachinePool of replicas with its bootstrap data and
 // its TerraformMachinePool.
-func (w *world) newPool(name string, replicas int32) *infrav1.TerraformMachinePool {
+func (w *world) newPool(name string, replicas int32, module ...string) *infrav1.TerraformMachinePool {
 	w.t.Helper()
 	w.bootstrapSecret(name + "-bootstrap")
 	mp := &clusterv1.MachinePool{
@@ -165,7 +165,7 @@ func (w *world) newPool(name string, replicas int32) *infrav1.TerraformMachinePo
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name,
 			Labels:          map[string]string{clusterv1.ClusterNameLabel: w.cluster},
 			OwnerReferences: []metav1.OwnerReference{owner("MachinePool", mp.Name, string(mp.UID))}},
-		Spec: infrav1.TerraformMachinePoolSpec{Source: infrav1.SourceSpec{Image: w.image("noop-machinepool")}},
+		Spec: infrav1.TerraformMachinePoolSpec{Source: infrav1.SourceSpec{Image: w.image(append(module, "noop-machinepool")[0])}},
 	}
 	w.create(tmp)
 	return tmp

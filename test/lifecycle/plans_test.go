@@ -159,3 +159,51 @@ func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
 		t.Error("no apply Job ran with --expect-plan of the approved plan")
 	}
 }
+
+// TestPoolExportsChangeIsGuarded: a pool whose members are replaced when
+// the cluster's exports change (here: its network ID) stops before the
+// replacement with an ExportsChange TerraformPlan; approving it lets
+// exactly that change through.
+func TestPoolExportsChangeIsGuarded(t *testing.T) {
+	w := newWorld(t, "tofu")
+	images := kubelet.ExampleImages(t)
+	images["local/network-pool:tofu"] = kubelet.Image{Runtime: "tofu", ModuleDir: moduleFrom(t, "noop-machinepool", func(files map[string]string) {
+		files["main.tf"] = strings.Replace(files["main.tf"], "var.captf_cluster_outputs.cluster_id", "var.captf_cluster_outputs.network_id", 1)
+	})}
+	kubelet.Start(t, env, images)
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	tmp := w.newPool("pool", 1, "network-pool")
+	w.waitProvisioned(tmp)
+
+	// A new pod network replaces the cluster's network (approved), which
+	// changes the exports the pool renders.
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.9.0.0/16"}
+	})
+	w.approve(w.waitBlocked(tc))
+	w.eventually(3*time.Minute, "the pool's apply blocked with an ExportsChange plan", func() (bool, error) {
+		w.get(tmp)
+		c := conditionOf(tmp, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.DestructivePlanBlockedReason && tmp.Status.PendingPlanRef != nil, nil
+	})
+	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tmp.Status.PendingPlanRef.Name}}
+	w.get(plan)
+	if plan.Spec.Reason != infrav1.PlanReasonExportsChange || plan.Spec.TargetRef.Kind != "TerraformMachinePool" || plan.Spec.Summary.Replace < 1 {
+		t.Errorf("TerraformPlan %s: reason %s, target %+v, summary %+v; want an ExportsChange plan replacing members", plan.Name, plan.Spec.Reason, plan.Spec.TargetRef, plan.Spec.Summary)
+	}
+	if c := conditionOf(tmp, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "kubectl captf approve tfmp/pool") {
+		t.Errorf("the pool's condition %q does not give the approve command", c.Message)
+	}
+	w.approve(plan)
+	w.eventually(3*time.Minute, "the pool applied the approved exports change", func() (bool, error) {
+		w.get(plan)
+		return plan.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
+	})
+	w.eventually(time.Minute, "the pool is Ready again", func() (bool, error) {
+		w.get(tmp)
+		c := conditionOf(tmp, infrav1.ReadyCondition)
+		return c != nil && c.Status == metav1.ConditionTrue && tmp.Status.PendingPlanRef == nil, nil
+	})
+}
