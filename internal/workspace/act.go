@@ -19,6 +19,8 @@ const (
 	// PolicyRequeue re-checks an invalid jobs policy, inputs over the cap
 	// or missing records.
 	PolicyRequeue = 10 * time.Minute
+	// ReleaseRequeue re-checks a release deferred for a held run lease.
+	ReleaseRequeue = 5 * time.Second
 )
 
 // snapshot gathers what Decide needs from the pass.
@@ -105,6 +107,13 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	metrics.Decisions.WithLabelValues(p.role.Kind(), op, string(d.Reason)).Inc()
 	p.reportInputsApplied(d, deleting)
+	if d.Action == ActionRelease || d.Action == ActionRetain {
+		// Never release while a Job the cache has not shown yet holds the
+		// run lease: it may be writing the state.
+		if held, err := p.runLeaseHeld(ctx); err != nil || held {
+			return ctrl.Result{RequeueAfter: ReleaseRequeue}, err
+		}
+	}
 	switch d.Action {
 	case ActionStartJob:
 		return p.startJob(ctx, d, deleting)
@@ -162,6 +171,9 @@ func (p *pass) reportWait(d Decision) {
 	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld, ReasonApplyOutcomeUnknown:
 		// StateReadable already says why.
 	case ReasonPlanAwaitingApproval:
+		if c := p.current(infrav1.ApplyJobSucceededCondition); c != nil && c.Reason == infrav1.PlanChangedReason {
+			break // the approved plan just changed: that is the news
+		}
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.PlanAwaitingApprovalReason,
 			Message: p.awaitingMessage()})
 	case ReasonStateRescued:

@@ -59,6 +59,9 @@ func (p *pass) checkActive(ctx context.Context) error {
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
+	if err := p.forgetActiveJob(ctx); err != nil {
+		return err
+	}
 	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return err
 	}
@@ -104,6 +107,9 @@ func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next
 	if err != nil || !exists {
 		return false, err
 	}
+	if err := p.forgetActiveJob(ctx); err != nil {
+		return false, err
+	}
 	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return false, err
 	}
@@ -111,4 +117,20 @@ func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next
 	p.eventf(corev1.EventTypeWarning, "ImagePullFallback", "Could not pull %s (%s): deleted %s Job %s; retrying %s with %s", image, reason, op, j.Name, op, next)
 	p.active, p.w.Status.ActiveJob = nil, nil
 	return true, p.releaseRunLease(ctx, j.Name)
+}
+
+// forgetActiveJob writes status.activeJob empty before the pass deletes its
+// own Job, so that a pass reading the status never takes the Job for one
+// that vanished (which would make an apply unconfirmed).
+func (p *pass) forgetActiveJob(ctx context.Context) error {
+	if p.role.View(p.before).Status.ActiveJob == nil {
+		return nil
+	}
+	target := p.before.DeepCopyObject().(client.Object)
+	p.role.View(target).Status.ActiveJob = nil
+	if err := p.e.Client.Status().Patch(ctx, target, client.MergeFrom(p.before)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	p.role.View(p.before).Status.ActiveJob = nil
+	return nil
 }

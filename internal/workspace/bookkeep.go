@@ -16,6 +16,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 )
@@ -125,10 +126,13 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		j.Annotations[infrav1.InterruptedAnnotation] = "true"
 		kind = infrav1.RunErrorInterrupted
 	}
-	p.observeJob(o, kind)
+	p.observe(func() { p.observeJob(o, kind) })
 	cond, ev := jobCondition(o, kind)
 	p.set(cond)
 	p.eventf(ev.typ, ev.reason, "%s", ev.note)
+	if o.succeeded && (o.op == OpApply || o.op == OpRefresh || o.op == OpDrift) {
+		p.newSample = true
+	}
 	if o.succeeded {
 		switch o.op {
 		case OpApply:
@@ -151,7 +155,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			}
 		}
 	}
-	if o.op == OpApply && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged {
+	if o.op == OpApply {
 		p.driftAfterApply(o)
 	}
 	if o.op == OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.planned() {
@@ -172,6 +176,15 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	if o.op == OpApply {
 		if err := p.finishApprovedApply(ctx, o, kind); err != nil {
 			return err
+		}
+	}
+	// Under Manual the changed plan is the next one to approve.
+	if o.op == OpApply && kind == infrav1.RunErrorPlanChanged && o.result.Plan != nil && p.manual() {
+		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
+		if o.result.Plan.Hash != plan.EmptyPlanHash {
+			if err := p.createPlan(ctx, o, infrav1.PlanReasonManual); err != nil {
+				return err
+			}
 		}
 	}
 	if o.op == OpRestore {
@@ -273,7 +286,7 @@ func (p *pass) attempts(op Operation, finished time.Time) int {
 // result lists it, or there is no result at all.
 func mayHaveApplied(o outcome) bool {
 	if o.result == nil {
-		return true
+		return !neverStarted(o)
 	}
 	for _, s := range o.result.Steps {
 		if s.Name == runner.StepApply {

@@ -130,7 +130,7 @@ func Decide(s Snapshot) Decision {
 		return s.apply(ReasonUnconfirmedApply, false)
 	case s.Mutable && s.newestApplyFailed():
 		return s.apply(ReasonLastApplyFailed, false)
-	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit():
+	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit() && !s.remediationBlocked():
 		return s.apply(ReasonDriftRemediation, true)
 	}
 	return s.schedule()
@@ -157,6 +157,15 @@ func decideDeletion(s Snapshot) Decision {
 		return Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}
 	}
 	return s.withBackoff(OpDestroy, start(OpDestroy, ReasonDeleting))
+}
+
+// remediationBlocked: the newest apply is a remediation of the current
+// inputs the guard stopped, and no plan of them is approved: remediating
+// again would only block again. The schedule goes on (a blocked
+// remediation does not pause drift checks).
+func (s Snapshot) remediationBlocked() bool {
+	j := s.newest(OpApply)
+	return j != nil && j.Remediation && j.Blocked && j.InputsHash == s.InputsHash && !s.ApprovedPlan
 }
 
 // rescuePending: the newest apply's state was saved as a backup set

@@ -125,6 +125,18 @@ func TestDecide(t *testing.T) {
 			s.Manual, s.InputsHash = true, "h2:b"
 			s.History = append(s.History, failed(OpPlan, 30*time.Second))
 		}, wait(Backoff(ReasonInputsChanged), 30*time.Second)},
+		{"a blocked remediation is not retried until its plan is approved", func(s *Snapshot) {
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.Remediation, j.InputsHash = true, true, "h2:a"
+			s.DriftFound, s.Remediate, s.History = true, true, append(s.History, j)
+			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+		}, wait(ReasonUpToDate, 0)},
+		{"an approved plan lets the blocked remediation through", func(s *Snapshot) {
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.Remediation, j.InputsHash = true, true, "h2:a"
+			s.DriftFound, s.Remediate, s.ApprovedPlan, s.History = true, true, true, append(s.History, j)
+			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+		}, start(OpApply, ReasonDriftRemediation)},
 		{"5 no state", func(s *Snapshot) { s.State, s.EverApplied, s.History = StateAbsent, false, nil }, start(OpApply, ReasonNoState)},
 		{"6 state without inputs hash", func(s *Snapshot) { s.StateInputsHash = "" }, start(OpApply, ReasonStateWithoutInputsHash)},
 		{"7 inputs changed", func(s *Snapshot) { s.InputsHash = "h2:b" }, start(OpApply, ReasonInputsChanged)},

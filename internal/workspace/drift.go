@@ -55,7 +55,7 @@ func (p *pass) recordDrift(o outcome) {
 			Message: fmt.Sprintf("Job %s found no drift", o.job.Name)})
 		return
 	}
-	msg := fmt.Sprintf("Job %s found drift: %d to create, %d to update, %d to replace, %d to delete", o.job.Name, d.Create, d.Update, d.Replace, d.Delete)
+	msg := fmt.Sprintf("The last drift check found drift: %d to create, %d to update, %d to replace, %d to delete", d.Create, d.Update, d.Replace, d.Delete)
 	if len(d.Resources) > 0 {
 		shown := d.Resources[:min(len(d.Resources), maxDriftResourcesShown)]
 		msg += " (" + strings.Join(shown, ", ")
@@ -82,6 +82,9 @@ func (p *pass) driftAfterApply(o outcome) {
 	case o.succeeded:
 		p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NoDriftReason,
 			Message: fmt.Sprintf("Job %s applied the current inputs after the drift check", o.job.Name)})
+	case o.job.Annotations[infrav1.DriftRemediationAnnotation] == "true" && o.job.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true":
+		p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
+			Message: fmt.Sprintf("The remediation apply Job %s stopped before deleting or replacing resources; approve its TerraformPlan to remove the drift", o.job.Name)})
 	case o.job.Annotations[infrav1.DriftRemediationAnnotation] == "true":
 		p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
 			Message: fmt.Sprintf("The remediation apply Job %s did not succeed; it is retried until %d have failed since the drift check", o.job.Name, max(p.eff.Policy.FailedJobsHistoryLimit, 1))})

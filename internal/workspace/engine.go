@@ -130,8 +130,11 @@ type pass struct {
 	jobs   []batchv1.Job
 	active *batchv1.Job
 	// plans are the object's TerraformPlans, newest first.
-	plans     []infrav1.TerraformPlan
-	bookkept  []*batchv1.Job
+	plans    []infrav1.TerraformPlan
+	bookkept []*batchv1.Job
+	// newSample: a succeeded apply, refresh or drift Job was bookkept this
+	// pass, so the state's health output is a new reading.
+	newSample bool
 	stSecrets []corev1.Secret
 	// stData: stSecrets carry their data (else only their metadata: the
 	// state did not change since its last decode).
@@ -158,7 +161,12 @@ type pass struct {
 
 	conds  []metav1.Condition
 	events []event
+	// observations record metrics once the status patch succeeded.
+	observations []func()
 }
+
+// observe queues a metrics observation for after the status patch.
+func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }
 
 // Reconcile runs one pass over the object key of role's kind.
 func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, error) {
@@ -173,6 +181,13 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 	res, err := p.run(ctx)
 	if perr := p.patchStatus(ctx); perr != nil {
 		return ctrl.Result{}, perr
+	}
+	for _, f := range p.observations {
+		f()
+	}
+	if p.released {
+		// The object is gone: its series go too (the Job counters stay).
+		metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
 	}
 	p.emit()
 	if err != nil {

@@ -39,7 +39,9 @@ func (p *pass) observeJobs(ctx context.Context) error {
 	}
 	p.active = nil
 	for i := range p.jobs {
-		if finished, _, _, _ := jobFinished(&p.jobs[i]); !finished && p.jobs[i].DeletionTimestamp.IsZero() {
+		// A Job being deleted still runs until its pods are gone: it stays
+		// active, and its disappearance is noticed (jobVanished).
+		if finished, _, _, _ := jobFinished(&p.jobs[i]); !finished {
 			p.active = &p.jobs[i]
 		}
 	}

@@ -226,6 +226,15 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if err := p.setBlockMove(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	// The attempt record is written first: whatever becomes of the Job
+	// (it vanishes, it is killed), its inputs are known.
+	if op == OpApply {
+		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
+			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
+		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
+			return ctrl.Result{}, fmt.Errorf("writing the attempt record: %w", err)
+		}
+	}
 	if err := p.createJob(ctx, job, secret); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			_ = p.releaseRunLease(ctx, name)
@@ -233,13 +242,6 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 			return p.waitOn(op, metav1.ConditionFalse, failReasonOf(op), fmt.Sprintf("Job %s could not be created: %s", name, apiReason(err)), PolicyRequeue)
 		}
 		return ctrl.Result{}, err
-	}
-	if op == OpApply {
-		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
-			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
-		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
-			return ctrl.Result{}, fmt.Errorf("writing the attempt record: %w", err)
-		}
 	}
 	p.waitOver()
 	if p.forceUnlock != "" {

@@ -23,9 +23,9 @@ import (
 func (p *pass) applyOutputs() {
 	c := p.role.Outputs(p.obj, p.owner, p.st)
 	p.contract = c
-	// A new reading is a new serial or a finished Job; passes over the
-	// same reading do not count again.
-	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || len(p.bookkept) > 0
+	// A new reading is a new serial or a succeeded apply, refresh or drift
+	// Job; passes over the same reading, and failed Jobs, do not count.
+	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || p.newSample
 	for _, cond := range c.Conditions() {
 		if cond.Type == infrav1.InfrastructureHealthyCondition {
 			if p.active != nil && p.stateInputsHash() == "" {
@@ -147,7 +147,9 @@ func (p *pass) patchStatus(ctx context.Context) error {
 	r.ObservedGeneration = gen
 	meta.SetStatusCondition(&st.Conditions, r)
 	p.events = append(p.events, transitionEvents(p.role.View(p.before).Status.Conditions, st.Conditions)...)
-	p.observeConditions(st.Conditions)
+	// Counters move once the status they count is written: a failed patch
+	// redoes the pass.
+	p.observe(func() { p.observeConditions(st.Conditions) })
 	st.ObservedGeneration = gen
 	data, err := client.MergeFrom(p.before).Data(p.obj)
 	if err != nil {
