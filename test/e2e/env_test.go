@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +76,14 @@ func startShared(tools string) (*devenv.Env, error) {
 			images[devenv.ExampleImage(module, rt)] = localnode.ModuleImage(dir, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
 		}
 	}
+	// A cluster module that breaks the contract: no exports output.
+	broken, err := withoutOutput(filepath.Join(root, "examples", "modules", "noop-cluster"), filepath.Join(shared.dir, "modules", "no-exports-cluster"), "exports")
+	if err != nil {
+		return nil, err
+	}
+	for _, rt := range devenv.RuntimeNames {
+		images[devenv.ExampleImage("no-exports-cluster", rt)] = localnode.ModuleImage(broken, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
+	}
 	shared.log = filepath.Join(shared.dir, "manager.log")
 	managerLog, err := os.Create(shared.log)
 	if err != nil {
@@ -107,4 +116,33 @@ func stopShared(code int) int {
 	fmt.Printf("manager and node log (last 20 kB):\n%s\n", tail(data, 20<<10))
 	fmt.Printf("the environment's files are kept in %s (manager.log, node/logs/<namespace>/<pod>/<container>.log)\n", shared.dir)
 	return code
+}
+
+// withoutOutput copies the module src to dst without its output name.
+func withoutOutput(src, dst, name string) (string, error) {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		text := string(b)
+		if start := strings.Index(text, "output \""+name+"\" {"); start >= 0 {
+			end := strings.Index(text[start:], "\n}\n")
+			if end < 0 {
+				return "", fmt.Errorf("output %s of %s does not end", name, e.Name())
+			}
+			text = text[:start] + text[start+end+3:]
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), []byte(text), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dst, nil
 }

@@ -49,6 +49,8 @@ func TestFlows(t *testing.T) {
 		{"credentials-rotation", credentialsRotation},
 		{"oversize-state", oversizeState},
 		{"guarded-replace", guardedReplace},
+		{"unpullable-image", unpullableImage},
+		{"missing-output", missingOutput},
 	} {
 		wg.Go(func() {
 			t.Run(f.name, func(t *testing.T) {

@@ -23,9 +23,10 @@ import (
 
 // teardown deletes the Cluster as a user does, waits until Cluster API and
 // CAPTF deleted every object (each CAPTF object after a successful destroy
-// Job on runtime rt), deletes the rest and checks that nothing CAPTF made
-// is left in the namespace: no managed Secret (state, per-run, records,
-// backups, credentials mirror), Lease, Job or pod.
+// Job on runtime rt; rt "" when nothing was applied), deletes the rest and
+// checks that nothing CAPTF made is left in the namespace: no managed
+// Secret (state, per-run, records, backups, credentials mirror), Lease,
+// Job or pod.
 func (f *flow) teardown(ctx context.Context, objs []*unstructured.Unstructured, rt string) {
 	f.t.Helper()
 	var cluster, owned, workload, rest []*unstructured.Unstructured
@@ -55,12 +56,15 @@ func (f *flow) teardown(ctx context.Context, objs []*unstructured.Unstructured, 
 		}
 		return true, "", nil
 	})
-	version := f.runtimeVersion(rt)
-	for _, o := range workload {
-		if !slices.ContainsFunc(f.runs(o.GetKind(), o.GetName(), string(infrav1.OperationDestroy)), func(r localnode.Run) bool {
-			return r.ExitCode == 0 && r.Result.Runtime.Version == version
-		}) {
-			f.t.Errorf("%s/%s is gone without a successful destroy Job on %s %s", o.GetKind(), o.GetName(), rt, version)
+	// rt "" : nothing was ever applied, so no destroy runs.
+	if rt != "" {
+		version := f.runtimeVersion(rt)
+		for _, o := range workload {
+			if !slices.ContainsFunc(f.runs(o.GetKind(), o.GetName(), string(infrav1.OperationDestroy)), func(r localnode.Run) bool {
+				return r.ExitCode == 0 && r.Result.Runtime.Version == version
+			}) {
+				f.t.Errorf("%s/%s is gone without a successful destroy Job on %s %s", o.GetKind(), o.GetName(), rt, version)
+			}
 		}
 	}
 	// The identity refuses deletion while its status still lists a
