@@ -175,6 +175,26 @@ func MarkAppliedExports(ctx context.Context, c client.Client, reader client.Read
 	})
 }
 
+// MarkRescued records on the attempt record that the backend rejected the
+// state of serial and the runner saved it as a backup set: no apply or
+// destroy may run until it is restored (ClearRescued). It reports whether
+// the record exists.
+func MarkRescued(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, serial string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		s.Annotations[infrav1.RescuedSerialAnnotation] = serial
+		return true
+	})
+}
+
+// ClearRescued removes captf.io/rescued-serial: a restore succeeded. It
+// reports whether the record exists.
+func ClearRescued(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		delete(s.Annotations, infrav1.RescuedSerialAnnotation)
+		return true
+	})
+}
+
 // MaxUnpullableImages bounds captf.io/unpullable-images.
 const MaxUnpullableImages = 3
 

@@ -53,6 +53,10 @@ type Record struct {
 	// cluster exports the newest successful apply rendered
 	// (captf.io/applied-cluster-outputs-hash).
 	AppliedExports string
+	// RescuedSerial (attempt record only) is the serial of a state the
+	// backend rejected and the runner saved as a backup set, until a
+	// restore succeeds (captf.io/rescued-serial).
+	RescuedSerial string
 }
 
 // FromSecret reads a record Secret. A nil Secret gives the zero Record.
@@ -82,6 +86,7 @@ func FromSecret(s *corev1.Secret) Record {
 	rec.UnconfirmedApply = a[infrav1.UnconfirmedApplyAnnotation]
 	rec.UnpullableImages = SplitList(a[infrav1.UnpullableImagesAnnotation])
 	rec.AppliedExports = a[infrav1.AppliedClusterOutputsHashAnnotation]
+	rec.RescuedSerial = a[infrav1.RescuedSerialAnnotation]
 	return rec
 }
 

@@ -188,6 +188,9 @@ func (p *pass) rescuedMessage() string {
 	if newest != nil {
 		serial = newest.Annotations[infrav1.RescuedSerialAnnotation]
 	}
+	if a := p.inputs.attempt; serial == "" && a != nil {
+		serial = a.RescuedSerial
+	}
 	return fmt.Sprintf("The backend rejected the state the last apply wrote; it was saved as state backup serial %s. No apply or destroy runs until it is restored: "+
 		"if OpenTofu wrote it, switch spec.source.image to a Terraform image, then set %s=%s (see the size-limits runbook)", serial, infrav1.RestoreStateAnnotation, serial)
 }

@@ -117,7 +117,13 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		}
 	}
 	if o.result != nil && o.result.Rescue != nil {
-		j.Annotations[infrav1.RescuedSerialAnnotation] = fmt.Sprint(o.result.Rescue.Serial)
+		serial := fmt.Sprint(o.result.Rescue.Serial)
+		j.Annotations[infrav1.RescuedSerialAnnotation] = serial
+		// Also on the attempt record, which outlives the Job (history
+		// pruning, a deleted Job, clusterctl move).
+		if _, err := records.MarkRescued(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), serial); err != nil {
+			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
+		}
 	}
 	if o.result == nil && !o.succeeded && !o.deadline && !o.podFound {
 		// No result and no pod: it was stopped from outside (pod deleted,
@@ -148,6 +154,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			// The restored state is what exists now: an earlier apply's
 			// unknown outcome no longer matters.
 			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), false); err != nil {
+				return err
+			}
+			if _, err := records.ClearRescued(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
 				return err
 			}
 			if err := p.adopt(ctx, j.Annotations[infrav1.InputsHashAnnotation], true); err != nil {

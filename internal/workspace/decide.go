@@ -173,6 +173,9 @@ func (s Snapshot) remediationBlocked() bool {
 // stored state misses what that apply created, so neither an apply nor a
 // destroy may run on it.
 func (s Snapshot) rescuePending() bool {
+	if s.RescueRecorded {
+		return true
+	}
 	a := s.newest(OpApply)
 	if a == nil || !a.Rescued {
 		return false

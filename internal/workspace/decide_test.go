@@ -107,6 +107,9 @@ func TestDecide(t *testing.T) {
 			s.StateInputsHash = ""
 			s.History = append(s.History, j, FinishedJob{Op: OpRestore, Succeeded: true, FinishedAt: t0.Add(-time.Minute)})
 		}, start(OpApply, ReasonStateWithoutInputsHash)},
+		{"a rescue recorded on the attempt record holds without its Job", func(s *Snapshot) {
+			s.StateInputsHash, s.RescueRecorded = "", true
+		}, wait(ReasonStateRescued, time.Minute)},
 		{"a restore request wins over the rescue hold", func(s *Snapshot) {
 			j := failed(OpApply, 30*time.Minute)
 			j.Rescued = true

@@ -125,6 +125,9 @@ type Snapshot struct {
 	// ApprovedPlan: a live TerraformPlan of the current inputs is
 	// approved, so their blocked apply may run (with --expect-plan).
 	ApprovedPlan bool
+	// RescueRecorded: the attempt record says a rescued state waits for its
+	// restore (captf.io/rescued-serial), whatever the Job history keeps.
+	RescueRecorded bool
 	// Manual: a TerraformCluster with applyPolicy Manual: every apply but
 	// the first goes through a plan Job and waits for its approval.
 	Manual bool
