@@ -42,14 +42,10 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 	if deleting && p.role.Kind() == "TerraformCluster" {
 		s.Dependents = p.dependents
 	}
-	for i := range p.jobs {
-		if fj, ok := finishedJob(&p.jobs[i]); ok {
-			s.History = append(s.History, fj)
-			switch {
-			case !fj.Succeeded:
-			case fj.Op == OpApply && fj.FinishedAt.After(s.Schedule.LastSuccessfulApply):
-				s.Schedule.LastSuccessfulApply = fj.FinishedAt
-			}
+	s.History = p.history()
+	for _, fj := range s.History {
+		if fj.Succeeded && fj.Op == OpApply && fj.FinishedAt.After(s.Schedule.LastSuccessfulApply) {
+			s.Schedule.LastSuccessfulApply = fj.FinishedAt
 		}
 	}
 	if t := p.w.Status.LastRefresh; t != nil {

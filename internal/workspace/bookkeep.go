@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -281,12 +282,7 @@ func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
 // attempts is the attempt number of a Job of op that succeeded at
 // finished: 1 plus the failures of op since its previous success.
 func (p *pass) attempts(op Operation, finished time.Time) int {
-	var s Snapshot
-	for i := range p.jobs {
-		if fj, ok := finishedJob(&p.jobs[i]); ok && fj.Op == op && fj.FinishedAt.Before(finished) {
-			s.History = append(s.History, fj)
-		}
-	}
+	s := Snapshot{History: slices.DeleteFunc(p.history(), func(fj FinishedJob) bool { return !fj.FinishedAt.Before(finished) })}
 	n, _ := s.consecutiveFailures(op)
 	return n + 1
 }

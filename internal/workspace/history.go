@@ -61,6 +61,17 @@ func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
 	}, true
 }
 
+// history is what the decision table knows of the object's finished Jobs.
+func (p *pass) history() []FinishedJob {
+	var out []FinishedJob
+	for i := range p.jobs {
+		if fj, ok := finishedJob(&p.jobs[i]); ok {
+			out = append(out, fj)
+		}
+	}
+	return out
+}
+
 // nextAttempt is one more than the newest retained Job of op.
 func nextAttempt(all []batchv1.Job, op Operation) int {
 	n := 0

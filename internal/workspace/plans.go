@@ -413,17 +413,13 @@ func (p *pass) planStatus() PlanStatus {
 	if pl := p.livePlan(); pl != nil && pl.Spec.InputsHash == p.inputs.hash {
 		return PlanPending
 	}
-	var newestPlan, newestApply *FinishedJob
-	for i := range p.jobs {
-		fj, ok := finishedJob(&p.jobs[i])
-		if !ok {
-			continue
-		}
-		switch {
-		case fj.Op == OpPlan && fj.Succeeded && (newestPlan == nil || fj.FinishedAt.After(newestPlan.FinishedAt)):
+	h := Snapshot{History: p.history()}
+	newestApply := h.newest(OpApply)
+	var newestPlan *FinishedJob
+	for _, fj := range h.byNewest(OpPlan) {
+		if fj.Succeeded {
 			newestPlan = &fj
-		case fj.Op == OpApply && (newestApply == nil || fj.FinishedAt.After(newestApply.FinishedAt)):
-			newestApply = &fj
+			break
 		}
 	}
 	if newestPlan != nil && newestPlan.InputsHash == p.inputs.hash && newestPlan.PlanHash == plan.EmptyPlanHash &&
