@@ -137,6 +137,15 @@ const (
 	// exports (captf_cluster_outputs) a pool apply rendered: on the Job, and
 	// on the pool's attempt record once such an apply succeeded.
 	AppliedClusterOutputsHashAnnotation = "captf.io/applied-cluster-outputs-hash"
+	// PendingClusterOutputsAnnotation on a pool's attempt record says, as
+	// JSON, which exports change waits for approval while the pool holds
+	// the exports of its last successful apply.
+	PendingClusterOutputsAnnotation = "captf.io/pending-cluster-outputs"
+	// PartialClusterOutputsAnnotation on a pool's attempt record says, as
+	// JSON, which apply of an exports change failed after it started or
+	// vanished: some members may render the new exports, so nothing is
+	// held and every apply is guarded until one succeeds.
+	PartialClusterOutputsAnnotation = "captf.io/partial-cluster-outputs"
 	// ApprovalHashAnnotation on a pool's apply Job is the approval hash of
 	// its inputs (without bootstrap_data) its exports guard names.
 	ApprovalHashAnnotation = "captf.io/approval-hash"

@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
 )
 
 // ErrRetained is returned when a write finds a record kept by
@@ -170,7 +172,43 @@ func ClearUnconfirmedApply(ctx context.Context, c client.Client, reader client.R
 // exists.
 func MarkAppliedExports(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, hash string) (bool, error) {
 	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		if s.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] != hash {
+			delete(s.Annotations, infrav1.PendingClusterOutputsAnnotation) // the held change is applied
+		}
 		s.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] = hash
+		delete(s.Annotations, infrav1.PartialClusterOutputsAnnotation) // an apply succeeded
+		return true
+	})
+}
+
+// MarkPartialExports records on a pool's attempt record that apply Job
+// job, which rendered other cluster exports than the pool's last
+// successful apply, failed after it started or vanished: its members may
+// render either exports. Nothing is recorded when the record holds
+// another Job's inputs or the Job rendered the applied exports. It
+// reports whether the record exists.
+func MarkPartialExports(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, job string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		exports := inputs.ExportsHash(s.Data[TfvarsFile])
+		applied := s.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]
+		if s.Annotations[infrav1.JobAnnotation] != job || exports == "" || exports == applied {
+			return true // not an exports change of that Job
+		}
+		doc, _ := json.Marshal(map[string]string{"job": job, "exportsHash": exports, "appliedExportsHash": applied})
+		s.Annotations[infrav1.PartialClusterOutputsAnnotation] = string(doc)
+		return true
+	})
+}
+
+// SetPendingExports writes captf.io/pending-cluster-outputs (doc, JSON)
+// or removes it (doc ""). It reports whether the record exists.
+func SetPendingExports(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, doc string) (bool, error) {
+	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
+		if doc == "" {
+			delete(s.Annotations, infrav1.PendingClusterOutputsAnnotation)
+		} else {
+			s.Annotations[infrav1.PendingClusterOutputsAnnotation] = doc
+		}
 		return true
 	})
 }

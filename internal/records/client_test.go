@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/test/envtest"
@@ -217,5 +218,54 @@ func TestARetainedRecordIsNeverOverwritten(t *testing.T) {
 	}
 	if got := records.FromSecret(secret(t, ns, "captf-inputs-m-kept")); got.Job != "job-a1" {
 		t.Errorf("the retained record now names %s", got.Job)
+	}
+}
+
+// TestPoolExportsRecords: a pool's attempt record says which cluster
+// exports its last success applied, which change it holds back, and which
+// change may have partly applied; a success clears what it settles.
+func TestPoolExportsRecords(t *testing.T) {
+	envtest.Require(t, env)
+	ctx, ns := testContext(t), namespace(t)
+	m := machine(t, ns, "pool")
+	rec := attemptOf("job-p1", "h2:one")
+	rec.Tfvars = []byte(`{"bootstrap_data":"` + sensitive + `","captf_cluster_outputs":{"network_id":"n-2"}}`)
+	check(t, records.WriteAttempt(ctx, env.Client, env.Client, m, kind, rec))
+	load := func() *records.Record {
+		t.Helper()
+		attempt, _, err := records.Load(ctx, env.Client, ns, kind, "pool")
+		check(t, err)
+		return attempt
+	}
+
+	_, err := records.MarkAppliedExports(ctx, env.Client, env.Client, ns, kind, "pool", "old-exports")
+	check(t, err)
+	_, err = records.SetPendingExports(ctx, env.Client, env.Client, ns, kind, "pool", `{"plan":"pool-1"}`)
+	check(t, err)
+	_, err = records.MarkPartialExports(ctx, env.Client, env.Client, ns, kind, "pool", "job-other")
+	check(t, err)
+	if a := load(); a.AppliedExports != "old-exports" || a.PendingExports != `{"plan":"pool-1"}` || a.PartialExports != "" {
+		t.Fatalf("record %+v: want the applied and pending exports, and no partial record for another Job", a)
+	}
+	// A rotation applied with the same exports keeps the held change.
+	_, err = records.MarkAppliedExports(ctx, env.Client, env.Client, ns, kind, "pool", "old-exports")
+	check(t, err)
+	if a := load(); a.PendingExports == "" {
+		t.Fatal("a success applying the same exports cleared the held change")
+	}
+	_, err = records.MarkPartialExports(ctx, env.Client, env.Client, ns, kind, "pool", "job-p1")
+	check(t, err)
+	a := load()
+	if !strings.Contains(a.PartialExports, `"job":"job-p1"`) || !strings.Contains(a.PartialExports, inputs.ExportsHash(rec.Tfvars)) {
+		t.Fatalf("partial-cluster-outputs %q: want Job job-p1 and the exports it rendered", a.PartialExports)
+	}
+	if strings.Contains(a.PartialExports, "n-2") || strings.Contains(a.PendingExports, sensitive) {
+		t.Error("the exports records carry values; they must carry names and hashes only")
+	}
+	// The change applied: nothing is held or partly applied any more.
+	_, err = records.MarkAppliedExports(ctx, env.Client, env.Client, ns, kind, "pool", inputs.ExportsHash(rec.Tfvars))
+	check(t, err)
+	if a := load(); a.PendingExports != "" || a.PartialExports != "" {
+		t.Errorf("after the change applied: pending %q, partial %q; want both cleared", a.PendingExports, a.PartialExports)
 	}
 }

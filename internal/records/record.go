@@ -53,6 +53,14 @@ type Record struct {
 	// cluster exports the newest successful apply rendered
 	// (captf.io/applied-cluster-outputs-hash).
 	AppliedExports string
+	// PendingExports (a pool's attempt record only) is the JSON of the
+	// exports change the pool holds back while its ExportsChange plan
+	// waits (captf.io/pending-cluster-outputs).
+	PendingExports string
+	// PartialExports (a pool's attempt record only) is the JSON naming the
+	// apply of an exports change that may have partly applied
+	// (captf.io/partial-cluster-outputs).
+	PartialExports string
 	// RescuedSerial (attempt record only) is the serial of a state the
 	// backend rejected and the runner saved as a backup set, until a
 	// restore succeeds (captf.io/rescued-serial).
@@ -86,6 +94,8 @@ func FromSecret(s *corev1.Secret) Record {
 	rec.UnconfirmedApply = a[infrav1.UnconfirmedApplyAnnotation]
 	rec.UnpullableImages = SplitList(a[infrav1.UnpullableImagesAnnotation])
 	rec.AppliedExports = a[infrav1.AppliedClusterOutputsHashAnnotation]
+	rec.PendingExports = a[infrav1.PendingClusterOutputsAnnotation]
+	rec.PartialExports = a[infrav1.PartialClusterOutputsAnnotation]
 	rec.RescuedSerial = a[infrav1.RescuedSerialAnnotation]
 	return rec
 }

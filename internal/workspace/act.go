@@ -202,6 +202,9 @@ func (p *pass) reportInputsApplied(d Decision, deleting bool) {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
 	case p.active != nil && jobOp(p.active) == OpApply:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", p.active.Name)
+	case p.inputs.held != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason,
+			fmt.Sprintf("The cluster exports change waits for approval of TerraformPlan %s; the pool keeps the exports of its last successful apply", p.inputs.held.plan)
 	case p.inputs.hash == stateHash:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The current inputs are applied"
 	case d.Reason == ReasonAwaitingApproval || d.Reason == ReasonPlanAwaitingApproval:

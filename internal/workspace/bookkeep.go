@@ -211,6 +211,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		if _, err := records.MarkMayHaveApplied(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), j.Name); err != nil {
 			return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", j.Name, err)
 		}
+		if err := p.markPartialExports(ctx, j.Name); err != nil {
+			return err
+		}
 	}
 	if o.result != nil && o.result.Runtime.Version != "" {
 		if p.w.Status.Source == nil {

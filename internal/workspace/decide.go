@@ -107,33 +107,69 @@ func Decide(s Snapshot) Decision {
 	if s.Deleting {
 		return decideDeletion(s)
 	}
-	switch {
-	case s.RestoreRequested:
-		return start(OpRestore, ReasonRestoreRequested)
-	case s.State == StateRetained:
-		return wait(ReasonRetainedStateFound, StateRequeue)
-	case s.State == StateUnreadable:
-		return wait(ReasonStateUnreadable, StateRequeue)
-	case s.rescuePending():
-		return wait(ReasonStateRescued, StateRequeue)
-	case s.State == StateAbsent && s.EverApplied:
-		return wait(ReasonStateLost, StateRequeue)
-	case s.State == StateAbsent && s.UnconfirmedApply:
-		return wait(ReasonApplyOutcomeUnknown, StateRequeue)
-	case s.State == StateAbsent:
-		return s.apply(ReasonNoState, false)
-	case s.StateInputsHash == "":
-		return s.apply(ReasonStateWithoutInputsHash, false)
-	case s.Mutable && s.InputsHash != "" && s.InputsHash != s.StateInputsHash:
-		return s.apply(ReasonInputsChanged, false)
-	case s.UnconfirmedApply:
-		return s.apply(ReasonUnconfirmedApply, false)
-	case s.Mutable && s.newestApplyFailed():
-		return s.apply(ReasonLastApplyFailed, false)
-	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit() && !s.remediationBlocked():
-		return s.apply(ReasonDriftRemediation, true)
+	if d, ok := s.hold(); ok {
+		return d
+	}
+	if r, ok := s.applyDue(); ok {
+		if r == ReasonDriftRemediation && s.remediationBlocked() {
+			return s.schedule() // a blocked remediation does not pause drift checks
+		}
+		return s.apply(r, r == ReasonDriftRemediation)
 	}
 	return s.schedule()
+}
+
+// hold is the row that keeps a live object from any apply: a restore to
+// run, or a state nobody may apply on.
+func (s Snapshot) hold() (Decision, bool) {
+	switch {
+	case s.RestoreRequested:
+		return start(OpRestore, ReasonRestoreRequested), true
+	case s.State == StateRetained:
+		return wait(ReasonRetainedStateFound, StateRequeue), true
+	case s.State == StateUnreadable:
+		return wait(ReasonStateUnreadable, StateRequeue), true
+	case s.rescuePending():
+		return wait(ReasonStateRescued, StateRequeue), true
+	case s.State == StateAbsent && s.EverApplied:
+		return wait(ReasonStateLost, StateRequeue), true
+	case s.State == StateAbsent && s.UnconfirmedApply:
+		return wait(ReasonApplyOutcomeUnknown, StateRequeue), true
+	}
+	return Decision{}, false
+}
+
+// applyDue is the apply row of the decision table that matches, before
+// approvals and backoff have their say.
+func (s Snapshot) applyDue() (Reason, bool) {
+	switch {
+	case s.State == StateAbsent:
+		return ReasonNoState, true
+	case s.StateInputsHash == "":
+		return ReasonStateWithoutInputsHash, true
+	case s.Mutable && s.InputsHash != "" && s.InputsHash != s.StateInputsHash:
+		return ReasonInputsChanged, true
+	case s.UnconfirmedApply:
+		return ReasonUnconfirmedApply, true
+	case s.Mutable && s.newestApplyFailed():
+		return ReasonLastApplyFailed, true
+	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit():
+		return ReasonDriftRemediation, true
+	}
+	return "", false
+}
+
+// NoApplyDue: a live object with no Job running, no hold and no apply row
+// matching; a plan waiting for approval is moot then.
+func (s Snapshot) NoApplyDue() bool {
+	if s.JobActive || s.Deleting {
+		return false
+	}
+	if _, held := s.hold(); held {
+		return false
+	}
+	_, due := s.applyDue()
+	return !due
 }
 
 // decideDeletion is the deletion table: dependents first, then Retain,
@@ -272,10 +308,14 @@ func (s Snapshot) consecutiveFailures(op Operation) (int, time.Time) {
 	return n, last
 }
 
+// newestApplyFailed: the newest apply that ended either way failed.
+// Remediations have their own cap; a blocked or plan-changed apply ended
+// neither way, so an apply that failed before it is still to retry (and
+// waits for the approval of that plan).
 func (s Snapshot) newestApplyFailed() bool {
 	for _, j := range s.byNewest(OpApply) {
-		if j.Remediation {
-			continue // remediations have their own cap
+		if j.Remediation || j.Blocked || j.PlanChanged {
+			continue
 		}
 		return j.countsAsFailure()
 	}

@@ -152,6 +152,20 @@ func TestDecide(t *testing.T) {
 			j.Blocked, j.InputsHash = true, "h2:a"
 			s.History = append(s.History, j)
 		}, wait(ReasonUpToDate, 0)},
+		{"8 an apply blocked after a failed one waits for the approval", func(s *Snapshot) {
+			f := failed(OpApply, 30*time.Minute)
+			f.InputsHash = "h2:a"
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.InputsHash = true, "h2:a"
+			s.History = append(s.History, f, j)
+		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
+		{"8 the approval of a plan blocked after a failure applies it", func(s *Snapshot) {
+			f := failed(OpApply, 30*time.Minute)
+			f.InputsHash = "h2:a"
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.InputsHash = true, "h2:a"
+			s.ApprovedPlan, s.History = true, append(s.History, f, j)
+		}, start(OpApply, ReasonLastApplyFailed)},
 		{"8 a machine's failed apply is not retried by this rule", func(s *Snapshot) {
 			s.Mutable = false
 			s.History = append(s.History, failed(OpApply, 30*time.Minute))
@@ -268,5 +282,46 @@ func TestJitterIsDeterministicAndBounded(t *testing.T) {
 	}
 	if jitter("", time.Hour) != 0 {
 		t.Error("no UID, no jitter")
+	}
+}
+
+// TestNoApplyDue: when a waiting plan is moot because nothing would apply
+// it any more.
+func TestNoApplyDue(t *testing.T) {
+	blockedRemediation := func(s *Snapshot) {
+		j := failed(OpApply, time.Minute)
+		j.Blocked, j.Remediation, j.InputsHash = true, true, "h2:a"
+		s.Remediate, s.History = true, append(s.History, j)
+		s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+	}
+	testCases := []struct {
+		name   string
+		change func(*Snapshot)
+		want   bool
+	}{
+		{"up to date", func(*Snapshot) {}, true},
+		{"inputs changed", func(s *Snapshot) { s.InputsHash = "h2:b" }, false},
+		{"a blocked remediation while the drift stands", func(s *Snapshot) { blockedRemediation(s); s.DriftFound = true }, false},
+		{"the drift went away", blockedRemediation, true},
+		{"the action changed to Report", func(s *Snapshot) { blockedRemediation(s); s.DriftFound, s.Remediate = true, false }, true},
+		{"an apply blocked after a failed one", func(s *Snapshot) {
+			f := failed(OpApply, 30*time.Minute)
+			f.InputsHash = "h2:a"
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.InputsHash = true, "h2:a"
+			s.History = append(s.History, f, j)
+		}, false},
+		{"a Job runs", func(s *Snapshot) { s.JobActive = true }, false},
+		{"deleting", func(s *Snapshot) { s.Deleting = true }, false},
+		{"a held state", func(s *Snapshot) { s.State = StateUnreadable }, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base()
+			tc.change(&s)
+			if got := s.NoApplyDue(); got != tc.want {
+				t.Errorf("NoApplyDue = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -246,7 +246,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	p.clearBlockMove()
 	if p.owner.Paused {
-		return ctrl.Result{RequeueAfter: ActiveJobRequeue}, nil
+		// Bookkeeping only: approvals are recorded and
+		// status.pendingPlanRef follows the live plan.
+		return ctrl.Result{RequeueAfter: ActiveJobRequeue}, p.syncPlans(ctx, true)
 	}
 	if err := p.loadRecords(ctx); err != nil {
 		return ctrl.Result{}, err

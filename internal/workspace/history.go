@@ -50,7 +50,7 @@ func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
 	}
 	a := j.Annotations
 	return FinishedJob{
-		Op: jobOp(j), Succeeded: succeeded, FinishedAt: at,
+		Name: j.Name, Op: jobOp(j), Succeeded: succeeded, FinishedAt: at,
 		InputsHash:  a[infrav1.InputsHashAnnotation],
 		Blocked:     a[infrav1.DestructivePlanBlockedAnnotation] == "true",
 		PlanChanged: a[infrav1.PlanChangedAnnotation] == "true",

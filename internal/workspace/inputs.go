@@ -1,10 +1,7 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +29,9 @@ type built struct {
 	// bootstrap_data) and exports the SHA-256 of the cluster exports its
 	// inputs render.
 	approval, exports string
+	// held is the exports change a pool holds back (nil when none): the
+	// inputs above render the exports of its last successful apply.
+	held *heldChange
 	// tooLarge is set when the rendered root exceeds the cap.
 	tooLarge error
 }
@@ -71,32 +71,62 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	if err != nil {
 		return p.inputsFailed(err)
 	}
-	mainTF, tfvars, err := inputs.Files(p.role.Contract(), roleTfvars, values, sensitive)
+	r, err := p.render(roleTfvars, values, sensitive)
 	if err != nil {
 		return p.inputsFailed(err)
 	}
-	hash, err := inputs.Hash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive)
-	if err != nil {
-		return p.inputsFailed(err)
+	if h := p.holdBack(r); h != nil {
+		// The pool keeps rendering the exports of its last successful
+		// apply while the change waits for approval.
+		if roleTfvars, err = inputs.WithExports(roleTfvars, h.applied); err != nil {
+			return err
+		}
+		if r, err = p.render(roleTfvars, values, sensitive); err != nil {
+			return p.inputsFailed(err)
+		}
+		p.inputs.held = h
 	}
 	if err := contract.ValidateInputs(p.role.Contract(), roleTfvars); err != nil {
 		return fmt.Errorf("the rendered inputs break the module contract (a CAPTF bug): %w", err)
 	}
 	p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
 		Message: "Everything the inputs need is there"})
-	metrics.InputsBytes.WithLabelValues(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()).Set(float64(inputs.Size(mainTF, tfvars)))
-	if err := inputs.CheckSize(mainTF, tfvars); err != nil {
+	metrics.InputsBytes.WithLabelValues(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()).Set(float64(inputs.Size(r.mainTF, r.tfvars)))
+	if err := inputs.CheckSize(r.mainTF, r.tfvars); err != nil {
 		p.inputs.tooLarge = err
 		return nil
 	}
-	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = mainTF, tfvars, hash
-	if p.role.Kind() == state.KindMachinePool {
-		if p.inputs.approval, err = inputs.ApprovalHash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
-			return p.inputsFailed(err)
-		}
-		p.inputs.exports = exportsHash(roleTfvars)
+	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = r.mainTF, r.tfvars, r.hash
+	p.inputs.approval, p.inputs.exports = r.approval, r.exports
+	return p.recordHold(ctx)
+}
+
+// rendered are the files and hashes of one rendering of the inputs.
+type rendered struct {
+	mainTF, tfvars []byte
+	hash           string
+	// approval and exports: a pool's approval hash and exports hash.
+	approval, exports string
+}
+
+// render builds the files of a role's tfvars and the user's values, and
+// hashes them.
+func (p *pass) render(roleTfvars []byte, values map[string]json.RawMessage, sensitive map[string]bool) (rendered, error) {
+	var r rendered
+	var err error
+	if r.mainTF, r.tfvars, err = inputs.Files(p.role.Contract(), roleTfvars, values, sensitive); err != nil {
+		return r, err
 	}
-	return nil
+	if r.hash, err = inputs.Hash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
+		return r, err
+	}
+	if p.role.Kind() == state.KindMachinePool {
+		if r.approval, err = inputs.ApprovalHash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
+			return r, err
+		}
+		r.exports = inputs.ExportsHash(roleTfvars)
+	}
+	return r, nil
 }
 
 // inputsFailed reports inputs that cannot be built: a problem of the
@@ -153,23 +183,4 @@ func (p *pass) variables(ctx context.Context) (map[string]json.RawMessage, map[s
 		}
 	}
 	return inputs.MergeVariables(p.w.Variables, sources)
-}
-
-// exportsHash is the SHA-256 of the captf_cluster_outputs a role's tfvars
-// render, compacted ("" when there are none).
-func exportsHash(roleTfvars []byte) string {
-	var vars map[string]json.RawMessage
-	if json.Unmarshal(roleTfvars, &vars) != nil {
-		return ""
-	}
-	raw, ok := vars["captf_cluster_outputs"]
-	if !ok {
-		return ""
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return ""
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:])
 }

@@ -46,20 +46,16 @@ func (p *pass) guarded() bool { return p.role.Kind() == state.KindCluster }
 func (p *pass) planned() bool { return p.guarded() || p.role.Kind() == state.KindMachinePool }
 
 // planInputs is the hash a plan of the object's current inputs names: the
-// inputs hash, or a pool's approval hash (bootstrap data rotates).
+// inputs hash, or a pool's approval hash (bootstrap data rotates) of the
+// inputs it holds back, if any.
 func (p *pass) planInputs() string {
-	if p.role.Kind() == state.KindMachinePool {
-		return p.inputs.approval
+	if p.role.Kind() != state.KindMachinePool {
+		return p.inputs.hash
 	}
-	return p.inputs.hash
-}
-
-// exportsChange: a pool's current inputs render other cluster exports
-// than its newest successful apply did, so its apply is guarded. A pool
-// that never applied (nothing to delete) or has no record is not.
-func (p *pass) exportsChange() bool {
-	a := p.inputs.attempt
-	return p.role.Kind() == state.KindMachinePool && a != nil && a.AppliedExports != "" && p.inputs.exports != "" && a.AppliedExports != p.inputs.exports
+	if h := p.inputs.held; h != nil {
+		return h.approval
+	}
+	return p.inputs.approval
 }
 
 // planKeyName is the object's plan key Secret.
@@ -144,22 +140,34 @@ func (p *pass) approvedPlan() *infrav1.TerraformPlan {
 	return nil
 }
 
-// syncPlans moves the live plans along before the decision: an approval is
-// recorded (PlanApproved), a plan the inputs no longer hash to is
-// superseded, older terminal plans are pruned, and status.pendingPlanRef
-// names the live plan. Nothing is superseded while a Job runs or the
-// inputs cannot be built.
-func (p *pass) syncPlans(ctx context.Context, deleting bool) error {
+// syncPlans moves the plans along before the decision: an approval is
+// recorded (PlanApproved), a moot plan is superseded, an approval that
+// raced a supersession is marked ignored, older terminal plans are pruned,
+// and status.pendingPlanRef names the live plan. A frozen pass (paused or
+// deleting) records approvals and the reference only; nothing is
+// superseded while a Job runs or the inputs cannot be built either.
+func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 	if !p.planned() {
 		return nil
+	}
+	var noApplyDue bool
+	if !frozen && p.active == nil && p.planInputs() != "" {
+		noApplyDue = p.snapshot(false).NoApplyDue()
 	}
 	for i := range p.plans {
 		pl := &p.plans[i]
 		if !live(pl) {
+			if err := p.ignoreLateApproval(ctx, pl); err != nil {
+				return err
+			}
 			continue
 		}
+		why := ""
+		if !frozen && p.active == nil && p.planInputs() != "" {
+			why = p.moot(pl, noApplyDue)
+		}
 		switch {
-		case !deleting && p.active == nil && p.planInputs() != "" && (pl.Spec.InputsHash != p.planInputs() || p.exportsWithdrawn(pl)):
+		case why != "":
 			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseSuperseded); err != nil {
 				return err
 			}
@@ -167,7 +175,10 @@ func (p *pass) syncPlans(ctx context.Context, deleting bool) error {
 			if planApproved(pl) {
 				typ = corev1.EventTypeWarning
 			}
-			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: the inputs no longer hash to %s", pl.Name, pl.Spec.InputsHash)
+			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, why)
+			if noApplyDue {
+				p.reportWithdrawn(pl)
+			}
 		case planApproved(pl) && planPhase(pl) != infrav1.PlanPhaseApproved:
 			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil {
 				return err
@@ -179,13 +190,76 @@ func (p *pass) syncPlans(ctx context.Context, deleting bool) error {
 			}
 		}
 	}
-	if !deleting {
+	if !frozen {
 		if err := p.prunePlans(ctx); err != nil {
 			return err
 		}
 	}
 	p.setPendingPlanRef()
 	return nil
+}
+
+// moot says why a live plan no longer stands for an apply ("" while it
+// does): the inputs no longer hash to it, no apply is due any more (the
+// drift went away, the remediation cap was reached), the applyPolicy
+// changed, or a pool's exports change was withdrawn.
+func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
+	switch {
+	case pl.Spec.InputsHash != p.planInputs():
+		return "the inputs no longer hash to " + pl.Spec.InputsHash
+	case p.exportsWithdrawn(pl):
+		return "the pool's inputs render the cluster exports of its last successful apply again"
+	case pl.Spec.Reason == infrav1.PlanReasonManual && !p.manual():
+		return "applyPolicy is no longer Manual"
+	case pl.Spec.Reason == infrav1.PlanReasonDestructive && p.manual():
+		return "applyPolicy is Manual now: a plan Job plans the next apply"
+	case noApplyDue && p.inputs.held == nil:
+		return "no apply of these inputs is due any more"
+	}
+	return ""
+}
+
+// ignoreLateApproval marks the approval of a plan that was already
+// superseded when it landed (the approval raced the supersession):
+// Approved=False/ApprovalIgnored and one Warning naming the live plan.
+func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan) error {
+	if planPhase(pl) != infrav1.PlanPhaseSuperseded || !planApproved(pl) {
+		return nil
+	}
+	// Superseded after its approval was seen, or already marked.
+	if c := meta.FindStatusCondition(pl.Status.Conditions, infrav1.ApprovedCondition); c != nil && c.Reason != infrav1.PlanNotApprovedReason && c.Reason != infrav1.PlanPendingReason {
+		return nil
+	}
+	current := "no plan waits for approval now"
+	if l := p.livePlan(); l != nil {
+		current = "the current plan is " + l.Name
+	}
+	p.eventf(corev1.EventTypeWarning, "PlanSuperseded", "TerraformPlan %s was approved by %s after it was superseded; the approval is ignored and %s",
+		pl.Name, pl.Spec.ApprovedBy, current)
+	return p.setPlanStatus(ctx, pl, infrav1.PlanPhaseSuperseded)
+}
+
+// reportWithdrawn: once the change a blocked apply waited for is moot and
+// no apply is due, ApplyJobSucceeded reports the last real outcome again,
+// naming the withdrawn Job, instead of the block.
+func (p *pass) reportWithdrawn(pl *infrav1.TerraformPlan) {
+	if c := p.current(infrav1.ApplyJobSucceededCondition); c == nil || c.Reason != infrav1.DestructivePlanBlockedReason {
+		return
+	}
+	withdrawn := ""
+	for _, j := range (Snapshot{History: p.history()}).byNewest(OpApply) {
+		if j.Blocked || j.PlanChanged {
+			if withdrawn == "" {
+				withdrawn = j.Name
+			}
+			continue
+		}
+		if j.Succeeded {
+			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
+				Message: fmt.Sprintf("Job %s applied the current inputs; the change Job %s stopped before (TerraformPlan %s) was withdrawn", j.Name, withdrawn, pl.Name)})
+		}
+		return
+	}
 }
 
 // setPendingPlanRef names the live plan in the status.
@@ -334,6 +408,8 @@ func (p *pass) setPlanStatus(ctx context.Context, pl *infrav1.TerraformPlan, pha
 		ready.Status, ready.Message = metav1.ConditionFalse, "The approved apply planned other changes; nothing was applied"
 	}
 	switch {
+	case planApproved(pl) && phase == infrav1.PlanPhaseSuperseded:
+		approved.Reason, approved.Message = infrav1.PlanApprovalIgnoredReason, "Approved by "+pl.Spec.ApprovedBy+", but the plan was superseded before it was applied"
 	case planApproved(pl):
 		approved.Status, approved.Reason, approved.Message = metav1.ConditionTrue, infrav1.PlanApprovedReason, "Approved by "+pl.Spec.ApprovedBy
 	case phase != infrav1.PlanPhasePending:
@@ -376,8 +452,8 @@ func (p *pass) blockedMessage() string {
 	if len(destructive) > 5 {
 		destructive = append(destructive[:5], "…")
 	}
-	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied. Approve it with kubectl captf approve %s, or change the inputs",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.approveTarget())
+	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied%s. Approve it with kubectl captf approve %s, or change the inputs",
+		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.exportsNote(), p.approveTarget())
 }
 
 // manual: the object's applies wait for an approved plan (applyPolicy
@@ -453,10 +529,4 @@ func planInputsOf(j *batchv1.Job) string {
 		return h
 	}
 	return j.Annotations[infrav1.InputsHashAnnotation]
-}
-
-// exportsWithdrawn: a pool's live ExportsChange plan is moot because its
-// inputs render the exports of its newest successful apply again.
-func (p *pass) exportsWithdrawn(pl *infrav1.TerraformPlan) bool {
-	return pl.Spec.Reason == infrav1.PlanReasonExportsChange && p.role.Kind() == state.KindMachinePool && !p.exportsChange()
 }

@@ -39,6 +39,8 @@ const (
 
 // FinishedJob is one finished, retained Job of the object.
 type FinishedJob struct {
+	// Name is the Job's name, for messages.
+	Name       string
 	Op         Operation
 	Succeeded  bool
 	FinishedAt time.Time

@@ -156,7 +156,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
 	}
 	var approved *infrav1.TerraformPlan
-	exportsGuard := op == OpApply && p.exportsChange()
+	exportsGuard := op == OpApply && p.exportsGuarded()
 	if ((op == OpApply || op == OpPlan) && p.guarded()) || exportsGuard {
 		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
 			return ctrl.Result{}, err
@@ -261,6 +261,10 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if d.Reason == ReasonInputsChanged {
 		metrics.ObserveInputsHashChange(p.role.Kind())
 		p.eventf(corev1.EventTypeNormal, "InputsChanged", "The inputs changed (%s, state has %s): Job %s applies them", in.hash, p.stateInputsHash(), name)
+	}
+	if op == OpRefresh || op == OpDrift {
+		p.set(metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason,
+			Message: fmt.Sprintf("Job %s runs a %s", name, op)})
 	}
 	if op == OpApply && d.Reason == ReasonNoState && (p.w.Status.Initialization.Provisioned == nil || !*p.w.Status.Initialization.Provisioned) {
 		p.set(metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ProvisioningReason,

@@ -133,6 +133,9 @@ func (p *pass) patchStatus(ctx context.Context) error {
 	if meta.FindStatusCondition(st.Conditions, infrav1.DriftDetectedCondition) == nil {
 		p.setDefault(infrav1.DriftDetectedCondition, infrav1.DriftNotCheckedReason, "No drift check has finished yet")
 	}
+	if meta.FindStatusCondition(st.Conditions, infrav1.DriftJobSucceededCondition) == nil {
+		p.setDefault(infrav1.DriftJobSucceededCondition, infrav1.DriftNotCheckedReason, "No refresh or drift Job has finished yet")
+	}
 	if meta.FindStatusCondition(st.Conditions, infrav1.OutputsValidCondition) == nil {
 		p.setDefault(infrav1.OutputsValidCondition, infrav1.OutputsPendingReason, "No state to read outputs from yet")
 	}

@@ -49,7 +49,7 @@ func (p *pass) markUnconfirmed(ctx context.Context, job string) error {
 		return fmt.Errorf("recording the unconfirmed apply of Job %s: %w", job, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Recorded an apply whose outcome is unknown", "job", job)
-	return nil
+	return p.markPartialExports(ctx, job)
 }
 
 // jobVanished handles the Job status.activeJob names when it is gone

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -196,6 +198,38 @@ func TestPoolExportsChangeIsGuarded(t *testing.T) {
 	if c := conditionOf(tmp, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "kubectl captf approve tfmp/pool") {
 		t.Errorf("the pool's condition %q does not give the approve command", c.Message)
 	}
+
+	// While the change waits, a bootstrap data rotation applies at once,
+	// rendering the exports of the last successful apply.
+	record := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: records.AttemptName(state.KindMachinePool, "pool")}}
+	w.eventually(time.Minute, "the held change recorded", func() (bool, error) {
+		w.get(record)
+		return strings.Contains(record.Annotations[infrav1.PendingClusterOutputsAnnotation], plan.Name), nil
+	})
+	appliedExports := record.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]
+	applies := w.succeeded(state.KindMachinePool, "pool", "apply")
+	w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "pool-bootstrap"}}, func(o client.Object) {
+		o.(*corev1.Secret).Data["value"] = []byte("#cloud-config\nruncmd: [rotated]\n")
+	})
+	w.annotate(tmp, "test.captf.io/poke", "rotated") // the next pass; nothing watches bootstrap Secrets
+	w.eventually(2*time.Minute, "the rotation applied while the change waits", func() (bool, error) {
+		return w.succeeded(state.KindMachinePool, "pool", "apply") > applies, nil
+	})
+	for _, j := range w.jobsOf(state.KindMachinePool, "pool", "apply") {
+		if j.Status.Succeeded > 0 && j.Annotations[infrav1.PlanAnnotation] == "" && j.CreationTimestamp.After(plan.CreationTimestamp.Time) &&
+			j.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] != appliedExports {
+			t.Errorf("rotation apply Job %s rendered exports %s, want the last applied %s", j.Name, j.Annotations[infrav1.AppliedClusterOutputsHashAnnotation], appliedExports)
+		}
+	}
+	w.get(plan)
+	if plan.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhasePending) {
+		t.Fatalf("the ExportsChange plan is %q after a rotation, want Pending", plan.Labels[infrav1.PlanPhaseLabel])
+	}
+	w.eventually(time.Minute, "the pool still reports the blocked change", func() (bool, error) {
+		w.get(tmp)
+		c, ready := conditionOf(tmp, infrav1.ApplyJobSucceededCondition), conditionOf(tmp, infrav1.ReadyCondition)
+		return c.Reason == infrav1.DestructivePlanBlockedReason && ready.Status == metav1.ConditionFalse, nil
+	})
 	w.approve(plan)
 	w.eventually(3*time.Minute, "the pool applied the approved exports change", func() (bool, error) {
 		w.get(plan)
@@ -206,4 +240,8 @@ func TestPoolExportsChangeIsGuarded(t *testing.T) {
 		c := conditionOf(tmp, infrav1.ReadyCondition)
 		return c != nil && c.Status == metav1.ConditionTrue && tmp.Status.PendingPlanRef == nil, nil
 	})
+	w.get(record)
+	if v, held := record.Annotations[infrav1.PendingClusterOutputsAnnotation]; held || record.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] == appliedExports {
+		t.Errorf("after the approved apply: pending-cluster-outputs %q, applied exports still %s", v, appliedExports)
+	}
 }

@@ -1,0 +1,116 @@
+package lifecycle_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
+)
+
+// TestApplyPolicyChangeSupersedesTheManualPlan: a Manual plan waiting for
+// approval is moot once the cluster's applyPolicy is Automatic again: it
+// is superseded, and the destructive guard takes over with a plan of its
+// own. An approval given while the cluster is paused is recorded at once
+// but applies only after the pause.
+func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.ApplyPolicy = infrav1.ApplyPolicyManual })
+	w.waitProvisioned(tc)
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.4.0.0/16"}
+	})
+	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.PlanAwaitingApprovalReason && tc.Status.PendingPlanRef != nil, nil
+	})
+	manual := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tc.Status.PendingPlanRef.Name}}
+
+	w.update(tc, func(o client.Object) { o.(*infrav1.TerraformCluster).Spec.ApplyPolicy = infrav1.ApplyPolicyAutomatic })
+	guarded := w.waitBlocked(tc)
+	w.get(manual)
+	if manual.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhaseSuperseded) {
+		t.Fatalf("the Manual plan is %q after the switch to Automatic, want Superseded", manual.Labels[infrav1.PlanPhaseLabel])
+	}
+	superseded := false
+	for _, ev := range w.eventNotes(tc.Name) {
+		superseded = superseded || ev[0] == "PlanSuperseded" && strings.Contains(ev[1], manual.Name) && strings.Contains(ev[1], "applyPolicy")
+	}
+	if !superseded {
+		t.Errorf("no PlanSuperseded event says the applyPolicy made %s moot; events: %q", manual.Name, w.eventNotes(tc.Name))
+	}
+
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.Paused = ptr.To(true)
+	})
+	w.eventually(time.Minute, "Paused reported", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.PausedCondition)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	applies := len(w.jobsOf(state.KindCluster, tc.Name, "apply"))
+	w.approve(guarded)
+	w.waitEvent(tc.Name, "PlanApproved")
+	w.get(guarded)
+	if guarded.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhaseApproved) {
+		t.Errorf("the approved plan is %q while the cluster is paused, want Approved", guarded.Labels[infrav1.PlanPhaseLabel])
+	}
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != applies {
+		t.Fatalf("%d apply Jobs started while the cluster is paused", n-applies)
+	}
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.Paused = nil
+	})
+	w.eventually(2*time.Minute, "the approved plan applied after the pause", func() (bool, error) {
+		w.get(guarded)
+		return guarded.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
+	})
+}
+
+// TestRevertedInputsWithdrawTheBlock: when the inputs of a blocked apply
+// go back to the applied ones, nothing waits any more: the plan is
+// superseded and the cluster reports its last successful apply again
+// (Ready), naming the withdrawn Job.
+func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}
+	w.get(cluster)
+	applied := cluster.Spec.ClusterNetwork.Pods.CIDRBlocks
+	w.update(cluster, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.5.0.0/16"}
+	})
+	plan := w.waitBlocked(tc)
+	w.update(cluster, func(o client.Object) { o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = applied })
+	w.eventually(time.Minute, "the block withdrawn", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c.Status == metav1.ConditionTrue && tc.Status.PendingPlanRef == nil, nil
+	})
+	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "withdrawn") || !strings.Contains(c.Message, plan.Name) {
+		t.Errorf("ApplyJobSucceeded message %q does not say the change of %s was withdrawn", c.Message, plan.Name)
+	}
+	if ready := conditionOf(tc, infrav1.ReadyCondition); ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v after the block was withdrawn", ready)
+	}
+	w.get(plan)
+	if plan.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhaseSuperseded) {
+		t.Errorf("the withdrawn plan is %q, want Superseded", plan.Labels[infrav1.PlanPhaseLabel])
+	}
+	if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 1 {
+		t.Errorf("%d successful applies, want the first only: the withdrawn change applied nothing", n)
+	}
+}
