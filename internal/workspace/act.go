@@ -175,6 +175,8 @@ func (p *pass) reportWait(d Decision) {
 	case ReasonStateRescued:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
 			Message: p.rescuedMessage()})
+	case Backoff(ReasonDriftRemediation):
+		p.remediationBackingOff(d.Requeue)
 	case ReasonAwaitingApproval:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
 			Message: p.blockedMessage()})

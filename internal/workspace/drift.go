@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,9 +87,50 @@ func (p *pass) driftAfterApply(o outcome) {
 		p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
 			Message: fmt.Sprintf("The remediation apply Job %s stopped before deleting or replacing resources; approve its TerraformPlan to remove the drift", o.job.Name)})
 	case o.job.Annotations[infrav1.DriftRemediationAnnotation] == "true":
-		p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
-			Message: fmt.Sprintf("The remediation apply Job %s did not succeed; it is retried until %d have failed since the drift check", o.job.Name, max(p.eff.Policy.FailedJobsHistoryLimit, 1))})
+		limit := max(int(p.eff.Policy.FailedJobsHistoryLimit), 1)
+		msg := fmt.Sprintf("The remediation apply Job %s did not succeed; it is retried until %d have failed since the drift check", o.job.Name, limit)
+		if p.remediationFailures() >= limit {
+			msg = fmt.Sprintf("The remediation apply Job %s did not succeed, the %s failed since the drift check: the remediation cap is reached. No remediation runs until a drift check finds the drift again; then the apply backoff applies", o.job.Name, ordinal(limit))
+		}
+		p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason, Message: msg})
 	}
+}
+
+// remediationFailures counts the failed applies since the newest
+// successful drift check, as the decision table does.
+func (p *pass) remediationFailures() int {
+	s := Snapshot{History: p.history()}
+	if t := p.w.Status.LastDriftCheck; t != nil {
+		s.Schedule.LastDriftCheck = t.Time
+	}
+	return s.remediationFailures()
+}
+
+// ordinal spells 1st, 2nd, 3rd, 4th….
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+// remediationBackingOff says on DriftDetected that the remediation is due
+// but waits out the backoff of earlier failed applies.
+func (p *pass) remediationBackingOff(after time.Duration) {
+	c := p.current(infrav1.DriftDetectedCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return
+	}
+	base, _, _ := strings.Cut(c.Message, "; ")
+	p.set(metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
+		Message: fmt.Sprintf("%s; the remediation apply waits out the backoff of the failed applies before it, until %s", base, p.now.Add(after).UTC().Format(time.RFC3339))})
 }
 
 // remediationStarted marks the apply Job of a drift remediation.

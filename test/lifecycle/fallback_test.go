@@ -80,7 +80,17 @@ func TestDestroyFallsBackToTheTag(t *testing.T) {
 
 // eventNotes lists the reasons and notes of the events regarding an
 // object, oldest first.
-func (w *world) eventNotes(name string) [][2]string {
+func (w *world) eventNotes(name string) [][2]string { return w.eventsOfType(name, "") }
+
+// eventWarnings lists the reasons and notes of the Warning events
+// regarding an object, oldest first.
+func (w *world) eventWarnings(name string) [][2]string {
+	return w.eventsOfType(name, corev1.EventTypeWarning)
+}
+
+// eventsOfType lists the reasons and notes of the events of typ ("" for
+// all) regarding an object, oldest first.
+func (w *world) eventsOfType(name, typ string) [][2]string {
 	w.t.Helper()
 	var list corev1.EventList
 	if err := env.Client.List(w.t.Context(), &list, client.InNamespace(w.ns)); err != nil {
@@ -89,7 +99,7 @@ func (w *world) eventNotes(name string) [][2]string {
 	slices.SortFunc(list.Items, func(a, b corev1.Event) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	var out [][2]string
 	for _, e := range list.Items {
-		if e.InvolvedObject.Name == name {
+		if e.InvolvedObject.Name == name && (typ == "" || e.Type == typ) {
 			out = append(out, [2]string{e.Reason, e.Message})
 		}
 	}

@@ -197,6 +197,8 @@ func conditions(obj client.Object) []metav1.Condition {
 		return o.Status.Conditions
 	case *infrav1.TerraformMachinePool:
 		return o.Status.Conditions
+	case *infrav1.TerraformPlan:
+		return o.Status.Conditions
 	}
 	return nil
 }

@@ -114,3 +114,57 @@ func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
 		t.Errorf("%d successful applies, want the first only: the withdrawn change applied nothing", n)
 	}
 }
+
+// TestApprovedPlanSupersededWhenTheInputsMove: a plan approved while the
+// cluster is paused, whose inputs then change before its apply could run,
+// is superseded with a Warning once the cluster is unpaused; its approval
+// is ignored, and the new inputs are guarded again with a plan of their
+// own.
+func TestApprovedPlanSupersededWhenTheInputsMove(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}
+	w.update(cluster, func(o client.Object) {
+		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.6.0.0/16"}
+	})
+	approved := w.waitBlocked(tc)
+	w.update(cluster, func(o client.Object) { o.(*clusterv1.Cluster).Spec.Paused = ptr.To(true) })
+	w.eventually(time.Minute, "Paused reported", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.PausedCondition)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	w.approve(approved)
+	w.waitEvent(tc.Name, "PlanApproved")
+	w.update(cluster, func(o client.Object) {
+		c := o.(*clusterv1.Cluster)
+		c.Spec.ClusterNetwork.Pods.CIDRBlocks, c.Spec.Paused = []string{"10.7.0.0/16"}, nil
+	})
+	w.eventually(2*time.Minute, "a plan of the new inputs", func() (bool, error) {
+		w.get(tc)
+		return tc.Status.PendingPlanRef != nil && tc.Status.PendingPlanRef.Name != approved.Name, nil
+	})
+	w.waitBlocked(tc)
+	w.get(approved)
+	if approved.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhaseSuperseded) {
+		t.Fatalf("the approved plan of the old inputs is %q, want Superseded", approved.Labels[infrav1.PlanPhaseLabel])
+	}
+	if c := conditionOf(approved, infrav1.ApprovedCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.PlanApprovalIgnoredReason {
+		t.Errorf("Approved condition of the superseded plan = %+v, want False/ApprovalIgnored", c)
+	}
+	warned := false
+	for _, ev := range w.eventWarnings(tc.Name) {
+		warned = warned || ev[0] == "PlanSuperseded" && strings.Contains(ev[1], approved.Name)
+	}
+	if !warned {
+		t.Errorf("no Warning PlanSuperseded for the approved plan %s", approved.Name)
+	}
+	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+		if j.Annotations[infrav1.PlanAnnotation] == approved.Name {
+			t.Errorf("apply Job %s ran the superseded plan", j.Name)
+		}
+	}
+}
