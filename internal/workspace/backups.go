@@ -40,17 +40,17 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 // object of the name), so that they go with the object. Sets retained for
 // another object are left alone.
 func (p *pass) reownBackups(ctx context.Context) error {
+	var stray []*corev1.Secret
 	for i := range p.backupSecrets {
-		s := &p.backupSecrets[i]
-		if hasOwner(s, p.obj) || s.Labels[infrav1.RetainedFromUIDLabel] != "" {
-			continue
-		}
-		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
-		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("re-owning state backup %s: %w", s.Name, err)
+		if s := &p.backupSecrets[i]; !hasOwner(s, p.obj) && s.Labels[infrav1.RetainedFromUIDLabel] == "" {
+			stray = append(stray, s)
 		}
 	}
+	n, err := p.reown(ctx, stray)
+	if err != nil || n == 0 {
+		return err
+	}
+	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d state backup Secrets that lacked an owner reference to this object", n)
 	return nil
 }
 

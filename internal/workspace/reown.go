@@ -17,9 +17,10 @@ import (
 // reownState gives the object's owner reference back to state Secrets that
 // lack it: chunks a refresh, drift or failed apply wrote after the last
 // adoption, and chunks still owned by an earlier object of the name (an
-// earlier UID, after a restore or a move). It runs only while no Job of
-// the object runs or holds the run lease, and never on a retained state,
-// which is adopted only when asked.
+// earlier UID, after a restore or a move); then also to its inputs records
+// and plan key. It runs only while no Job of the object runs or holds the
+// run lease, and never on a retained state, which is adopted only when
+// asked.
 func (p *pass) reownState(ctx context.Context) error {
 	if p.retained || p.active != nil || !p.obj.GetDeletionTimestamp().IsZero() {
 		return nil // a deleting object's state is cleaned up or retained
@@ -36,18 +37,49 @@ func (p *pass) reownState(ctx context.Context) error {
 	if held, err := p.runLeaseHeld(ctx); err != nil || held {
 		return err
 	}
-	for _, s := range stray {
+	// A state owned by an earlier UID says the object was re-created (a
+	// restore, a move): its other Secrets are owned by that UID too.
+	names := []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName())}
+	if p.planned() {
+		names = append(names, p.planKeyName())
+	}
+	for _, name := range names {
+		s := &corev1.Secret{}
+		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		if !hasOwner(s, p.obj) && s.Labels[infrav1.RetainedFromUIDLabel] == "" {
+			stray = append(stray, s)
+		}
+	}
+	n, err := p.reown(ctx, stray)
+	if err != nil || n == 0 {
+		return err
+	}
+	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d Secrets (state, inputs records, plan key) that lacked an owner reference to this object", n)
+	return nil
+}
+
+// reown gives the object's owner reference to Secrets, keeping their
+// other owners, and returns how many it re-owned. A Secret changed or
+// deleted meanwhile is left to the next pass.
+func (p *pass) reown(ctx context.Context, secrets []*corev1.Secret) (int, error) {
+	n := 0
+	for _, s := range secrets {
 		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
 		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return nil // changed meanwhile: the next pass looks again
+				continue
 			}
-			return fmt.Errorf("re-owning state Secret %s: %w", s.Name, err)
+			return n, fmt.Errorf("re-owning Secret %s: %w", s.Name, err)
 		}
+		n++
 	}
-	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d state Secrets that lacked an owner reference to this object", len(stray))
-	return nil
+	return n, nil
 }
 
 // runLeaseHeld reports whether a Job holds the object's run lease.

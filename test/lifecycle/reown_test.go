@@ -1,0 +1,55 @@
+package lifecycle_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
+)
+
+// TestLostOwnerReferencesAreRepaired: Secrets that lost their owner
+// reference to the TerraformCluster (a backup tool restored them without
+// it, say) would outlive the cluster; the next pass gives the reference
+// back to the state, the inputs records and the plan key, and says so.
+func TestLostOwnerReferencesAreRepaired(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	suffix, err := state.Suffix(w.ns, state.KindCluster, tc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{state.SecretName(suffix), records.AttemptName(state.KindCluster, tc.Name),
+		records.AppliedName(state.KindCluster, tc.Name), "captf-plankey-c-" + tc.Name}
+	for _, name := range names {
+		w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}, func(o client.Object) { o.SetOwnerReferences(nil) })
+	}
+	w.annotate(tc, "test.captf.io/poke", "owners") // the next pass
+	w.waitEvent(tc.Name, "OwnerReferencesRepaired")
+	for _, name := range names {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}
+		w.eventually(30*time.Second, "Secret "+name+" owned by the cluster again", func() (bool, error) {
+			w.get(s)
+			for _, ref := range s.OwnerReferences {
+				if ref.UID == tc.UID {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	for _, ev := range w.eventNotes(tc.Name) {
+		if ev[0] == "OwnerReferencesRepaired" && !strings.Contains(ev[1], "4 Secrets") {
+			t.Errorf("OwnerReferencesRepaired says %q, want the 4 Secrets counted", ev[1])
+		}
+	}
+}
