@@ -72,6 +72,7 @@ type validateDocument struct {
 	Diagnostics []struct {
 		Severity string `json:"severity"`
 		Summary  string `json:"summary"`
+		Detail   string `json:"detail"`
 		Address  string `json:"address"`
 		Range    *struct {
 			Filename string `json:"filename"`
@@ -102,10 +103,26 @@ func validateErrors(stdout []byte) []string {
 				where = fmt.Sprintf("%s:%d", where, d.Range.Start.Line)
 			}
 		}
-		items = append(items, summaryItem(d.Summary, where))
+		summary := d.Summary
+		if d.Range != nil && d.Range.Filename == rootFile && d.Summary == "Unsupported attribute" {
+			// The generated root reads the module's outputs: a missing
+			// one breaks the contract. Only the name is taken from the
+			// detail, never anything else it says.
+			if m := missingAttribute.FindStringSubmatch(d.Detail); m != nil {
+				summary = fmt.Sprintf("The module has no output %q, which the module contract requires", m[1])
+			}
+		}
+		items = append(items, summaryItem(summary, where))
 	}
 	return items
 }
+
+// rootFile is the root module CAPTF generates around the user's module.
+const rootFile = "main.tf.json"
+
+// missingAttribute finds the attribute a "Unsupported attribute"
+// diagnostic names.
+var missingAttribute = regexp.MustCompile(`attribute named "([A-Za-z_][A-Za-z0-9_-]*)"`)
 
 var (
 	// "with module.role.null_resource.boot," names the resource instance.

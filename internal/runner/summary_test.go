@@ -131,6 +131,18 @@ func TestSummary(t *testing.T) {
 			want: "Invalid count argument (module.role.null_resource.a)",
 		},
 		{
+			name: "a contract output the module lacks is named",
+			out: StepOutput{Step: "validate", Exit: 1, Stdout: []byte(
+				`{"valid":false,"error_count":1,"diagnostics":[{"severity":"error","summary":"Unsupported attribute","detail":"This object does not have an attribute named \"health\".","range":{"filename":"main.tf.json","start":{"line":22,"column":79,"byte":78}}}]}`)},
+			want: `The module has no output "health", which the module contract requires (main.tf.json:22)`,
+		},
+		{
+			name: "an unsupported attribute in the user's module keeps the runtime's words",
+			out: StepOutput{Step: "validate", Exit: 1, Stdout: []byte(
+				`{"valid":false,"error_count":1,"diagnostics":[{"severity":"error","summary":"Unsupported attribute","detail":"This object does not have an attribute named \"x\".","range":{"filename":"main.tf","start":{"line":3}}}]}`)},
+			want: "Unsupported attribute (main.tf:3)",
+		},
+		{
 			name: "validate without range keeps the summary alone",
 			out: StepOutput{Step: "validate", Exit: 1, Stdout: []byte(
 				`{"valid":false,"error_count":1,"diagnostics":[{"severity":"error","summary":"Module not installed","detail":"run init"}]}`)},

@@ -41,8 +41,7 @@ func unpullableImage(t *testing.T, ctx context.Context, f *flow) {
 
 // A module missing a contract output: the root module CAPTF renders
 // re-exports every contract output, so the apply stops at validate
-// (ApplyJobSucceeded=False, "Unsupported attribute"; the Job's log names
-// the output), and
+// (ApplyJobSucceeded=False, naming the missing output), and
 // the TerraformCluster reports OutputsValid=False/OutputsMissing and is not
 // provisioned, instead of waiting silently.
 func missingOutput(t *testing.T, ctx context.Context, f *flow) {
@@ -63,7 +62,7 @@ func missingOutput(t *testing.T, ctx context.Context, f *flow) {
 		if apply == nil || outputs == nil {
 			return false, "no ApplyJobSucceeded or OutputsValid yet", nil
 		}
-		ok := apply.Reason == infrav1.ApplyFailedReason && strings.Contains(apply.Message, "step validate: Unsupported attribute") &&
+		ok := apply.Reason == infrav1.ApplyFailedReason && strings.Contains(apply.Message, `step validate: The module has no output "exports"`) &&
 			outputs.Status == metav1.ConditionFalse && outputs.Reason == infrav1.OutputsMissingReason
 		return ok, apply.Reason + ": " + apply.Message + " / " + outputs.Reason + ": " + outputs.Message, nil
 	})
