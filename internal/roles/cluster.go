@@ -55,6 +55,7 @@ func (Cluster) Owner(ctx context.Context, r client.Reader, obj client.Object) (O
 		o.ClusterName = obj.GetLabels()[infrav1.ClusterNameLabel]
 		o.NotReady = notReady(metav1.ConditionUnknown, infrav1.WaitingForOwnerReason,
 			"Waiting for a Cluster to own this TerraformCluster (set Cluster.spec.infrastructureRef to it)")
+		o.Ownerless = true
 		return o, nil
 	}
 	name := ref.Name

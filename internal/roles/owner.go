@@ -133,6 +133,7 @@ func memberOwner(ctx context.Context, r client.Reader, obj client.Object, m memb
 	ref := ownerRef(obj, m.ownerKind)
 	if ref == nil {
 		o.NotReady = notReady(metav1.ConditionUnknown, m.waiting, "Waiting for a %s to own this %s", m.ownerKind, m.infraKind)
+		o.Ownerless = true
 		return ownedBy(ctx, r, obj, o)
 	}
 	name := ref.Name

@@ -59,6 +59,9 @@ type Owner struct {
 	Mismatch bool
 	// Paused: the object or its Cluster is paused.
 	Paused bool
+	// Ownerless: the object has no owner reference of the expected kind
+	// (yet).
+	Ownerless bool
 }
 
 // Found reports whether the owner object was found.

@@ -7,7 +7,10 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -47,6 +50,30 @@ func (p *pass) countDependents(ctx context.Context) error {
 	return nil
 }
 
+// releaseOwnerless releases, even while paused, a deleting object that
+// never got its owner (no owner reference of the expected kind) and has
+// nothing anyone could lose: no Job, no state, nothing ever applied, no
+// unknown apply outcome and no live run lease. It reports whether it did.
+func (p *pass) releaseOwnerless(ctx context.Context, deleting bool) (bool, error) {
+	if !deleting || p.active != nil || !p.owner.Ownerless {
+		return false, nil
+	}
+	if err := p.loadRecords(ctx); err != nil {
+		return false, err
+	}
+	if err := p.observeState(ctx); err != nil {
+		return false, err
+	}
+	if p.stateStatus() != StateAbsent || p.everApplied() || p.unconfirmed() != "" {
+		return false, nil
+	}
+	if held, err := p.runLeaseHeld(ctx); err != nil || held {
+		return false, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Releasing a deleting object that never got its owner and has nothing to destroy")
+	return true, p.release(ctx, Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState})
+}
+
 // release cleans up after a successful destroy, or for an object that
 // never applied, then removes the finalizer.
 func (p *pass) release(ctx context.Context, d Decision) error {
@@ -59,9 +86,10 @@ func (p *pass) release(ctx context.Context, d Decision) error {
 	return p.removeFinalizer(ctx)
 }
 
-// cleanup deletes, in order, the state Secrets (found by label), the
-// state lock, the input records, the run lease, and this object's owner
-// reference on its credentials mirror.
+// cleanup deletes, in order and one by one, the state Secrets (found by
+// label), the state lock, the input records, the plan key, the run and
+// cluster leases, and this object's owner reference on its credentials
+// mirror.
 //
 // An object released on state another object retained (ownState false)
 // touches none of that state, its records or its lock.
@@ -69,22 +97,10 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	ns := p.obj.GetNamespace()
 	suffix := p.suffix()
 	if ownState {
-		if err := p.e.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns),
-			client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		chunks := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
+		if err := p.deleteEach(ctx, chunks, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return fmt.Errorf("deleting the state Secrets: %w", err)
 		}
-	}
-	// The run lease and (a cluster's) cluster lease carry the object's
-	// owner labels and their kind.
-	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	for _, kind := range []string{"run", "cluster"} {
-		if err := p.e.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(ns), client.MatchingLabels{
-			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
-		}); err != nil {
-			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
-		}
-	}
-	if ownState {
 		lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
 		if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
@@ -97,6 +113,16 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	if err := p.e.Client.Delete(ctx, key); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the plan key Secret: %w", err)
 	}
+	// The run lease and (a cluster's) cluster lease carry the object's
+	// owner labels and their kind.
+	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
+	for _, kind := range []string{"run", "cluster"} {
+		if err := p.deleteEach(ctx, &coordinationv1.LeaseList{}, client.InNamespace(ns), client.MatchingLabels{
+			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
+		}); err != nil {
+			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
+		}
+	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
 		res, err := credentials.ReleaseMirror(ctx, p.e.Client, ns, ref.Name, p.obj)
 		if err != nil {
@@ -107,6 +133,24 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		}
 	}
 	return nil
+}
+
+// deleteEach lists (live) and deletes, one by one, the objects list
+// selects: CAPTF never deletes a collection.
+func (p *pass) deleteEach(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := p.e.APIReader.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	return meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			pm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+		}
+		if err := p.e.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s: %w", obj.GetName(), err)
+		}
+		return nil
+	})
 }
 
 func (p *pass) removeFinalizer(ctx context.Context) error {

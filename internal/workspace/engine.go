@@ -246,6 +246,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	p.clearBlockMove()
 	if p.owner.Paused {
+		if released, err := p.releaseOwnerless(ctx, deleting); released || err != nil {
+			return ctrl.Result{}, err
+		}
 		// Bookkeeping only: approvals are recorded and
 		// status.pendingPlanRef follows the live plan.
 		return ctrl.Result{RequeueAfter: ActiveJobRequeue}, p.syncPlans(ctx, true)

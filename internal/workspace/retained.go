@@ -78,7 +78,7 @@ func (p *pass) retain(ctx context.Context) error {
 		}
 	}
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	if err := p.e.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
+	if err := p.deleteEach(ctx, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
 		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: "run",
 	}); err != nil {
 		return fmt.Errorf("deleting the run lease: %w", err)
