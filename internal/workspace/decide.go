@@ -246,7 +246,14 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 		return s.withBackoff(OpApply, start(OpApply, r))
 	}
 	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
-		return wait(ReasonAwaitingApproval, ApprovalRequeue)
+		if j.PlanHash != "" {
+			return wait(ReasonAwaitingApproval, ApprovalRequeue)
+		}
+		// The runner reported no plan to approve: nothing can release it
+		// but another guarded apply, after RetryMax.
+		if due := j.FinishedAt.Add(RetryMax); s.Now.Before(due) {
+			return wait(ReasonAwaitingApproval, due.Sub(s.Now))
+		}
 	}
 	return s.withBackoff(OpApply, start(OpApply, r))
 }

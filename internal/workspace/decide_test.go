@@ -156,7 +156,7 @@ func TestDecide(t *testing.T) {
 			f := failed(OpApply, 30*time.Minute)
 			f.InputsHash = "h2:a"
 			j := failed(OpApply, time.Minute)
-			j.Blocked, j.InputsHash = true, "h2:a"
+			j.Blocked, j.InputsHash, j.PlanHash = true, "h2:a", "p2:x"
 			s.History = append(s.History, f, j)
 		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
 		{"8 the approval of a plan blocked after a failure applies it", func(s *Snapshot) {
@@ -188,9 +188,21 @@ func TestDecide(t *testing.T) {
 		{"an apply blocked for these inputs waits for approval", func(s *Snapshot) {
 			s.InputsHash = "h2:b"
 			j := failed(OpApply, time.Minute)
-			j.Blocked = true
+			j.Blocked, j.PlanHash = true, "p2:x"
 			s.History = append(s.History, j)
 		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
+		{"a blocked apply without a plan to approve is retried after 10 minutes", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			j := failed(OpApply, 11*time.Minute)
+			j.Blocked = true
+			s.History = append(s.History, j)
+		}, start(OpApply, ReasonInputsChanged)},
+		{"a blocked apply without a plan waits until then", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			j := failed(OpApply, 4*time.Minute)
+			j.Blocked = true
+			s.History = append(s.History, j)
+		}, wait(ReasonAwaitingApproval, 6*time.Minute)},
 		{"new inputs after a blocked apply apply at once", func(s *Snapshot) {
 			s.InputsHash = "h2:c"
 			j := failed(OpApply, time.Minute)

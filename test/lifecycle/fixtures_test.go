@@ -319,3 +319,39 @@ func noSecretsIn(t *testing.T, where, text string) {
 		t.Errorf("%s leaks a secret value %q", where, v)
 	}
 }
+
+// updateCluster changes the world's Cluster API Cluster.
+func (w *world) updateCluster(change func(*clusterv1.Cluster)) {
+	w.t.Helper()
+	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
+		change(o.(*clusterv1.Cluster))
+	})
+}
+
+// setPodCIDR sets the Cluster's pod network; the example cluster module
+// replaces its network and load balancer when it changes.
+func (w *world) setPodCIDR(cidrs ...string) {
+	w.t.Helper()
+	w.updateCluster(func(c *clusterv1.Cluster) { c.Spec.ClusterNetwork.Pods.CIDRBlocks = cidrs })
+}
+
+// pauseCluster sets or clears the Cluster's spec.paused and waits until
+// tc reports it.
+func (w *world) pauseCluster(tc *infrav1.TerraformCluster, paused bool) {
+	w.t.Helper()
+	w.updateCluster(func(c *clusterv1.Cluster) {
+		c.Spec.Paused = nil
+		if paused {
+			c.Spec.Paused = &paused
+		}
+	})
+	want := metav1.ConditionFalse
+	if paused {
+		want = metav1.ConditionTrue
+	}
+	w.eventually(time.Minute, "Paused reported", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.PausedCondition)
+		return c != nil && c.Status == want, nil
+	})
+}

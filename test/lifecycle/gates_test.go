@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -161,9 +160,7 @@ func TestClusterOperationGate(t *testing.T) {
 		w.get(tm)
 		return tm.Status.ActiveJob != nil, nil
 	})
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.244.0.0/16"}
-	})
+	w.setPodCIDR("10.244.0.0/16")
 	w.eventually(time.Minute, "the cluster waits for the machine", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)

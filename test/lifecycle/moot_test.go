@@ -6,7 +6,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,9 +25,7 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.ApplyPolicy = infrav1.ApplyPolicyManual })
 	w.waitProvisioned(tc)
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.4.0.0/16"}
-	})
+	w.setPodCIDR("10.4.0.0/16")
 	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
@@ -50,14 +47,7 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 		t.Errorf("no PlanSuperseded event says the applyPolicy made %s moot; events: %q", manual.Name, w.eventNotes(tc.Name))
 	}
 
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.Paused = ptr.To(true)
-	})
-	w.eventually(time.Minute, "Paused reported", func() (bool, error) {
-		w.get(tc)
-		c := conditionOf(tc, infrav1.PausedCondition)
-		return c != nil && c.Status == metav1.ConditionTrue, nil
-	})
+	w.pauseCluster(tc, true)
 	applies := len(w.jobsOf(state.KindCluster, tc.Name, "apply"))
 	w.approve(guarded)
 	w.waitEvent(tc.Name, "PlanApproved")
@@ -68,9 +58,7 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != applies {
 		t.Fatalf("%d apply Jobs started while the cluster is paused", n-applies)
 	}
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.Paused = nil
-	})
+	w.pauseCluster(tc, false)
 	w.eventually(2*time.Minute, "the approved plan applied after the pause", func() (bool, error) {
 		w.get(guarded)
 		return guarded.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
@@ -90,11 +78,9 @@ func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}
 	w.get(cluster)
 	applied := cluster.Spec.ClusterNetwork.Pods.CIDRBlocks
-	w.update(cluster, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.5.0.0/16"}
-	})
+	w.setPodCIDR("10.5.0.0/16")
 	plan := w.waitBlocked(tc)
-	w.update(cluster, func(o client.Object) { o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = applied })
+	w.setPodCIDR(applied...)
 	w.eventually(time.Minute, "the block withdrawn", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
@@ -126,21 +112,12 @@ func TestApprovedPlanSupersededWhenTheInputsMove(t *testing.T) {
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}
-	w.update(cluster, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.6.0.0/16"}
-	})
+	w.setPodCIDR("10.6.0.0/16")
 	approved := w.waitBlocked(tc)
-	w.update(cluster, func(o client.Object) { o.(*clusterv1.Cluster).Spec.Paused = ptr.To(true) })
-	w.eventually(time.Minute, "Paused reported", func() (bool, error) {
-		w.get(tc)
-		c := conditionOf(tc, infrav1.PausedCondition)
-		return c != nil && c.Status == metav1.ConditionTrue, nil
-	})
+	w.pauseCluster(tc, true)
 	w.approve(approved)
 	w.waitEvent(tc.Name, "PlanApproved")
-	w.update(cluster, func(o client.Object) {
-		c := o.(*clusterv1.Cluster)
+	w.updateCluster(func(c *clusterv1.Cluster) {
 		c.Spec.ClusterNetwork.Pods.CIDRBlocks, c.Spec.Paused = []string{"10.7.0.0/16"}, nil
 	})
 	w.eventually(2*time.Minute, "a plan of the new inputs", func() (bool, error) {

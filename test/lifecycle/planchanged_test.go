@@ -11,8 +11,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/test/kubelet"
@@ -92,9 +90,7 @@ func TestApprovedPlanChangedIsPlannedAgain(t *testing.T) {
 	w.wantFile(file, true)
 
 	// A new pod network replaces the network: the guard stops the apply.
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.1.0.0/16"}
-	})
+	w.setPodCIDR("10.1.0.0/16")
 	first := w.waitBlocked(tc)
 	if s := first.Spec.Summary; s.Replace < 1 || s.Create != 0 {
 		t.Errorf("TerraformPlan %s summary %+v, want replacements only", first.Name, s)

@@ -68,14 +68,9 @@ func TestGuardSupersedesAPlanWhenTheInputsMove(t *testing.T) {
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)
-	setCIDR := func(cidr string) {
-		w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-			o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{cidr}
-		})
-	}
-	setCIDR("10.1.0.0/16")
+	w.setPodCIDR("10.1.0.0/16")
 	first := w.waitBlocked(tc)
-	setCIDR("10.2.0.0/16")
+	w.setPodCIDR("10.2.0.0/16")
 	w.eventually(2*time.Minute, "a new plan for the new inputs", func() (bool, error) {
 		w.get(tc)
 		return tc.Status.PendingPlanRef != nil && tc.Status.PendingPlanRef.Name != first.Name, nil
@@ -128,9 +123,7 @@ func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
 	}
 
 	// The pods CIDR replaces resources: planned, then held for approval.
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.3.0.0/16"}
-	})
+	w.setPodCIDR("10.3.0.0/16")
 	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
@@ -181,9 +174,7 @@ func TestPoolExportsChangeIsGuarded(t *testing.T) {
 
 	// A new pod network replaces the cluster's network (approved), which
 	// changes the exports the pool renders.
-	w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-		o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.9.0.0/16"}
-	})
+	w.setPodCIDR("10.9.0.0/16")
 	w.approve(w.waitBlocked(tc))
 	w.eventually(3*time.Minute, "the pool's apply blocked with an ExportsChange plan", func() (bool, error) {
 		w.get(tmp)

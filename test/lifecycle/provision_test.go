@@ -83,9 +83,7 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 			w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "m-0-bootstrap"}}, func(o client.Object) {
 				o.(*corev1.Secret).Data["value"] = []byte("#cloud-config\nrotated")
 			})
-			w.update(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.cluster}}, func(o client.Object) {
-				o.(*clusterv1.Cluster).Spec.ClusterNetwork.Pods.CIDRBlocks = []string{"10.244.0.0/16"}
-			})
+			w.setPodCIDR("10.244.0.0/16")
 			w.eventually(2*time.Minute, "the pool re-applied with 3 replicas", func() (bool, error) {
 				w.get(tmp)
 				return len(tmp.Spec.ProviderIDList) == 3 && ptr.Deref(tmp.Status.Replicas, 0) == 3, nil
