@@ -239,11 +239,11 @@ func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan
 	return p.setPlanStatus(ctx, pl, infrav1.PlanPhaseSuperseded)
 }
 
-// reportWithdrawn: once the change a blocked apply waited for is moot and
-// no apply is due, ApplyJobSucceeded reports the last real outcome again,
-// naming the withdrawn Job, instead of the block.
+// reportWithdrawn: once the change a blocked apply (or a Manual plan)
+// waited for is moot and no apply is due, ApplyJobSucceeded reports the
+// last real outcome again, naming the withdrawn Job, instead of the wait.
 func (p *pass) reportWithdrawn(pl *infrav1.TerraformPlan) {
-	if c := p.current(infrav1.ApplyJobSucceededCondition); c == nil || c.Reason != infrav1.DestructivePlanBlockedReason {
+	if c := p.current(infrav1.ApplyJobSucceededCondition); c == nil || (c.Reason != infrav1.DestructivePlanBlockedReason && c.Reason != infrav1.PlanAwaitingApprovalReason) {
 		return
 	}
 	withdrawn := ""
@@ -255,8 +255,12 @@ func (p *pass) reportWithdrawn(pl *infrav1.TerraformPlan) {
 			continue
 		}
 		if j.Succeeded {
+			change := fmt.Sprintf("the change TerraformPlan %s planned", pl.Name)
+			if withdrawn != "" {
+				change = fmt.Sprintf("the change Job %s stopped before (TerraformPlan %s)", withdrawn, pl.Name)
+			}
 			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-				Message: fmt.Sprintf("Job %s applied the current inputs; the change Job %s stopped before (TerraformPlan %s) was withdrawn", j.Name, withdrawn, pl.Name)})
+				Message: fmt.Sprintf("Job %s applied the current inputs; %s was withdrawn", j.Name, change)})
 		}
 		return
 	}
