@@ -119,6 +119,9 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 		return ctrl.Result{}, p.retain(ctx)
 	}
 	p.reportWait(d)
+	if p.soonest > 0 && (d.Requeue == 0 || p.soonest < d.Requeue) {
+		d.Requeue = p.soonest
+	}
 	return ctrl.Result{RequeueAfter: d.Requeue}, nil
 }
 

@@ -76,7 +76,8 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 	op := jobOp(j)
 	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", j.Name, image, w.Reason, w.Message)
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
-	if p.now.Sub(j.CreationTimestamp.Time) < p.e.Options.imagePullGrace() {
+	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
+		p.lookAgainIn(left) // the grace ends before the Job's own requeue
 		return nil
 	}
 	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {

@@ -151,6 +151,9 @@ type pass struct {
 	// dependentNames name the dependents, machines first.
 	dependentNames []string
 	released       bool
+	// soonest, when set, is how soon a wait must look again at the latest
+	// (a deadline the decision's own requeue does not know of).
+	soonest time.Duration
 	forceUnlock    string
 	stateLocked    bool
 	// retained: the state belongs to a deleted object of the same name.
@@ -324,6 +327,13 @@ func (p *pass) releaseExternallyManaged(ctx context.Context) error {
 	p.e.Recorder.Eventf(p.obj, nil, corev1.EventTypeNormal, "ExternallyManagedReleased", "Release",
 		"Removed the CAPTF finalizer of an externally managed object; its state and infrastructure are left alone")
 	return nil
+}
+
+// lookAgainIn makes this pass's wait look again within d.
+func (p *pass) lookAgainIn(d time.Duration) {
+	if p.soonest == 0 || d < p.soonest {
+		p.soonest = d
+	}
 }
 
 // setDeletingAndPaused sets the two state conditions every pass reports.
