@@ -153,9 +153,9 @@ type pass struct {
 	released       bool
 	// soonest, when set, is how soon a wait must look again at the latest
 	// (a deadline the decision's own requeue does not know of).
-	soonest time.Duration
-	forceUnlock    string
-	stateLocked    bool
+	soonest     time.Duration
+	forceUnlock string
+	stateLocked bool
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due).
