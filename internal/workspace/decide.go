@@ -200,6 +200,9 @@ func decideDeletion(s Snapshot) Decision {
 // again would only block again. The schedule goes on (a blocked
 // remediation does not pause drift checks).
 func (s Snapshot) remediationBlocked() bool {
+	if s.PendingPlan {
+		return true
+	}
 	j := s.newest(OpApply)
 	return j != nil && j.Remediation && j.Blocked && j.InputsHash == s.InputsHash && !s.ApprovedPlan
 }
@@ -244,6 +247,9 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 			return s.withBackoff(OpPlan, start(OpPlan, r))
 		}
 		return s.withBackoff(OpApply, start(OpApply, r))
+	}
+	if s.PendingPlan && !remediation {
+		return wait(ReasonAwaitingApproval, ApprovalRequeue)
 	}
 	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
 		if j.PlanHash != "" {

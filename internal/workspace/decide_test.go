@@ -203,6 +203,13 @@ func TestDecide(t *testing.T) {
 			j.Blocked = true
 			s.History = append(s.History, j)
 		}, wait(ReasonAwaitingApproval, 6*time.Minute)},
+		{"a pending plan of these inputs holds their apply without its Job (moved)", func(s *Snapshot) {
+			s.InputsHash, s.PendingPlan = "h2:b", true
+		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
+		{"a pending plan holds a remediation; drift checks go on", func(s *Snapshot) {
+			s.DriftFound, s.Remediate, s.PendingPlan = true, true, true
+			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+		}, wait(ReasonUpToDate, 0)},
 		{"new inputs after a blocked apply apply at once", func(s *Snapshot) {
 			s.InputsHash = "h2:c"
 			j := failed(OpApply, time.Minute)

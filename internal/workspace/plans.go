@@ -140,6 +140,18 @@ func (p *pass) approvedPlan() *infrav1.TerraformPlan {
 	return nil
 }
 
+// pendingPlan is the live, unapproved Destructive or ExportsChange plan of
+// the current inputs (nil when none, or while a pool holds its exports
+// change back and applies rotations meanwhile).
+func (p *pass) pendingPlan() *infrav1.TerraformPlan {
+	pl := p.livePlan()
+	if pl == nil || planApproved(pl) || pl.Spec.Reason == infrav1.PlanReasonManual || p.inputs.held != nil ||
+		p.planInputs() == "" || pl.Spec.InputsHash != p.planInputs() {
+		return nil
+	}
+	return pl
+}
+
 // syncPlans moves the plans along before the decision: an approval is
 // recorded (PlanApproved), a moot plan is superseded, an approval that
 // raced a supersession is marked ignored, older terminal plans are pruned,
@@ -213,6 +225,8 @@ func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
 		return "applyPolicy is no longer Manual"
 	case pl.Spec.Reason == infrav1.PlanReasonDestructive && p.manual():
 		return "applyPolicy is Manual now: a plan Job plans the next apply"
+	case !strings.HasPrefix(pl.Spec.PlanHash, plan.HashPrefix):
+		return "its plan hash is of an older scheme; the next apply plans again and asks for a fresh approval"
 	case noApplyDue && p.inputs.held == nil:
 		return "no apply of these inputs is due any more"
 	}

@@ -127,6 +127,10 @@ type Snapshot struct {
 	// ApprovedPlan: a live TerraformPlan of the current inputs is
 	// approved, so their blocked apply may run (with --expect-plan).
 	ApprovedPlan bool
+	// PendingPlan: a live, unapproved Destructive or ExportsChange
+	// TerraformPlan names the current inputs: their apply is blocked even
+	// when its Job is gone (clusterctl move moves plans, not Jobs).
+	PendingPlan bool
 	// RescueRecorded: the attempt record says a rescued state waits for its
 	// restore (captf.io/rescued-serial), whatever the Job history keeps.
 	RescueRecorded bool

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -144,4 +145,54 @@ func TestApprovedPlanSupersededWhenTheInputsMove(t *testing.T) {
 			t.Errorf("apply Job %s ran the superseded plan", j.Name)
 		}
 	}
+}
+
+// TestBlockedApplyOutlivesItsJob: the live plan holds a blocked apply,
+// not the blocked Job: once that Job is gone (clusterctl move moves plans
+// but not Jobs), no new guarded apply runs, the cluster still names the
+// plan to approve, and approving it applies.
+func TestBlockedApplyOutlivesItsJob(t *testing.T) {
+	w := newWorld(t, "tofu")
+	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	w.setPodCIDR("10.8.0.0/16")
+	plan := w.waitBlocked(tc)
+	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+		if j.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true" {
+			if err := env.Client.Delete(t.Context(), &j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.eventually(time.Minute, "the blocked Job gone", func() (bool, error) {
+		for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+			if j.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	applies := len(w.jobsOf(state.KindCluster, tc.Name, "apply"))
+	// A spec change that leaves the inputs alone proves a pass ran.
+	w.update(tc, func(o client.Object) {
+		o.(*infrav1.TerraformCluster).Spec.Drift = &infrav1.ClusterDriftSpec{IntervalSeconds: ptr.To[int32](3600), Action: infrav1.DriftActionReport}
+	})
+	w.eventually(time.Minute, "a pass over the new generation", func() (bool, error) {
+		w.get(tc)
+		return tc.Status.ObservedGeneration == tc.Generation, nil
+	})
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != applies {
+		t.Fatalf("%d apply Jobs started once the blocked Job was gone, want none: the plan still waits", n-applies)
+	}
+	c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+	if c.Reason != infrav1.DestructivePlanBlockedReason || !strings.HasPrefix(c.Message, "TerraformPlan "+plan.Name) || tc.Status.PendingPlanRef == nil || tc.Status.PendingPlanRef.Name != plan.Name {
+		t.Errorf("ApplyJobSucceeded = %+v, pendingPlanRef %+v; want the block naming %s", c, tc.Status.PendingPlanRef, plan.Name)
+	}
+	w.approve(plan)
+	w.eventually(2*time.Minute, "the plan applied", func() (bool, error) {
+		w.get(plan)
+		return plan.Labels[infrav1.PlanPhaseLabel] == string(infrav1.PlanPhaseApplied), nil
+	})
 }
