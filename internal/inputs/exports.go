@@ -13,8 +13,9 @@ import (
 const exportsInput = "captf_cluster_outputs"
 
 // Exports returns the cluster exports a tfvars document (a role's, or a
-// whole terraform.tfvars.json) renders, compacted; nil when it renders
-// none.
+// whole terraform.tfvars.json) renders, in canonical JSON (see Canonical),
+// so that two renderings of the same exports are equal byte for byte; nil
+// when it renders none or they have no canonical form.
 func Exports(tfvars []byte) json.RawMessage {
 	var vars map[string]json.RawMessage
 	if json.Unmarshal(tfvars, &vars) != nil {
@@ -24,11 +25,11 @@ func Exports(tfvars []byte) json.RawMessage {
 	if !ok {
 		return nil
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
+	canonical, err := Canonical(raw)
+	if err != nil {
 		return nil
 	}
-	return buf.Bytes()
+	return canonical
 }
 
 // ExportsHash is the hex SHA-256 of Exports(tfvars) ("" when it renders
@@ -43,7 +44,8 @@ func ExportsHash(tfvars []byte) string {
 }
 
 // WithExports returns a role's tfvars rendering exports instead of the
-// cluster exports they render.
+// cluster exports they render. Nothing is escaped for HTML, so the
+// exports hash the same in the result.
 func WithExports(roleTfvars []byte, exports json.RawMessage) ([]byte, error) {
 	var vars map[string]json.RawMessage
 	if err := json.Unmarshal(roleTfvars, &vars); err != nil {
@@ -53,5 +55,11 @@ func WithExports(roleTfvars []byte, exports json.RawMessage) ([]byte, error) {
 		return nil, fmt.Errorf("the role's tfvars render no %s", exportsInput)
 	}
 	vars[exportsInput] = exports
-	return json.Marshal(vars)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(vars); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

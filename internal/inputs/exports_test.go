@@ -37,3 +37,19 @@ func TestWithExportsReplacesOnlyTheExports(t *testing.T) {
 		t.Error("tfvars without exports: want an error")
 	}
 }
+
+func TestWithExportsKeepsTheExportsHash(t *testing.T) {
+	applied := []byte(`{"captf_cluster_outputs":{"endpoint":"https://a.example?x=1&y=<2>"}}`)
+	role := []byte(`{"bootstrap_data":"b","captf_cluster_outputs":{"endpoint":"https://b.example"}}`)
+	got, err := WithExports(role, Exports(applied))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ExportsHash(got) != ExportsHash(applied) {
+		t.Errorf("held rendering %s hashes %s, the applied exports %s", got, ExportsHash(got), ExportsHash(applied))
+	}
+	escaped := []byte(`{"captf_cluster_outputs":{"endpoint":"https://a.example?x=1\u0026y=\u003c2\u003e"}}`)
+	if ExportsHash(escaped) != ExportsHash(applied) {
+		t.Error("the same exports, escaped differently, hash differently")
+	}
+}

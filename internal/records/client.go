@@ -185,14 +185,15 @@ func MarkAppliedExports(ctx context.Context, c client.Client, reader client.Read
 // job, which rendered other cluster exports than the pool's last
 // successful apply, failed after it started or vanished: its members may
 // render either exports. Nothing is recorded when the record holds
-// another Job's inputs or the Job rendered the applied exports. It
-// reports whether the record exists.
+// another Job's inputs, no applied exports are recorded (a first apply
+// changes no exports), or the Job rendered the applied ones. It reports
+// whether the record exists.
 func MarkPartialExports(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, job string) (bool, error) {
 	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
 		exports := inputs.ExportsHash(s.Data[TfvarsFile])
 		applied := s.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]
-		if s.Annotations[infrav1.JobAnnotation] != job || exports == "" || exports == applied {
-			return true // not an exports change of that Job
+		if s.Annotations[infrav1.JobAnnotation] != job || exports == "" || applied == "" || exports == applied {
+			return true // not an exports change of that Job (nothing applied yet: no change either)
 		}
 		doc, _ := json.Marshal(map[string]string{"job": job, "exportsHash": exports, "appliedExportsHash": applied})
 		s.Annotations[infrav1.PartialClusterOutputsAnnotation] = string(doc)

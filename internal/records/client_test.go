@@ -238,7 +238,13 @@ func TestPoolExportsRecords(t *testing.T) {
 		return attempt
 	}
 
-	_, err := records.MarkAppliedExports(ctx, env.Client, env.Client, ns, kind, "pool", "old-exports")
+	// A first apply that fails changed no exports.
+	_, err := records.MarkPartialExports(ctx, env.Client, env.Client, ns, kind, "pool", "job-p1")
+	check(t, err)
+	if a := load(); a.PartialExports != "" {
+		t.Fatalf("partial-cluster-outputs %q recorded before anything was applied", a.PartialExports)
+	}
+	_, err = records.MarkAppliedExports(ctx, env.Client, env.Client, ns, kind, "pool", "old-exports")
 	check(t, err)
 	_, err = records.SetPendingExports(ctx, env.Client, env.Client, ns, kind, "pool", `{"plan":"pool-1"}`)
 	check(t, err)

@@ -70,6 +70,11 @@ func (p *pass) releaseOwnerless(ctx context.Context, deleting bool) (bool, error
 	if held, err := p.runLeaseHeld(ctx); err != nil || held {
 		return false, err
 	}
+	if p.role.Kind() == state.KindCluster {
+		if err := p.countDependents(ctx); err != nil || p.dependents > 0 {
+			return false, err
+		}
+	}
 	ctrl.LoggerFrom(ctx).Info("Releasing a deleting object that never got its owner and has nothing to destroy")
 	return true, p.release(ctx, Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState})
 }

@@ -204,7 +204,7 @@ func (s Snapshot) remediationBlocked() bool {
 		return true
 	}
 	j := s.newest(OpApply)
-	return j != nil && j.Remediation && j.Blocked && j.InputsHash == s.InputsHash && !s.ApprovedPlan
+	return j != nil && j.Remediation && j.Blocked && !j.PlanEnded && j.InputsHash == s.InputsHash && !s.ApprovedPlan
 }
 
 // rescuePending: the newest apply's state was saved as a backup set
@@ -251,7 +251,7 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 	if s.PendingPlan && !remediation {
 		return wait(ReasonAwaitingApproval, ApprovalRequeue)
 	}
-	if j := s.newest(OpApply); j != nil && j.Blocked && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
+	if j := s.newest(OpApply); j != nil && j.Blocked && !j.PlanEnded && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
 		if j.PlanHash != "" {
 			return wait(ReasonAwaitingApproval, ApprovalRequeue)
 		}

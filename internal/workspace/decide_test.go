@@ -191,6 +191,18 @@ func TestDecide(t *testing.T) {
 			j.Blocked, j.PlanHash = true, "p2:x"
 			s.History = append(s.History, j)
 		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
+		{"a blocked apply whose plan ended (superseded, failed) is guarded again at once", func(s *Snapshot) {
+			s.InputsHash = "h2:b"
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.PlanHash, j.PlanEnded = true, "p2:x", true
+			s.History = append(s.History, j)
+		}, start(OpApply, ReasonInputsChanged)},
+		{"a blocked remediation whose plan ended remediates again", func(s *Snapshot) {
+			j := failed(OpApply, time.Minute)
+			j.Blocked, j.Remediation, j.InputsHash, j.PlanHash, j.PlanEnded = true, true, "h2:a", "p2:x", true
+			s.DriftFound, s.Remediate, s.History = true, true, append(s.History, j)
+			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
+		}, start(OpApply, ReasonDriftRemediation)},
 		{"a blocked apply without a plan to approve is retried after 10 minutes", func(s *Snapshot) {
 			s.InputsHash = "h2:b"
 			j := failed(OpApply, 11*time.Minute)
@@ -208,8 +220,8 @@ func TestDecide(t *testing.T) {
 		}, wait(ReasonAwaitingApproval, 10*time.Minute)},
 		{"a pending plan holds a remediation; drift checks go on", func(s *Snapshot) {
 			s.DriftFound, s.Remediate, s.PendingPlan = true, true, true
-			s.Schedule.LastDriftCheck = t0.Add(-10 * time.Minute)
-		}, wait(ReasonUpToDate, 0)},
+			s.Schedule.LastDriftCheck, s.Schedule.DriftInterval = t0.Add(-10*time.Minute), 5*time.Minute
+		}, start(OpDrift, ReasonDriftDue)},
 		{"new inputs after a blocked apply apply at once", func(s *Snapshot) {
 			s.InputsHash = "h2:c"
 			j := failed(OpApply, time.Minute)

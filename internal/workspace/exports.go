@@ -116,8 +116,11 @@ func (p *pass) recordHold(ctx context.Context) error {
 	if h := p.inputs.held; h != nil {
 		raw, _ := json.Marshal(map[string]string{"plan": h.plan, "approvalHash": h.approval, "exportsHash": h.exports})
 		doc = string(raw)
-		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
-			Message: p.blockedMessage() + "; meanwhile the pool keeps the cluster exports of its last successful apply (bootstrap data rotations still apply)"})
+		// A failed rotation apply keeps its own report.
+		if j := (Snapshot{History: p.history()}).newest(OpApply); j == nil || !j.countsAsFailure() {
+			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
+				Message: p.blockedMessage() + "; meanwhile the pool keeps the cluster exports of its last successful apply (bootstrap data rotations still apply)"})
+		}
 	}
 	if a.PendingExports == doc {
 		return nil

@@ -66,10 +66,27 @@ func (p *pass) history() []FinishedJob {
 	var out []FinishedJob
 	for i := range p.jobs {
 		if fj, ok := finishedJob(&p.jobs[i]); ok {
+			fj.PlanEnded = fj.Blocked && p.blockEnded(fj)
 			out = append(out, fj)
 		}
 	}
 	return out
+}
+
+// blockEnded: the plan a blocked apply made is no longer live, or cannot
+// be found a minute after the Job ended (pruned, deleted; a younger one
+// may not be in the cache yet).
+func (p *pass) blockEnded(fj FinishedJob) bool {
+	if fj.PlanHash == "" {
+		return false // no plan to approve: retried after RetryMax
+	}
+	name := planName(p.obj.GetName(), fj.Name, fj.PlanHash)
+	for i := range p.plans {
+		if p.plans[i].Name == name {
+			return !live(&p.plans[i])
+		}
+	}
+	return p.now.Sub(fj.FinishedAt) > ActiveJobRequeue
 }
 
 // nextAttempt is one more than the newest retained Job of op.

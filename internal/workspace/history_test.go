@@ -102,3 +102,36 @@ func TestFinishedJobReadsTheBookkeepingMarks(t *testing.T) {
 		t.Error("a running Job reads as finished")
 	}
 }
+
+// TestBlockEnded: a blocked apply holds while its plan is live; once the
+// plan is terminal, or gone a minute after the Job ended, it no longer
+// does.
+func TestBlockEnded(t *testing.T) {
+	blocked := FinishedJob{Name: "apply-a1", Op: OpApply, Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-5 * time.Minute)}
+	plan := func(phase infrav1.PlanPhase) infrav1.TerraformPlan {
+		return infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: planName("demo", "apply-a1", "p2:x"),
+			Labels: map[string]string{infrav1.PlanPhaseLabel: string(phase)}}}
+	}
+	testCases := []struct {
+		name  string
+		plans []infrav1.TerraformPlan
+		job   FinishedJob
+		want  bool
+	}{
+		{"its plan waits", []infrav1.TerraformPlan{plan(infrav1.PlanPhasePending)}, blocked, false},
+		{"its plan is approved", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseApproved)}, blocked, false},
+		{"its plan was superseded", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseSuperseded)}, blocked, true},
+		{"its plan failed", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseFailed)}, blocked, true},
+		{"its plan is gone", nil, blocked, true},
+		{"its plan is not in the cache yet", nil, FinishedJob{Name: "apply-a1", Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-10 * time.Second)}, false},
+		{"no plan was reported", nil, FinishedJob{Name: "apply-a1", Blocked: true, FinishedAt: t0.Add(-time.Hour)}, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &pass{obj: &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}, plans: tc.plans, now: t0}
+			if got := p.blockEnded(tc.job); got != tc.want {
+				t.Errorf("blockEnded = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -166,6 +166,7 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 	if !frozen && p.active == nil && p.planInputs() != "" {
 		noApplyDue = p.snapshot(false).NoApplyDue()
 	}
+	newest := p.livePlan()
 	for i := range p.plans {
 		pl := &p.plans[i]
 		if !live(pl) {
@@ -174,14 +175,28 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 			}
 			continue
 		}
+		if outcome := p.planOutcome(pl); outcome != "" {
+			if _, err := p.setPlanPhase(ctx, pl, outcome); err != nil {
+				return err
+			}
+			continue
+		}
 		why := ""
-		if !frozen && p.active == nil && p.planInputs() != "" {
+		switch {
+		case frozen:
+		case pl != newest:
+			why = "a newer plan replaced it" // one live plan per target
+		case p.active == nil && p.planInputs() != "":
 			why = p.moot(pl, noApplyDue)
 		}
 		switch {
 		case why != "":
-			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseSuperseded); err != nil {
-				return err
+			changed, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseSuperseded)
+			if err != nil || !changed {
+				if err != nil {
+					return err
+				}
+				continue
 			}
 			typ := corev1.EventTypeNormal
 			if planApproved(pl) {
@@ -192,12 +207,15 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 				p.reportWithdrawn(pl)
 			}
 		case planApproved(pl) && planPhase(pl) != infrav1.PlanPhaseApproved:
-			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil {
-				return err
+			if changed, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil || !changed {
+				if err != nil {
+					return err
+				}
+				continue
 			}
 			p.eventf(corev1.EventTypeNormal, "PlanApproved", "TerraformPlan %s was approved by %s", pl.Name, pl.Spec.ApprovedBy)
 		case planPhase(pl) == "":
-			if err := p.setPlanPhase(ctx, pl, infrav1.PlanPhasePending); err != nil {
+			if _, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhasePending); err != nil {
 				return err
 			}
 		}
@@ -262,20 +280,23 @@ func (p *pass) reportWithdrawn(pl *infrav1.TerraformPlan) {
 	}
 	withdrawn := ""
 	for _, j := range (Snapshot{History: p.history()}).byNewest(OpApply) {
-		if j.Blocked || j.PlanChanged {
-			if withdrawn == "" {
+		if j.Blocked || j.PlanChanged || j.Interrupted {
+			if withdrawn == "" && !j.Interrupted {
 				withdrawn = j.Name
 			}
 			continue
 		}
-		if j.Succeeded {
-			change := fmt.Sprintf("the change TerraformPlan %s planned", pl.Name)
-			if withdrawn != "" {
-				change = fmt.Sprintf("the change Job %s stopped before (TerraformPlan %s)", withdrawn, pl.Name)
-			}
-			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-				Message: fmt.Sprintf("Job %s applied the current inputs; %s was withdrawn", j.Name, change)})
+		change := fmt.Sprintf("the change TerraformPlan %s planned", pl.Name)
+		if withdrawn != "" {
+			change = fmt.Sprintf("the change Job %s stopped before (TerraformPlan %s)", withdrawn, pl.Name)
 		}
+		c := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
+			Message: fmt.Sprintf("Job %s applied the current inputs; %s was withdrawn", j.Name, change)}
+		if !j.Succeeded {
+			c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyFailedReason,
+				fmt.Sprintf("The last apply, Job %s, failed; %s was withdrawn", j.Name, change)
+		}
+		p.set(c)
 		return
 	}
 }
@@ -352,8 +373,11 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 	}
 	for i := range p.plans {
 		if old := &p.plans[i]; live(old) && old.Name != pl.Name {
-			if err := p.setPlanPhase(ctx, old, infrav1.PlanPhaseSuperseded); err != nil {
-				return err
+			if changed, err := p.setPlanPhase(ctx, old, infrav1.PlanPhaseSuperseded); err != nil || !changed {
+				if err != nil {
+					return err
+				}
+				continue // the next pass supersedes it (one live plan)
 			}
 			p.eventf(corev1.EventTypeNormal, "PlanSuperseded", "TerraformPlan %s was superseded by %s", old.Name, pl.Name)
 		}
@@ -380,31 +404,60 @@ func (p *pass) finishApprovedApply(ctx context.Context, o outcome, kind infrav1.
 		switch {
 		case o.succeeded:
 			p.eventf(corev1.EventTypeNormal, "PlanApplied", "Job %s applied TerraformPlan %s", o.job.Name, pl.Name)
-			return p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApplied)
+			_, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApplied)
+			return err
 		case kind == infrav1.RunErrorPlanChanged:
-			return p.setPlanPhase(ctx, pl, infrav1.PlanPhaseFailed)
+			_, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseFailed)
+			return err
 		}
 	}
 	return nil
 }
 
 // setPlanPhase moves a plan to phase: the label (the source of truth for
-// terminal phases), then the status.
-func (p *pass) setPlanPhase(ctx context.Context, pl *infrav1.TerraformPlan, phase infrav1.PlanPhase) error {
+// terminal phases), then the status. The label is patched against the
+// plan as read: when the cache was behind (the plan changed meanwhile),
+// nothing is written and changed is false; the next pass decides again
+// on the fresh plan.
+func (p *pass) setPlanPhase(ctx context.Context, pl *infrav1.TerraformPlan, phase infrav1.PlanPhase) (changed bool, err error) {
 	if planPhase(pl) != phase {
-		patch := client.MergeFrom(pl.DeepCopy())
+		patch := client.MergeFromWithOptions(pl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		if pl.Labels == nil {
 			pl.Labels = map[string]string{}
 		}
 		pl.Labels[infrav1.PlanPhaseLabel] = string(phase)
 		if err := p.e.Client.Patch(ctx, pl, patch); err != nil {
-			return client.IgnoreNotFound(err)
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, err
 		}
+		changed = true
 		if result := strings.ToLower(string(phase)); phase != infrav1.PlanPhasePending {
 			metrics.ObservePlanApproval(p.role.Kind(), result)
 		}
 	}
-	return p.setPlanStatus(ctx, pl, phase)
+	return changed, p.setPlanStatus(ctx, pl, phase)
+}
+
+// planOutcome is the terminal phase a bookkept apply Job that ran a live
+// plan gave it ("" when none did): Applied after a success, Failed after
+// a plan-changed result. Bookkeeping sets it; this repairs a transition a
+// stale read made it skip.
+func (p *pass) planOutcome(pl *infrav1.TerraformPlan) infrav1.PlanPhase {
+	for i := range p.jobs {
+		j := &p.jobs[i]
+		if j.Annotations[infrav1.PlanAnnotation] != pl.Name || j.Annotations[infrav1.BookkeptAnnotation] != "true" {
+			continue
+		}
+		if _, succeeded, _, _ := jobFinished(j); succeeded {
+			return infrav1.PlanPhaseApplied
+		}
+		if j.Annotations[infrav1.PlanChangedAnnotation] == "true" {
+			return infrav1.PlanPhaseFailed
+		}
+	}
+	return ""
 }
 
 // setPlanStatus writes a plan's status: phase, Ready and Approved.

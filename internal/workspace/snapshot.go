@@ -47,6 +47,9 @@ type FinishedJob struct {
 	InputsHash string
 	// Blocked: a guarded apply stopped before a destructive plan.
 	Blocked bool
+	// PlanEnded: the TerraformPlan of a blocked apply is terminal
+	// (superseded, failed, applied) or gone: the block no longer holds.
+	PlanEnded bool
 	// PlanChanged: an approved apply planned other changes.
 	PlanChanged bool
 	// Interrupted: stopped from outside (drain, eviction, Job deletion), not

@@ -100,6 +100,17 @@ func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
 	if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 1 {
 		t.Errorf("%d successful applies, want the first only: the withdrawn change applied nothing", n)
 	}
+
+	// The same change again is guarded again, with a new plan.
+	w.setPodCIDR("10.5.0.0/16")
+	w.eventually(2*time.Minute, "a new plan for the change made again", func() (bool, error) {
+		w.get(tc)
+		return tc.Status.PendingPlanRef != nil && tc.Status.PendingPlanRef.Name != plan.Name, nil
+	})
+	w.approve(w.waitBlocked(tc))
+	w.eventually(2*time.Minute, "the change applied", func() (bool, error) {
+		return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
+	})
 }
 
 // TestApprovedPlanSupersededWhenTheInputsMove: a plan approved while the
