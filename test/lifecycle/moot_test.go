@@ -27,12 +27,7 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.ApplyPolicy = infrav1.ApplyPolicyManual })
 	w.waitProvisioned(tc)
 	w.setPodCIDR("10.4.0.0/16")
-	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
-		w.get(tc)
-		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
-		return c != nil && c.Reason == infrav1.PlanAwaitingApprovalReason && tc.Status.PendingPlanRef != nil, nil
-	})
-	manual := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tc.Status.PendingPlanRef.Name}}
+	manual := w.waitAwaitingApproval(tc)
 
 	w.update(tc, func(o client.Object) { o.(*infrav1.TerraformCluster).Spec.ApplyPolicy = infrav1.ApplyPolicyAutomatic })
 	guarded := w.waitBlocked(tc)

@@ -38,6 +38,20 @@ func (w *world) waitBlocked(tc *infrav1.TerraformCluster) *infrav1.TerraformPlan
 	return plan
 }
 
+// waitAwaitingApproval waits until a Manual TerraformCluster's plan waits
+// for approval and returns it.
+func (w *world) waitAwaitingApproval(tc *infrav1.TerraformCluster) *infrav1.TerraformPlan {
+	w.t.Helper()
+	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.PlanAwaitingApprovalReason && tc.Status.PendingPlanRef != nil, nil
+	})
+	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tc.Status.PendingPlanRef.Name}}
+	w.get(plan)
+	return plan
+}
+
 // approve approves a plan as the test's user.
 func (w *world) approve(plan *infrav1.TerraformPlan) {
 	w.t.Helper()
@@ -124,13 +138,7 @@ func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
 
 	// The pods CIDR replaces resources: planned, then held for approval.
 	w.setPodCIDR("10.3.0.0/16")
-	w.eventually(2*time.Minute, "PlanAwaitingApproval", func() (bool, error) {
-		w.get(tc)
-		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
-		return c != nil && c.Reason == infrav1.PlanAwaitingApprovalReason && tc.Status.PendingPlanRef != nil, nil
-	})
-	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tc.Status.PendingPlanRef.Name}}
-	w.get(plan)
+	plan := w.waitAwaitingApproval(tc)
 	if plan.Spec.Reason != infrav1.PlanReasonManual || plan.Spec.Summary.Replace < 1 {
 		t.Errorf("TerraformPlan %s: reason %s, summary %+v; want a Manual plan replacing the network", plan.Name, plan.Spec.Reason, plan.Spec.Summary)
 	}
