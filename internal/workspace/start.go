@@ -126,7 +126,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, slotRequeue(string(p.obj.GetUID())))
 	}
 	attempt := nextAttempt(p.jobs, op)
-	name := jobs.Name(jobs.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op)))
+	name := jobs.Name(jobs.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
 	ok, why, err := p.acquireRunLease(ctx, name, op)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -295,9 +295,13 @@ func firstMessage(conds []metav1.Condition) string {
 }
 
 // tick is the part of a Job's name hash that tells runs of the same
-// inputs apart.
-func (p *pass) tick(op Operation) string {
+// inputs apart; a drift remediation's names the drift check it answers.
+func (p *pass) tick(op Operation, r Reason) string {
 	switch op {
+	case OpApply:
+		if t := p.w.Status.LastDriftCheck; r == ReasonDriftRemediation && t != nil {
+			return "remediate/" + t.UTC().Format(time.RFC3339)
+		}
 	case OpRefresh:
 		if t := p.w.Status.LastRefresh; t != nil {
 			return t.UTC().Format(time.RFC3339)

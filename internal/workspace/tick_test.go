@@ -1,0 +1,37 @@
+package workspace
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+)
+
+// TestTick: the name hash of a Job tells apart runs of the same inputs
+// the way the reference's table says: a drift remediation by the drift
+// check it answers, a refresh or drift by the last successful one, a plain
+// apply by nothing.
+func TestTick(t *testing.T) {
+	tc := &infrav1.TerraformCluster{}
+	p := &pass{obj: tc, w: roles.Workload{Status: &infrav1.WorkspaceStatus{
+		LastDriftCheck: &metav1.Time{Time: t0}, LastRefresh: &metav1.Time{Time: t0.Add(-time.Hour)}}}}
+	testCases := []struct {
+		op     Operation
+		reason Reason
+		want   string
+	}{
+		{OpApply, ReasonInputsChanged, ""},
+		{OpApply, ReasonDriftRemediation, "remediate/2026-11-29T12:00:00Z"},
+		{OpDrift, ReasonDriftDue, "2026-11-29T12:00:00Z"},
+		{OpRefresh, ReasonHealthPending, "2026-11-29T11:00:00Z"},
+		{OpDestroy, ReasonDeleting, ""},
+	}
+	for _, tc := range testCases {
+		if got := p.tick(tc.op, tc.reason); got != tc.want {
+			t.Errorf("tick(%s, %s) = %q, want %q", tc.op, tc.reason, got, tc.want)
+		}
+	}
+}
