@@ -70,14 +70,20 @@ func startShared(tools string) (*devenv.Env, error) {
 		return nil, err
 	}
 	images := map[string]localnode.Image{}
+	example := filepath.Join(root, "examples", "modules", "noop-cluster")
 	for _, module := range testModules {
-		dir := filepath.Join(root, "test", "e2e", "testdata", "modules", module)
+		dir, err := testModule(root, module, filepath.Join(shared.dir, "modules", module))
+		if err != nil {
+			return nil, err
+		}
 		for _, rt := range devenv.RuntimeNames {
 			images[devenv.ExampleImage(module, rt)] = localnode.ModuleImage(dir, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
 		}
 	}
 	// A cluster module that breaks the contract: no exports output.
-	broken, err := withoutOutput(filepath.Join(root, "examples", "modules", "noop-cluster"), filepath.Join(shared.dir, "modules", "no-exports-cluster"), "exports")
+	broken, err := copyModule(example, filepath.Join(shared.dir, "modules", "no-exports-cluster"), func(text string) (string, error) {
+		return withoutOutput(text, "exports")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +124,23 @@ func stopShared(code int) int {
 	return code
 }
 
-// withoutOutput copies the module src to dst without its output name.
-func withoutOutput(src, dst, name string) (string, error) {
+// testModule assembles one of this package's cluster modules in dst: its
+// own files (testdata/modules/<module>) and the contract's variables.tf of
+// the noop cluster example, which it would otherwise repeat.
+func testModule(root, module, dst string) (string, error) {
+	if _, err := copyModule(filepath.Join(root, "test", "e2e", "testdata", "modules", module), dst, nil); err != nil {
+		return "", err
+	}
+	vars, err := os.ReadFile(filepath.Join(root, "examples", "modules", "noop-cluster", "variables.tf"))
+	if err != nil {
+		return "", err
+	}
+	return dst, os.WriteFile(filepath.Join(dst, "variables.tf"), vars, 0o644)
+}
+
+// copyModule copies the files of the module src to dst, passing each
+// file's text through change (when not nil).
+func copyModule(src, dst string, change func(text string) (string, error)) (string, error) {
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		return "", err
@@ -133,16 +154,27 @@ func withoutOutput(src, dst, name string) (string, error) {
 			return "", err
 		}
 		text := string(b)
-		if start := strings.Index(text, "output \""+name+"\" {"); start >= 0 {
-			end := strings.Index(text[start:], "\n}\n")
-			if end < 0 {
-				return "", fmt.Errorf("output %s of %s does not end", name, e.Name())
+		if change != nil {
+			if text, err = change(text); err != nil {
+				return "", fmt.Errorf("%s: %w", e.Name(), err)
 			}
-			text = text[:start] + text[start+end+3:]
 		}
 		if err := os.WriteFile(filepath.Join(dst, e.Name()), []byte(text), 0o644); err != nil {
 			return "", err
 		}
 	}
 	return dst, nil
+}
+
+// withoutOutput removes the block of output name from a module file.
+func withoutOutput(text, name string) (string, error) {
+	start := strings.Index(text, "output \""+name+"\" {")
+	if start < 0 {
+		return text, nil
+	}
+	end := strings.Index(text[start:], "\n}\n")
+	if end < 0 {
+		return "", fmt.Errorf("output %s does not end", name)
+	}
+	return text[:start] + text[start+end+3:], nil
 }
