@@ -169,6 +169,10 @@ const (
 	DestructivePlanBlockedReason = "DestructivePlanBlocked"
 	// IdentityNotAllowedReason: a destroy waits for its identity.
 	IdentityNotAllowedReason = "IdentityNotAllowed"
+	// NamespaceTerminatingReason: the object's namespace is being deleted,
+	// so Kubernetes refuses the destroy (or restore) Job; the state is kept
+	// and the message names the way out.
+	NamespaceTerminatingReason = "NamespaceTerminating"
 	// ImageInvalidReason: the module image breaks the image contract.
 	ImageInvalidReason = "ImageInvalid"
 	// ImagePullFailedReason: the module image could not be pulled.

@@ -13,6 +13,13 @@ const (
 	// TerraformMachinePoolFinalizer holds a TerraformMachinePool until its
 	// infrastructure is destroyed.
 	TerraformMachinePoolFinalizer = "terraformmachinepool.infrastructure.cluster.x-k8s.io"
+
+	// StateProtectionFinalizer keeps the Secrets a destroy needs (state
+	// chunks, backups, inputs records, the plan key, credentials mirrors)
+	// until CAPTF's own cleanup removes it: neither the garbage collector
+	// under any propagation policy nor a namespace deletion takes them
+	// while the infrastructure they describe may still exist.
+	StateProtectionFinalizer = "captf.io/state-protection"
 )
 
 // Labels CAPTF sets.
@@ -156,6 +163,13 @@ const (
 	// ImagePullFailedAnnotation marks a Job whose image was not pulled for
 	// two minutes.
 	ImagePullFailedAnnotation = "captf.io/image-pull-failed"
+	// OwnerUIDAnnotation on a Job is the UID of the object it runs for,
+	// and OwnerAnnotation that object's name: a Job started while its
+	// object is being deleted has no owner reference (the garbage
+	// collector would stop it under foreground deletion), so these tie it
+	// to its object.
+	OwnerUIDAnnotation = "captf.io/owner-uid"
+	OwnerAnnotation    = "captf.io/owner"
 	// LeaseOperationAnnotation is the operation holding a CAPTF Lease.
 	LeaseOperationAnnotation = "captf.io/lease-op"
 	// LeaseAcquiredAtAnnotation is when a CAPTF Lease was acquired.

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,11 +51,64 @@ func TestGarbageCollectorKeepsAMirrorWhileAnyOwnerExists(t *testing.T) {
 	}
 
 	// Control: once the last owner is gone the collector does delete it,
-	// so the wait above proved something.
+	// so the wait above proved something. The state protection keeps it
+	// until CAPTF lets go: here no user is left that could destroy with
+	// it, so it is abandoned and released.
 	if err := env.Client.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
+	key := client.ObjectKey{Namespace: tenant, Name: credentials.MirrorName(id.Name)}
+	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the garbage collector did not delete the mirror once its owners were gone: %v", err)
+	}
+	if released, err := credentials.ReleaseAbandonedMirror(ctx, env.Client, env.Client, m); err != nil || !released {
+		t.Fatalf("ReleaseAbandonedMirror: %v, %v; want the abandoned mirror released", released, err)
+	}
 	mirrorGone(t, tenant, id.Name)
+}
+
+// A mirror the garbage collector deletes while one of its users still
+// exists (all of them deleted with foreground propagation) is kept for
+// their destroy.
+func TestAMirrorBeingDeletedIsKeptWhileAUserExists(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := testContext(t)
+	system := namespace(t, "system", nil)
+	tenant := namespace(t, "tenant", nil)
+	src := sourceSecret(t, system, "aws-creds", credentialData())
+	id := identity("fg", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	a := cluster(t, tenant, "a", id.Name)
+	ensure(t, id, a, credentials.OutcomeCreated)
+	// The user is being deleted but still exists (a finalizer holds it).
+	a.Finalizers = []string{"example.com/hold"}
+	if err := env.Client.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, a, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: tenant, Name: credentials.MirrorName(id.Name)}
+	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the garbage collector did not delete the mirror of a user deleted in the foreground: %v", err)
+	}
+	if released, err := credentials.ReleaseAbandonedMirror(ctx, env.Client, env.Client, m); err != nil || released {
+		t.Fatalf("ReleaseAbandonedMirror: %v, %v; want the mirror kept for its user's destroy", released, err)
+	}
+	s := &corev1.Secret{}
+	if err := env.Client.Get(ctx, key, s); err != nil || len(s.Data["AWS_ACCESS_KEY_ID"]) == 0 {
+		t.Fatalf("the mirror of a user still to be destroyed is unreadable: %v", err)
+	}
+	if err := env.Client.Patch(ctx, a, client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func waitGone(t *testing.T, obj client.Object) {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/protection"
 )
 
 // EnsureMirror makes the mirror of identity in user's namespace current and
@@ -81,6 +82,7 @@ func writeMirror(ctx context.Context, c client.Client, apiReader client.Reader, 
 				Labels:          map[string]string{infrav1.MirroredLabel: "true", infrav1.ManagedLabel: "true"},
 				Annotations:     map[string]string{infrav1.SourceHashAnnotation: res.SourceHash, infrav1.IdentityAnnotation: res.Identity},
 				OwnerReferences: []metav1.OwnerReference{ref},
+				Finalizers:      []string{protection.Finalizer},
 			},
 			Type: corev1.SecretTypeOpaque,
 			Data: maps.Clone(data),
@@ -110,6 +112,9 @@ func writeMirror(ctx context.Context, c client.Client, apiReader client.Reader, 
 		mirror.OwnerReferences = refs
 		changed = true
 	}
+	// A destroy needs the mirror: the garbage collector takes it once
+	// every user is being deleted with foreground propagation.
+	changed = protection.Protect(mirror) || changed
 	if mirror.Annotations[infrav1.SourceHashAnnotation] != res.SourceHash {
 		mirror.Annotations[infrav1.SourceHashAnnotation] = res.SourceHash
 		mirror.Data = maps.Clone(data)

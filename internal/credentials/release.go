@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/protection"
 )
 
 // ReleaseMirror removes user's owner reference (whatever its UID) from the
@@ -88,10 +90,19 @@ func getMirrorMetadata(ctx context.Context, c client.Client, namespace, identity
 	return res, mirror, nil
 }
 
-// deleteMirror deletes the mirror as it was read: the preconditions make
-// the delete fail with a conflict if it changed since, for example because
-// another user just added its reference (exact, in ReleaseMirror).
+// deleteMirror releases the mirror's protection and deletes it as it was
+// read: the optimistic lock and preconditions make both fail with a
+// conflict if it changed since, for example because another user just
+// added its reference (exact, in ReleaseMirror). A user who comes between
+// the two protects it again on its next write.
 func deleteMirror(ctx context.Context, c client.Client, res Result, mirror *metav1.PartialObjectMetadata, exact bool) (Result, error) {
+	if err := protection.Release(ctx, c, mirror); err != nil {
+		return res, fmt.Errorf("releasing mirror Secret %s: %w", res.Mirror, err)
+	}
+	if protection.Terminating(mirror) {
+		res.Outcome = OutcomeRemoved
+		return res, nil
+	}
 	uid := mirror.GetUID()
 	pre := client.Preconditions{UID: &uid}
 	if exact {

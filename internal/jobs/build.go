@@ -13,6 +13,11 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
+// UnownedJobTTLSeconds is how long a finished Job without an owner
+// reference (one of a deleting object) is kept if its object's cleanup
+// did not delete it: long enough for any manager to have bookkept it.
+const UnownedJobTTLSeconds int32 = 24 * 3600
+
 // TerminationGracePeriodSeconds is the pod's grace after SIGTERM; the
 // runner gets StopTimeout of it to stop the runtime and write its result.
 const TerminationGracePeriodSeconds int64 = 600
@@ -51,11 +56,10 @@ func Build(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	job := &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            s.Name,
-			Namespace:       s.Namespace,
-			Labels:          labels,
-			Annotations:     jobAnnotations(s),
-			OwnerReferences: []metav1.OwnerReference{ownerRef(s)},
+			Name:        s.Name,
+			Namespace:   s.Namespace,
+			Labels:      labels,
+			Annotations: jobAnnotations(s),
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](0),
@@ -65,6 +69,13 @@ func Build(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 				Spec:       pod,
 			},
 		},
+	}
+	if s.Unowned {
+		// Nothing owns it: should the cleanup miss it, the TTL controller
+		// takes it in the end.
+		job.Spec.TTLSecondsAfterFinished = ptr.To(UnownedJobTTLSeconds)
+	} else {
+		job.OwnerReferences = []metav1.OwnerReference{ownerRef(s)}
 	}
 	return job, perRunSecret(s), nil
 }
@@ -84,14 +95,17 @@ func jobLabels(s Spec) map[string]string {
 	}
 }
 
+// jobAnnotations name the object the Job runs for (its UID and name) and,
+// for an apply, plan or restore, the inputs hash.
 func jobAnnotations(s Spec) map[string]string {
+	ann := map[string]string{infrav1.OwnerUIDAnnotation: string(s.UID), infrav1.OwnerAnnotation: s.ObjectName}
 	switch s.Op {
 	case infrav1.OperationApply, infrav1.OperationPlan, infrav1.OperationRestore:
 		if s.InputsHash != "" {
-			return map[string]string{infrav1.InputsHashAnnotation: s.InputsHash}
+			ann[infrav1.InputsHashAnnotation] = s.InputsHash
 		}
 	}
-	return nil
+	return ann
 }
 
 func ownerRef(s Spec) metav1.OwnerReference {

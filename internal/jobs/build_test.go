@@ -125,3 +125,25 @@ func mustBuild(t *testing.T, s Spec) (*batchv1.Job, *corev1.Secret) {
 	}
 	return job, secret
 }
+
+// A Job of an object being deleted has no owner reference (the garbage
+// collector would stop it under foreground deletion); its annotations
+// still name the object.
+func TestBuildUnowned(t *testing.T) {
+	spec := buildCases()[0].spec
+	owned, _ := mustBuild(t, spec)
+	spec.Unowned = true
+	unowned, _ := mustBuild(t, spec)
+	if len(owned.OwnerReferences) != 1 || len(unowned.OwnerReferences) != 0 {
+		t.Fatalf("owner references: owned %+v, unowned %+v", owned.OwnerReferences, unowned.OwnerReferences)
+	}
+	if owned.Spec.TTLSecondsAfterFinished != nil || unowned.Spec.TTLSecondsAfterFinished == nil || *unowned.Spec.TTLSecondsAfterFinished != UnownedJobTTLSeconds {
+		t.Errorf("ttlSecondsAfterFinished: owned %v, unowned %v; want only the unowned Job to expire, after %d s",
+			owned.Spec.TTLSecondsAfterFinished, unowned.Spec.TTLSecondsAfterFinished, UnownedJobTTLSeconds)
+	}
+	for _, j := range []*batchv1.Job{owned, unowned} {
+		if j.Annotations[infrav1.OwnerUIDAnnotation] != string(spec.UID) || j.Annotations[infrav1.OwnerAnnotation] != spec.ObjectName {
+			t.Errorf("annotations %v, want the object's UID %s and name %s", j.Annotations, spec.UID, spec.ObjectName)
+		}
+	}
+}

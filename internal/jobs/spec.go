@@ -20,10 +20,16 @@ type Spec struct {
 	// TerraformMachinePool.
 	Kind string
 	// ObjectName, Namespace and UID identify the object; the Job is
-	// created in Namespace and owned by the object.
+	// created in Namespace and owned by the object, unless Unowned.
 	ObjectName string
 	Namespace  string
 	UID        types.UID
+	// Unowned leaves out the owner reference: the object is being deleted,
+	// and the garbage collector would stop a Job it owns (and its pods)
+	// under foreground propagation. The Job's captf.io/owner-uid and
+	// captf.io/owner annotations still tie it to the object; the object's
+	// cleanup deletes it.
+	Unowned bool
 	// ClusterName is the owning Cluster API cluster.
 	ClusterName string
 

@@ -17,6 +17,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/protection"
 )
 
 // ErrRetained is returned when a write finds a record kept by
@@ -98,16 +99,23 @@ func get(ctx context.Context, reader client.Reader, namespace, name string) (*Re
 }
 
 // Delete deletes both records of an object, the cleanup after a successful
-// destroy (or a deletion with nothing to destroy). A record already gone
-// is not an error.
-func Delete(ctx context.Context, c client.Client, namespace, kind, name string) error {
+// destroy (or a deletion with nothing to destroy): each is read through
+// reader (uncached), released from its protection and deleted. A record
+// already gone is not an error.
+func Delete(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) error {
 	if AttemptName(kind, name) == "" {
 		return fmt.Errorf("kind %q has no inputs record", kind)
 	}
 	for _, n := range []string{AttemptName(kind, name), AppliedName(kind, name)} {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: n}}
+		s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: n}, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading inputs record %s/%s: %w", namespace, n, err)
+		}
 		ctrl.LoggerFrom(ctx).Info("Deleting inputs record", "secret", klog.KObj(s))
-		if err := c.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+		if err := protection.Delete(ctx, c, s); err != nil {
 			return fmt.Errorf("deleting inputs record %s/%s: %w", namespace, n, err)
 		}
 	}

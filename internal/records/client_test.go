@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,8 +191,21 @@ func TestDeleteRemovesBothRecords(t *testing.T) {
 	if attempt == nil || applied == nil || len(attempt.Name) > 253 || attempt.Name != records.AttemptName(kind, name) {
 		t.Fatalf("records of a long-named machine: %+v, %+v", attempt, applied)
 	}
-	check(t, records.Delete(ctx, env.Client, ns, kind, name))
-	check(t, records.Delete(ctx, env.Client, ns, kind, name))
+	// The garbage collector (a foreground deletion of the machine) or a
+	// namespace deletion deletes the records: they stay, readable.
+	for _, n := range []string{attempt.Name, applied.Name} {
+		check(t, env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}))
+	}
+	attempt, applied, err = records.Load(ctx, env.Client, ns, kind, name)
+	check(t, err)
+	if attempt == nil || applied == nil || string(attempt.Tfvars) == "" {
+		t.Fatalf("after a delete that is not CAPTF's cleanup: %+v, %+v; want both records kept", attempt, applied)
+	}
+	if s := secret(t, ns, attempt.Name); s.DeletionTimestamp == nil || !slices.Contains(s.Finalizers, infrav1.StateProtectionFinalizer) {
+		t.Errorf("attempt record: deletionTimestamp %v, finalizers %v; want it held by %s", s.DeletionTimestamp, s.Finalizers, infrav1.StateProtectionFinalizer)
+	}
+	check(t, records.Delete(ctx, env.Client, env.Client, ns, kind, name))
+	check(t, records.Delete(ctx, env.Client, env.Client, ns, kind, name))
 	attempt, applied, err = records.Load(ctx, env.Client, ns, kind, name)
 	check(t, err)
 	if attempt != nil || applied != nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/pkg/state"
 )
 
@@ -119,7 +120,8 @@ func OwnerReference(obj metav1.Object, kind string) metav1.OwnerReference {
 // labels are captf.io/managed and the owner kind and name (hashed past 63
 // characters, as on the state); the annotations are those of the record's
 // kind, each one only when set. owner becomes the only owner reference,
-// without the controller and blockOwnerDeletion flags.
+// without the controller and blockOwnerDeletion flags, and the record is
+// protected (captf.io/state-protection) until cleanup deletes it.
 func Secret(namespace string, owner metav1.OwnerReference, rec Record, applied bool) (*corev1.Secret, error) {
 	name := AttemptName(owner.Kind, owner.Name)
 	if applied {
@@ -141,6 +143,7 @@ func Secret(namespace string, owner metav1.OwnerReference, rec Record, applied b
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID,
 			}},
+			Finalizers: []string{protection.Finalizer},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{MainFile: rec.MainTF, TfvarsFile: rec.Tfvars},
@@ -228,6 +231,7 @@ func merge(existing, desired *corev1.Secret, applied bool) bool {
 	}
 	existing.OwnerReferences = desired.OwnerReferences
 	existing.Data = desired.Data
+	protection.Protect(existing)
 	return !equalSecrets(before, existing)
 }
 
@@ -235,6 +239,7 @@ func equalSecrets(a, b *corev1.Secret) bool {
 	return equality.Semantic.DeepEqual(a.Labels, b.Labels) &&
 		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
 		equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
+		equality.Semantic.DeepEqual(a.Finalizers, b.Finalizers) &&
 		equality.Semantic.DeepEqual(a.Data, b.Data)
 }
 

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -42,7 +44,7 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 func (p *pass) reownBackups(ctx context.Context) error {
 	var stray []*corev1.Secret
 	for i := range p.backupSecrets {
-		if s := &p.backupSecrets[i]; !hasOwner(s, p.obj) && s.Labels[infrav1.RetainedFromUIDLabel] == "" {
+		if s := &p.backupSecrets[i]; p.unkept(s) {
 			stray = append(stray, s)
 		}
 	}
@@ -50,7 +52,7 @@ func (p *pass) reownBackups(ctx context.Context) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d state backup Secrets that lacked an owner reference to this object", n)
+	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d state backup Secrets that lacked an owner reference to this object or its protection", n)
 	return nil
 }
 
@@ -119,6 +121,7 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 	owner := records.OwnerReference(p.obj, p.role.Kind())
 	for i := len(set) - 1; i >= 0; i-- {
 		set[i].OwnerReferences = []metav1.OwnerReference{owner}
+		set[i].Finalizers = []string{protection.Finalizer}
 		if err := p.e.Client.Create(ctx, &set[i]); err != nil && !apierrors.IsAlreadyExists(err) {
 			return sets, fmt.Errorf("writing state backup %s: %w", set[i].Name, err)
 		}
@@ -152,12 +155,12 @@ func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.B
 		}
 		metrics.StateBackups.WithLabelValues(p.role.Kind(), "pruned").Inc()
 		for _, name := range b.Chunks {
-			if name == "" {
+			i := slices.IndexFunc(p.backupSecrets, func(s corev1.Secret) bool { return s.Name == name })
+			if name == "" || i < 0 {
 				continue
 			}
-			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name}}
-			if err := p.e.Client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
-				return nil, fmt.Errorf("pruning state backup %s: %w", name, err)
+			if err := protection.Delete(ctx, p.e.Client, &p.backupSecrets[i]); err != nil {
+				return nil, fmt.Errorf("pruning state backup: %w", err)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -88,34 +89,40 @@ func (p *pass) release(ctx context.Context, d Decision) error {
 	if d.Reason == ReasonDestroyed {
 		p.eventf(corev1.EventTypeNormal, "Destroyed", "The infrastructure was destroyed and the object's Secrets, records and leases removed")
 	}
-	return p.removeFinalizer(ctx)
+	if err := p.removeFinalizer(ctx); err != nil {
+		return err
+	}
+	// Last: until the finalizer is gone, the finished destroy Job is what
+	// tells a pass cut short that the destroy succeeded.
+	return p.deleteUnownedJobs(ctx)
 }
 
 // cleanup deletes, in order and one by one, the state Secrets (found by
 // label), the state lock, the input records, the plan key, the run and
 // cluster leases, and this object's owner reference on its credentials
-// mirror.
+// mirror; it releases the state backups (the garbage collector takes them
+// with the object). Every protected Secret loses captf.io/state-protection
+// here (or on Retain) and nowhere else. The Jobs that ran without an owner
+// reference go once the finalizer is removed (deleteUnownedJobs).
 //
 // An object released on state another object retained (ownState false)
-// touches none of that state, its records or its lock.
+// touches none of that state, its records, its backups or its lock.
 func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	ns := p.obj.GetNamespace()
 	suffix := p.suffix()
 	if ownState {
-		chunks := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
-		if err := p.deleteEach(ctx, chunks, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return fmt.Errorf("deleting the state Secrets: %w", err)
 		}
 		lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
 		if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
 		}
-		if err := records.Delete(ctx, p.e.Client, ns, p.role.Kind(), p.obj.GetName()); err != nil {
+		if err := records.Delete(ctx, p.e.Client, p.e.APIReader, ns, p.role.Kind(), p.obj.GetName()); err != nil {
 			return fmt.Errorf("deleting the input records: %w", err)
 		}
 	}
-	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.planKeyName()}}
-	if err := p.e.Client.Delete(ctx, key); err != nil && !apierrors.IsNotFound(err) {
+	if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()}); err != nil {
 		return fmt.Errorf("deleting the plan key Secret: %w", err)
 	}
 	// The run lease and (a cluster's) cluster lease carry the object's
@@ -137,11 +144,19 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 			p.eventf(corev1.EventTypeNormal, credentials.MirrorRemovedEvent, "Deleted credentials mirror %s: its last user is gone", res.Mirror.Name)
 		}
 	}
+	if ownState {
+		return p.releaseBackups(ctx)
+	}
 	return nil
 }
 
-// deleteEach lists (live) and deletes, one by one, the objects list
-// selects: CAPTF never deletes a collection.
+// secretMetadataList lists Secrets' metadata only.
+func secretMetadataList() *metav1.PartialObjectMetadataList {
+	return &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
+}
+
+// deleteEach lists (live), releases and deletes, one by one, the objects
+// list selects: CAPTF never deletes a collection.
 func (p *pass) deleteEach(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	if err := p.e.APIReader.List(ctx, list, opts...); err != nil {
 		return err
@@ -151,10 +166,7 @@ func (p *pass) deleteEach(ctx context.Context, list client.ObjectList, opts ...c
 		if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			pm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		}
-		if err := p.e.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s: %w", obj.GetName(), err)
-		}
-		return nil
+		return protection.Delete(ctx, p.e.Client, obj)
 	})
 }
 
@@ -221,8 +233,8 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation], false)
 }
 
-// adopt sets hash on the base state Secret (optimistic lock) and owns
-// every chunk, read live. exact (a restore) also removes the hash when
+// adopt sets hash on the base state Secret (optimistic lock) and owns and
+// protects every chunk, read live. exact (a restore) also removes the hash when
 // hash is "": the restored state's inputs are unknown.
 func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 	suffix := p.suffix()
@@ -249,6 +261,7 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
 			changed = true
 		}
+		changed = protection.Protect(s) || changed
 		if changed {
 			if err := p.e.Client.Patch(ctx, s, patch); err != nil {
 				return fmt.Errorf("adopting state Secret %s: %w", s.Name, err)

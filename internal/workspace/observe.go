@@ -30,7 +30,7 @@ func (p *pass) observeJobs(ctx context.Context) error {
 	}
 	p.jobs = p.jobs[:0]
 	for _, j := range list.Items {
-		if metav1.IsControlledBy(&j, p.obj) {
+		if ownsJob(&j, p.obj) {
 			p.jobs = append(p.jobs, j)
 		}
 	}
@@ -76,7 +76,7 @@ func (p *pass) catchUp(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	if metav1.IsControlledBy(j, p.obj) {
+	if ownsJob(j, p.obj) {
 		p.jobs = append(p.jobs, *j)
 	}
 	return nil
@@ -139,6 +139,9 @@ func (p *pass) observeState(ctx context.Context) error {
 			return err
 		}
 		return p.observeState(ctx)
+	}
+	if err := p.releaseSurplus(ctx); err != nil {
+		return err
 	}
 	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets)
 	p.w.Status.StateSecretSuffix = suffix

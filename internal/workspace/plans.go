@@ -21,6 +21,7 @@ import (
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 	"captf.io/captf/pkg/state"
@@ -64,7 +65,8 @@ func (p *pass) planKeyName() string {
 }
 
 // ensurePlanKey creates the object's plan key Secret, 32 random bytes
-// owned by the object, the first time a Job needs it; it is never rotated.
+// owned and protected by the object, the first time a Job needs it; it is
+// never rotated.
 func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	name := p.planKeyName()
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, &metav1.PartialObjectMetadata{
@@ -79,7 +81,8 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
 			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())}},
+			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())},
+			Finalizers:      []string{protection.Finalizer}},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{"key": key},
 	}

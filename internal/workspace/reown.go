@@ -11,14 +11,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 )
 
-// reownState gives the object's owner reference back to state Secrets that
-// lack it: chunks a refresh, drift or failed apply wrote after the last
-// adoption, and chunks still owned by an earlier object of the name (an
-// earlier UID, after a restore or a move); then also to its inputs records
-// and plan key. It runs only while no Job of the object runs or holds the
+// reownState gives the object's owner reference and protection back to
+// state Secrets that lack either: chunks a refresh, drift or failed apply
+// wrote after the last adoption, chunks still owned by an earlier object
+// of the name (an earlier UID, after a restore or a move), and Secrets
+// written before CAPTF protected them; then also to its inputs records and
+// plan key. It runs only while no Job of the object runs or holds the
 // run lease, and never on a retained state, which is adopted only when
 // asked.
 func (p *pass) reownState(ctx context.Context) error {
@@ -27,7 +29,7 @@ func (p *pass) reownState(ctx context.Context) error {
 	}
 	var stray []*corev1.Secret
 	for i := range p.stSecrets {
-		if !hasOwner(&p.stSecrets[i], p.obj) && p.stSecrets[i].Labels[infrav1.RetainedFromUIDLabel] == "" {
+		if p.unkept(&p.stSecrets[i]) {
 			stray = append(stray, &p.stSecrets[i])
 		}
 	}
@@ -51,7 +53,7 @@ func (p *pass) reownState(ctx context.Context) error {
 			}
 			return err
 		}
-		if !hasOwner(s, p.obj) && s.Labels[infrav1.RetainedFromUIDLabel] == "" {
+		if p.unkept(s) {
 			stray = append(stray, s)
 		}
 	}
@@ -59,18 +61,30 @@ func (p *pass) reownState(ctx context.Context) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d Secrets (state, inputs records, plan key) that lacked an owner reference to this object", n)
+	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d Secrets (state, inputs records, plan key) that lacked an owner reference to this object or its protection", n)
 	return nil
 }
 
-// reown gives the object's owner reference to Secrets, keeping their
-// other owners, and returns how many it re-owned. A Secret changed or
-// deleted meanwhile is left to the next pass.
+// unkept: s is the object's (not retained for another) and lacks its
+// owner reference or, unless being deleted, its protection.
+func (p *pass) unkept(s *corev1.Secret) bool {
+	if s.Labels[infrav1.RetainedFromUIDLabel] != "" {
+		return false
+	}
+	return !hasOwner(s, p.obj) || (!protection.Protected(s) && !protection.Terminating(s))
+}
+
+// reown gives the object's owner reference and protection to Secrets,
+// keeping their other owners, and returns how many it re-owned. A Secret
+// changed or deleted meanwhile is left to the next pass.
 func (p *pass) reown(ctx context.Context, secrets []*corev1.Secret) (int, error) {
 	n := 0
 	for _, s := range secrets {
 		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+		if !hasOwner(s, p.obj) {
+			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+		}
+		protection.Protect(s)
 		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				continue

@@ -12,6 +12,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -52,8 +53,11 @@ func (p *pass) keptSecrets(ctx context.Context) ([]corev1.Secret, error) {
 
 // retain releases the object without a destroy (deletionPolicy Retain):
 // its state, records and backups lose the object's owner reference, so the
-// garbage collector keeps them, and are labelled with its UID; its Leases
-// go and it leaves its credentials mirror.
+// garbage collector keeps them, and their protection (they are the user's
+// now), and are labelled with its UID; its Leases go and it leaves its
+// credentials mirror. A Secret already being deleted (a foreground or
+// namespace deletion reached it) keeps its protection: without it, it
+// would be gone.
 func (p *pass) retain(ctx context.Context) error {
 	kept, err := p.keptSecrets(ctx)
 	if err != nil {
@@ -73,6 +77,9 @@ func (p *pass) retain(ctx context.Context) error {
 			s.Labels = map[string]string{}
 		}
 		s.Labels[infrav1.RetainedFromUIDLabel] = string(p.obj.GetUID())
+		if !protection.Terminating(s) {
+			protection.Unprotect(s)
+		}
 		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("retaining Secret %s: %w", s.Name, err)
 		}
@@ -91,7 +98,10 @@ func (p *pass) retain(ctx context.Context) error {
 	p.eventf(corev1.EventTypeNormal, "InfrastructureRetained",
 		"deletionPolicy Retain: the infrastructure was not destroyed; %d Secrets (state, inputs records, backups) are kept, labelled %s=%s",
 		len(kept), infrav1.RetainedFromUIDLabel, p.obj.GetUID())
-	return p.removeFinalizer(ctx)
+	if err := p.removeFinalizer(ctx); err != nil {
+		return err
+	}
+	return p.deleteUnownedJobs(ctx)
 }
 
 // retainedFrom returns the UID of the deleted object whose retained state
@@ -123,6 +133,7 @@ func (p *pass) adoptRetained(ctx context.Context, from string) error {
 		if s.Name != records.AttemptName(p.role.Kind(), p.obj.GetName()) && s.Name != records.AppliedName(p.role.Kind(), p.obj.GetName()) {
 			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
 		}
+		protection.Protect(s)
 		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
 			return fmt.Errorf("adopting retained Secret %s: %w", s.Name, err)
 		}

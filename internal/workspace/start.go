@@ -98,6 +98,15 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return ctrl.Result{RequeueAfter: GateRequeue}, nil // DependenciesReady says why
 	}
 	in, missing := p.inputsFor(op)
+	if deleting {
+		held, err := p.namespaceTerminating(ctx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if held {
+			return p.waitOn(op, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, p.namespaceTerminatingMessage(op), GateRequeue)
+		}
+	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
 	if missing == "" && (deleting || in.identity != p.creds.Identity || in.identityKind != p.creds.Kind) {
@@ -143,7 +152,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return p.waitOn(op, metav1.ConditionUnknown, reason, why, GateRequeue)
 	}
 	spec := jobs.Spec{
-		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(),
+		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(), Unowned: deleting,
 		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
 		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: p.eff.Policy,
 		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,

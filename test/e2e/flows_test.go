@@ -32,7 +32,7 @@ import (
 // run side by side, each in a namespace of its own with its own identity,
 // so that none sees another's objects.
 func TestFlows(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	env := sharedEnv(t)
 	// All at once, whatever -parallel says: the flows mostly wait for
@@ -51,6 +51,12 @@ func TestFlows(t *testing.T) {
 		{"guarded-replace", guardedReplace},
 		{"unpullable-image", unpullableImage},
 		{"missing-output", missingOutput},
+		{"delete-cluster-foreground", deleteClusterWith(metav1.DeletePropagationForeground, "tofu", machineAndPool)},
+		{"delete-cluster-orphan", deleteClusterWith(metav1.DeletePropagationOrphan, "terraform", oneMachine)},
+		{"delete-machine-foreground", deleteOwnerWith("Machine", "quickstart-worker-0", metav1.DeletePropagationForeground, "terraform", oneMachine)},
+		{"delete-pool-foreground", deleteOwnerWith("MachinePool", "quickstart-pool", metav1.DeletePropagationForeground, "tofu", onePool)},
+		{"delete-infra-first", deleteInfraFirst("terraform")},
+		{"delete-namespace", deleteNamespace("tofu")},
 	} {
 		wg.Go(func() {
 			t.Run(f.name, func(t *testing.T) {

@@ -57,14 +57,8 @@ func guardedReplace(t *testing.T, ctx context.Context, f *flow) {
 		t.Errorf("TerraformPlan %s lists %v, want the network replaced", plan.Name, plan.Spec.Summary.Resources)
 	}
 
-	var out, errOut bytes.Buffer
-	cmd := kubectlplugin.NewCommand(kubectlplugin.Streams{Out: &out, ErrOut: &errOut})
-	cmd.SetArgs([]string{"approve", "tfc/quickstart", "-n", f.ns, "--kubeconfig", f.env.Kubeconfig})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		t.Fatalf("kubectl captf approve: %v\n%s", err, errOut.String())
-	}
-	if !strings.Contains(out.String(), "TerraformPlan "+plan.Name+" approved by") {
-		t.Errorf("kubectl captf approve said %q", out.String())
+	if out := f.approve(ctx, "tfc/quickstart"); !strings.Contains(out, "TerraformPlan "+plan.Name+" approved by") {
+		t.Errorf("kubectl captf approve said %q", out)
 	}
 	f.waitFor(ctx, "the approved plan is applied", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, plan.Name, &plan); err != nil {
@@ -82,6 +76,19 @@ func guardedReplace(t *testing.T, ctx context.Context, f *flow) {
 		t.Error("no successful apply Job ran with --expect-plan of the approved plan")
 	}
 	f.teardown(ctx, objs, "tofu")
+}
+
+// approve runs `kubectl captf approve <target>` in the flow's namespace
+// and returns what it printed.
+func (f *flow) approve(ctx context.Context, target string) string {
+	f.t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := kubectlplugin.NewCommand(kubectlplugin.Streams{Out: &out, ErrOut: &errOut})
+	cmd.SetArgs([]string{"approve", target, "-n", f.ns, "--kubeconfig", f.env.Kubeconfig})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		f.t.Fatalf("kubectl captf approve: %v\n%s", err, errOut.String())
+	}
+	return out.String()
 }
 
 func conditionOf(conds []metav1.Condition, t string) *metav1.Condition {

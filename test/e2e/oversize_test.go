@@ -136,6 +136,33 @@ func oversizeState(t *testing.T, ctx context.Context, f *flow) {
 		}
 	}
 
+	// The state shrinks back into one Secret: Terraform deletes the pieces
+	// it no longer needs, which the state protection still holds; the
+	// manager lets them go, or the next Job (here the destroy) would read
+	// them as part of the state.
+	patch = []byte(`{"spec":{"variables":{"blobs":0}}}`)
+	if err := f.env.Client.Patch(ctx, &tc, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(ctx, "the apply deleting the blobs waits for approval", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
+			return false, "", err
+		}
+		c := conditionOf(tc.Status.Conditions, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.DestructivePlanBlockedReason && tc.Status.PendingPlanRef != nil, ready(tc.Status.Conditions), nil
+	})
+	f.approve(ctx, "tfc/quickstart")
+	f.waitFor(ctx, "the shrunk state is applied and held in one Secret", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
+			return false, "", err
+		}
+		var list corev1.SecretList
+		if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+			return false, "", err
+		}
+		applied := meta.IsStatusConditionTrue(tc.Status.Conditions, infrav1.InputsAppliedCondition)
+		return applied && len(list.Items) == 1, fmt.Sprintf("InputsApplied %v, %d state Secrets", applied, len(list.Items)), nil
+	})
 	f.teardown(ctx, objs, "terraform")
 }
 

@@ -215,6 +215,9 @@ func (w *world) wantStateAdopted(kind string, obj client.Object) {
 		if !metav1.IsControlledBy(&s, obj) && !slices.ContainsFunc(s.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == obj.GetUID() }) {
 			w.t.Errorf("state Secret %s is not owned by %s", s.Name, obj.GetName())
 		}
+		if !slices.Contains(s.Finalizers, infrav1.StateProtectionFinalizer) {
+			w.t.Errorf("state Secret %s lacks %s: a foreground deletion would take it before the destroy", s.Name, infrav1.StateProtectionFinalizer)
+		}
 	}
 }
 

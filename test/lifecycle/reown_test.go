@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,14 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
 
 // TestLostOwnerReferencesAreRepaired: Secrets that lost their owner
-// reference to the TerraformCluster (a backup tool restored them without
-// it, say) would outlive the cluster; the next pass gives the reference
+// reference to the TerraformCluster and their state protection (a backup
+// tool restored them without either, say) would outlive the cluster, or go
+// with a foreground deletion before the destroy; the next pass gives both
 // back to the state, the inputs records and the plan key, and says so.
 func TestLostOwnerReferencesAreRepaired(t *testing.T) {
 	w := newWorld(t, "tofu")
@@ -31,14 +34,20 @@ func TestLostOwnerReferencesAreRepaired(t *testing.T) {
 	names := []string{state.SecretName(suffix), records.AttemptName(state.KindCluster, tc.Name),
 		records.AppliedName(state.KindCluster, tc.Name), "captf-plankey-c-" + tc.Name}
 	for _, name := range names {
-		w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}, func(o client.Object) { o.SetOwnerReferences(nil) })
+		w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}, func(o client.Object) {
+			o.SetOwnerReferences(nil)
+			o.SetFinalizers(nil)
+		})
 	}
 	w.annotate(tc, "test.captf.io/poke", "owners") // the next pass
 	w.waitEvent(tc.Name, "OwnerReferencesRepaired")
 	for _, name := range names {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}
-		w.eventually(30*time.Second, "Secret "+name+" owned by the cluster again", func() (bool, error) {
+		w.eventually(30*time.Second, "Secret "+name+" owned by the cluster and protected again", func() (bool, error) {
 			w.get(s)
+			if !slices.Contains(s.Finalizers, infrav1.StateProtectionFinalizer) {
+				return false, nil
+			}
 			for _, ref := range s.OwnerReferences {
 				if ref.UID == tc.UID {
 					return true, nil

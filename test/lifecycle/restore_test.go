@@ -32,10 +32,26 @@ func TestLostStateIsRestoredFromABackup(t *testing.T) {
 	}
 	w.waitEvent(tc.Name, "StateBackedUp")
 
-	// The state is lost.
+	// A delete that is not CAPTF's cleanup (a user's, the garbage
+	// collector's) leaves the state readable: its protection keeps it.
 	suffix, _ := state.Suffix(w.ns, state.KindCluster, tc.Name)
 	if err := env.Client.DeleteAllOf(t.Context(), &corev1.Secret{}, client.InNamespace(w.ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		t.Fatal(err)
+	}
+	var kept corev1.SecretList
+	if err := env.Client.List(t.Context(), &kept, client.InNamespace(w.ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := state.Decode(suffix, kept.Items); err != nil || st.Serial != backup.Serial {
+		t.Fatalf("after a delete of the state Secrets: %v, %v; want serial %d still readable", st, err, backup.Serial)
+	}
+	// The state is lost: someone strips the protection by hand.
+	for i := range kept.Items {
+		s := &kept.Items[i]
+		s.Finalizers = nil
+		if err := env.Client.Update(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.annotate(tc, "poke", "1")
 	w.eventually(time.Minute, "StateLost reported", func() (bool, error) {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/credentials"
 )
 
 // Requeue intervals: the source Secret is not watched.
@@ -90,6 +91,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
+	for i := range snap.mirrors {
+		if m := &snap.mirrors[i]; m.Annotations[infrav1.IdentityAnnotation] == id.Name {
+			if _, err := credentials.ReleaseAbandonedMirror(ctx, r.Client, r.APIReader, m); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
 	ready := readyCondition(snap)
 	before := id.DeepCopy()
 	previous := meta.FindStatusCondition(id.Status.Conditions, infrav1.ReadyCondition)

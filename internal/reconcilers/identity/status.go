@@ -11,6 +11,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/protection"
 )
 
 // maxNamespaces bounds status.namespaces (the CRD's MaxItems).
@@ -47,7 +48,8 @@ func readyCondition(s snapshot) metav1.Condition {
 
 // usedNamespaces returns the sorted namespaces holding a correctly named,
 // labelled and annotated mirror of the identity with at least one owner
-// reference.
+// reference, unless it is being deleted without CAPTF's protection (a
+// protected mirror being deleted still serves a destroy).
 func usedNamespaces(s snapshot) []string {
 	name := credentials.MirrorName(s.identity.Name)
 	var out []string
@@ -55,7 +57,7 @@ func usedNamespaces(s snapshot) []string {
 		m := &s.mirrors[i]
 		if m.Name != name || m.Labels[infrav1.MirroredLabel] != "true" || m.Labels[infrav1.ManagedLabel] != "true" ||
 			m.Annotations[infrav1.IdentityAnnotation] != s.identity.Name || m.Annotations[infrav1.SourceHashAnnotation] == "" ||
-			len(m.OwnerReferences) == 0 || m.DeletionTimestamp != nil {
+			len(m.OwnerReferences) == 0 || (m.DeletionTimestamp != nil && !protection.Protected(m)) {
 			continue
 		}
 		out = append(out, m.Namespace)

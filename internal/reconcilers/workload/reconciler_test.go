@@ -1,6 +1,7 @@
 package workload
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,5 +28,35 @@ func TestWatchFilter(t *testing.T) {
 				t.Errorf("--watch-filter=%q admits object %d: %v, want %v", tc.filter, i, got, tc.want[i])
 			}
 		}
+	}
+}
+
+func TestUnownedJobToObject(t *testing.T) {
+	owned := true
+	job := func(kind string, controller bool) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "captf-m-web-0-destroy-a1-abcdef",
+			Labels:      map[string]string{infrav1.OwnerKindLabel: kind},
+			Annotations: map[string]string{infrav1.OwnerAnnotation: "web-0", infrav1.OwnerUIDAnnotation: "uid-1"}}}
+		if controller {
+			j.OwnerReferences = []metav1.OwnerReference{{Kind: kind, Name: "web-0", UID: "uid-1", Controller: &owned}}
+		}
+		return j
+	}
+	testCases := []struct {
+		name string
+		job  *batchv1.Job
+		want int
+	}{
+		{"an unowned Job of a machine wakes the machine", job("TerraformMachine", false), 1},
+		{"an owned Job is the owner watch's", job("TerraformMachine", true), 0},
+		{"another kind's Job", job("TerraformCluster", false), 0},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := unownedJobToObject("TerraformMachine")(t.Context(), tc.job)
+			if len(got) != tc.want || (tc.want == 1 && got[0].Name != "web-0" || tc.want == 1 && got[0].Namespace != "ns") {
+				t.Errorf("requests %v, want %d for ns/web-0", got, tc.want)
+			}
+		})
 	}
 }

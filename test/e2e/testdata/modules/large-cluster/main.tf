@@ -13,8 +13,14 @@ resource "random_pet" "cluster" {
   keepers = { cluster = "${var.captf_cluster.namespace}/${var.captf_cluster.name}" }
 }
 
+# blobs = 0 shrinks the state back into one Secret.
+variable "blobs" {
+  type    = number
+  default = 2
+}
+
 resource "random_string" "blob" {
-  count  = 2
+  count  = var.blobs
   length = 1000000
 }
 

@@ -1,0 +1,115 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/pkg/state"
+)
+
+// ownsJob: j runs for obj, by its controller reference or, for a Job
+// started while obj was being deleted (no owner reference), by the
+// captf.io/owner-uid annotation.
+func ownsJob(j *batchv1.Job, obj client.Object) bool {
+	if ref := metav1.GetControllerOf(j); ref != nil {
+		return ref.UID == obj.GetUID()
+	}
+	return j.Annotations[infrav1.OwnerUIDAnnotation] == string(obj.GetUID())
+}
+
+// deleteUnownedJobs deletes, with their pods, the object's Jobs that have
+// no owner reference: the garbage collector would never take them. It
+// runs once the finalizer is removed; a Job it misses (a crash right
+// then) goes by its ttlSecondsAfterFinished.
+func (p *pass) deleteUnownedJobs(ctx context.Context) error {
+	for i := range p.jobs {
+		j := &p.jobs[i]
+		if metav1.GetControllerOf(j) != nil || !j.DeletionTimestamp.IsZero() {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleting a Job that ran without an owner reference", "job", j.Name)
+		if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Job %s: %w", j.Name, err)
+		}
+	}
+	return nil
+}
+
+// releaseBackups lets the object's state backups go with it: they keep
+// their owner reference and lose their protection.
+func (p *pass) releaseBackups(ctx context.Context) error {
+	backups := secretMetadataList()
+	if err := p.e.APIReader.List(ctx, backups, client.InNamespace(p.obj.GetNamespace()),
+		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}); err != nil {
+		return fmt.Errorf("listing the state backups: %w", err)
+	}
+	for i := range backups.Items {
+		b := &backups.Items[i]
+		if b.Labels[infrav1.RetainedFromUIDLabel] != "" {
+			continue
+		}
+		b.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+		if err := protection.Release(ctx, p.e.Client, b); err != nil {
+			return fmt.Errorf("releasing state backup: %w", err)
+		}
+	}
+	return nil
+}
+
+// releaseSurplus lets go of the state pieces Terraform deleted while
+// shrinking the state, which the protection still keeps: Terraform's
+// next read would take them for part of the state. It needs the
+// Secrets' data, so it runs when the state was read in full (a shrink
+// rewrites the base piece, so a changed state is always read in full).
+func (p *pass) releaseSurplus(ctx context.Context) error {
+	if !p.stData {
+		return nil
+	}
+	surplus := state.Surplus(p.suffix(), p.stSecrets)
+	if len(surplus) == 0 {
+		return nil
+	}
+	kept := p.stSecrets[:0]
+	for i := range p.stSecrets {
+		s := p.stSecrets[i]
+		if !slices.Contains(surplus, s.Name) {
+			kept = append(kept, s)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Releasing a state piece Terraform deleted", "secret", s.Name)
+		if err := protection.Release(ctx, p.e.Client, &s); err != nil {
+			return fmt.Errorf("releasing surplus state piece: %w", err)
+		}
+	}
+	p.stSecrets = kept
+	return nil
+}
+
+// namespaceTerminating reports whether the object's namespace is being
+// deleted: Kubernetes then refuses every new Job, Lease and
+// ServiceAccount in it.
+func (p *pass) namespaceTerminating(ctx context.Context) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Name: p.obj.GetNamespace()}, ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
+}
+
+// namespaceTerminatingMessage says why the Job of op cannot run and the
+// way out.
+func (p *pass) namespaceTerminatingMessage(op Operation) string {
+	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run. "+
+		"The state %s and the inputs records are kept, readable, by the finalizer %s: run the destroy by hand "+
+		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain; the kept Secrets then wait for you to remove that finalizer",
+		p.obj.GetNamespace(), op, state.SecretName(p.suffix()), protection.Finalizer)
+}

@@ -1,0 +1,301 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/localnode"
+	"captf.io/captf/pkg/state"
+)
+
+// The deletion paths a user or a tool can take, each on real Jobs: every
+// one ends with each object destroyed by a Job that destroys exactly the
+// resources its state held (the state survived the deletion, and the
+// destroy rendered the recorded inputs), and nothing of CAPTF left; or,
+// where no Job can run (a deleted namespace), held with a condition that
+// names the way out, the state kept.
+
+// machineAndPool are the quickstart's objects of one machine and the pool.
+var machineAndPool = []string{
+	"Secret/quickstart-cp-0-bootstrap", "Machine/quickstart-cp-0", "TerraformMachine/quickstart-cp-0",
+	"Secret/quickstart-pool-bootstrap", "MachinePool/quickstart-pool", "TerraformMachinePool/quickstart-pool",
+}
+
+// onePool are the quickstart's objects of its machine pool.
+var onePool = []string{"Secret/quickstart-pool-bootstrap", "MachinePool/quickstart-pool", "TerraformMachinePool/quickstart-pool"}
+
+// oneMachine are the quickstart's objects of its worker machine.
+var oneMachine = []string{"Secret/quickstart-worker-0-bootstrap", "Machine/quickstart-worker-0", "TerraformMachine/quickstart-worker-0"}
+
+// deleteClusterWith deletes the Cluster with one propagation policy, as
+// `kubectl delete cluster --cascade=<policy>` and GitOps tools do.
+func deleteClusterWith(policy metav1.DeletionPropagation, rt string, parts []string) func(t *testing.T, ctx context.Context, f *flow) {
+	return func(t *testing.T, ctx context.Context, f *flow) {
+		objs := pick(f.quickstart(rt), append(f.base(), parts...)...)
+		resources := f.provision(ctx, objs)
+		f.deleteWith(ctx, objs, "Cluster", "quickstart", policy)
+		f.waitDestroyed(ctx, resources, rt)
+		f.deleteRest(ctx, objs)
+	}
+}
+
+// deleteOwnerWith deletes one Machine or MachinePool with a propagation
+// policy: its infrastructure object is destroyed, then the Cluster goes as
+// usual.
+func deleteOwnerWith(kind, name string, policy metav1.DeletionPropagation, rt string, parts []string) func(t *testing.T, ctx context.Context, f *flow) {
+	return func(t *testing.T, ctx context.Context, f *flow) {
+		objs := pick(f.quickstart(rt), append(f.base(), parts...)...)
+		resources := f.provision(ctx, objs)
+		f.deleteWith(ctx, objs, kind, name, policy)
+		infra := "Terraform" + kind + "/" + name
+		f.waitDestroyed(ctx, map[string]int{infra: resources[infra]}, rt)
+		delete(resources, infra)
+		f.teardown(ctx, objs, rt)
+	}
+}
+
+// deleteInfraFirst deletes the TerraformCluster itself with foreground
+// propagation while its Cluster and machine live: the garbage collector
+// deletes its state Secrets at once, which stay, readable; the cluster
+// is destroyed once the Cluster goes.
+func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow) {
+	return func(t *testing.T, ctx context.Context, f *flow) {
+		objs := pick(f.quickstart(rt), append(f.base(), oneMachine...)...)
+		f.provision(ctx, objs)
+		f.deleteWith(ctx, objs, "TerraformCluster", "quickstart", metav1.DeletePropagationForeground)
+		suffix := f.suffix(state.KindCluster, "quickstart")
+		f.waitFor(ctx, "the garbage collector deleted the cluster's state Secrets, which stay readable", time.Minute, func(ctx context.Context) (bool, string, error) {
+			var list corev1.SecretList
+			if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+				return false, "", err
+			}
+			if len(list.Items) == 0 {
+				return false, "the state Secrets are gone", fmt.Errorf("state lost")
+			}
+			for _, s := range list.Items {
+				if s.DeletionTimestamp == nil {
+					return false, s.Name + " is not being deleted yet", nil
+				}
+			}
+			_, err := state.Decode(suffix, list.Items)
+			return err == nil, fmt.Sprintf("decode: %v", err), nil
+		})
+		f.teardown(ctx, objs, rt)
+	}
+}
+
+// deleteNamespace deletes the whole namespace: Kubernetes refuses the
+// destroy Jobs there, so the objects hold with NamespaceTerminating, their
+// state readable; the way out the condition names (a destroy by hand,
+// then Retain, then the kept Secrets' finalizer) lets the namespace go.
+func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow) {
+	return func(t *testing.T, ctx context.Context, f *flow) {
+		objs := pick(f.quickstart(rt), append(f.base(), oneMachine...)...)
+		resources := f.provision(ctx, objs)
+		f.deleteWith(ctx, objs, "Namespace", f.ns, metav1.DeletePropagationBackground)
+		tm := &infrav1.TerraformMachine{}
+		f.waitFor(ctx, "the machine holds with NamespaceTerminating, naming the way out", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			if _, err := f.get(ctx, "quickstart-worker-0", tm); err != nil {
+				return false, "", err
+			}
+			c := meta.FindStatusCondition(tm.Status.Conditions, infrav1.ApplyJobSucceededCondition)
+			if c == nil || c.Reason != infrav1.NamespaceTerminatingReason {
+				return false, fmt.Sprintf("ApplyJobSucceeded %+v", c), nil
+			}
+			return strings.Contains(c.Message, "stuck-destroy runbook") && strings.Contains(c.Message, infrav1.StateProtectionFinalizer), c.Message, nil
+		})
+		for key := range resources {
+			kind, name, _ := strings.Cut(key, "/")
+			if n, err := f.instances(ctx, kind, name); err != nil || n != resources[key] {
+				t.Errorf("%s in the terminating namespace: %d resources, %v; want its %d resources readable", key, n, err, resources[key])
+			}
+		}
+		// The way out: (after a destroy by hand) Retain releases each
+		// object; the kept Secrets wait for their finalizer to be removed.
+		for _, kind := range []string{"TerraformMachine", "TerraformCluster"} {
+			f.waitFor(ctx, kind+" released with Retain", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
+				name := map[string]string{"TerraformMachine": "quickstart-worker-0", "TerraformCluster": "quickstart"}[kind]
+				if found, err := f.get(ctx, name, u); !found || err != nil {
+					return !found, "", err
+				}
+				if policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy"); policy != string(infrav1.DeletionPolicyRetain) {
+					if err := unstructured.SetNestedField(u.Object, string(infrav1.DeletionPolicyRetain), "spec", "deletionPolicy"); err != nil {
+						return false, "", err
+					}
+					return false, "setting Retain", f.env.Client.Update(ctx, u)
+				}
+				return false, "still there", nil
+			})
+		}
+		for _, r := range f.env.Node.Runs() {
+			if r.Namespace == f.ns && r.Op == string(infrav1.OperationDestroy) {
+				t.Errorf("a destroy ran in the terminating namespace: %s", r.Pod)
+			}
+		}
+		f.waitFor(ctx, "the namespace is gone once the kept Secrets' finalizer is removed", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			var list corev1.SecretList
+			if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+				return false, "", err
+			}
+			for i := range list.Items {
+				s := &list.Items[i]
+				if slices.Contains(s.Finalizers, infrav1.StateProtectionFinalizer) {
+					s.Finalizers = slices.DeleteFunc(s.Finalizers, func(x string) bool { return x == infrav1.StateProtectionFinalizer })
+					if err := f.env.Client.Update(ctx, s); err != nil {
+						return false, "", err
+					}
+				}
+			}
+			err := f.env.Client.Get(ctx, client.ObjectKey{Name: f.ns}, &corev1.Namespace{})
+			if apierrors.IsNotFound(err) {
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("the namespace is still there with %d Secrets", len(list.Items)), err
+		})
+		f.deleteRest(ctx, objs)
+	}
+}
+
+// provision creates objs and waits until every Terraform* object among
+// them is provisioned; it returns the number of resources each one's
+// state holds, by kind/name.
+func (f *flow) provision(ctx context.Context, objs []*unstructured.Unstructured) map[string]int {
+	f.t.Helper()
+	f.create(ctx, objs)
+	out := map[string]int{}
+	for _, o := range objs {
+		if !strings.HasPrefix(o.GetKind(), "Terraform") || o.GetKind() == "TerraformClusterIdentity" {
+			continue
+		}
+		key := o.GetKind() + "/" + o.GetName()
+		f.waitFor(ctx, key+" is provisioned", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(o.GroupVersionKind())
+			if _, err := f.get(ctx, o.GetName(), u); err != nil {
+				return false, "", err
+			}
+			prov, _, _ := unstructured.NestedBool(u.Object, "status", "initialization", "provisioned")
+			if !prov {
+				return false, "not provisioned", nil
+			}
+			n, err := f.instances(ctx, o.GetKind(), o.GetName())
+			if err != nil {
+				return false, "", err
+			}
+			out[key] = n
+			return n > 0, fmt.Sprintf("%d resources", n), nil
+		})
+	}
+	return out
+}
+
+// instances reads an object's state and counts the resource instances a
+// destroy deletes.
+func (f *flow) instances(ctx context.Context, kind, name string) (int, error) {
+	_, raw, err := f.readState(ctx, kind, name)
+	if err != nil {
+		return 0, err
+	}
+	return state.ManagedInstances(raw)
+}
+
+// deleteWith deletes the object kind/name with a propagation policy.
+func (f *flow) deleteWith(ctx context.Context, objs []*unstructured.Unstructured, kind, name string, policy metav1.DeletionPropagation) {
+	f.t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			if err := f.env.Client.Delete(ctx, o.DeepCopy(), client.PropagationPolicy(policy)); err != nil {
+				f.t.Fatalf("deleting %s/%s with %s propagation: %v", kind, name, policy, err)
+			}
+			f.t.Logf("deleted %s/%s with %s propagation", kind, name, policy)
+			return
+		}
+	}
+	f.t.Fatalf("no %s/%s among the flow's objects", kind, name)
+}
+
+// waitDestroyed waits until each object of resources (kind/name) is gone,
+// and checks that a successful destroy Job of runtime rt destroyed
+// exactly the resources its state held.
+func (f *flow) waitDestroyed(ctx context.Context, resources map[string]int, rt string) {
+	f.t.Helper()
+	f.waitFor(ctx, "every infrastructure object is destroyed and gone", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		for key := range resources {
+			kind, name, _ := strings.Cut(key, "/")
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
+			if found, err := f.get(ctx, name, u); found || err != nil {
+				return false, key + " is still there: " + conditionsOf(u), err
+			}
+		}
+		return true, "", nil
+	})
+	for key, n := range resources {
+		kind, name, _ := strings.Cut(key, "/")
+		destroys := f.runs(kind, name, string(infrav1.OperationDestroy))
+		if !slices.ContainsFunc(destroys, func(r localnode.Run) bool {
+			return r.ExitCode == 0 && strings.HasSuffix(r.Image, ":"+rt) && r.Result.Changes != nil && r.Result.Changes.Destroy == n
+		}) {
+			f.t.Errorf("%s is gone without a successful %s destroy of its %d resources (destroy runs: %s)", key, rt, n, describeRuns(destroys))
+		}
+		if ev := f.events(ctx, name, "DestroyInputsMismatch"); len(ev) > 0 {
+			f.t.Errorf("%s: the destroy rendered other inputs than the state's: %s", key, ev[0].Note)
+		}
+	}
+}
+
+// deleteRest deletes what the flow created besides the Cluster API and
+// CAPTF objects and checks nothing of CAPTF is left.
+func (f *flow) deleteRest(ctx context.Context, objs []*unstructured.Unstructured) {
+	f.t.Helper()
+	var rest []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "Secret" || o.GetKind() == "TerraformClusterIdentity" {
+			rest = append(rest, o)
+		}
+	}
+	f.waitFor(ctx, "the credentials, the identity and the bootstrap data are deleted", time.Minute, func(ctx context.Context) (bool, string, error) {
+		err := devenv.Delete(ctx, f.env.Client, rest)
+		return err == nil, fmt.Sprintf("%v", err), nil
+	})
+	f.waitFor(ctx, "nothing is left", time.Minute, f.nothingLeft)
+}
+
+func conditionsOf(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["status"] != "True" || m["type"] == "Deleting" {
+			out = append(out, fmt.Sprintf("%v=%v %v: %v", m["type"], m["status"], m["reason"], m["message"]))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func describeRuns(runs []localnode.Run) string {
+	var out []string
+	for _, r := range runs {
+		changes := "no changes"
+		if r.Result.Changes != nil {
+			changes = fmt.Sprintf("%d destroyed", r.Result.Changes.Destroy)
+		}
+		out = append(out, fmt.Sprintf("%s exit %d on %s, %s", r.Pod, r.ExitCode, r.Image, changes))
+	}
+	return strings.Join(out, ", ")
+}
