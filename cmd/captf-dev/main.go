@@ -2,7 +2,8 @@
 // plane on this machine (built from the Go module proxy by hack/tools), the
 // Cluster API and CAPTF managers, and a local node that runs the Jobs.
 //
-//	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] up [--kubeconfig PATH]
+//	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] up [--kubeconfig PATH] [--without-manager]
+//	captf-dev manager [--kubeconfig PATH] [MANAGER FLAGS]
 //	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] demo
 //	captf-dev [--tools DIR] [--repo DIR] images [--out DIR]
 //	captf-dev down
@@ -53,7 +54,7 @@ func run(args []string) error {
 		return err
 	}
 	if global.NArg() == 0 {
-		return errors.New("usage: captf-dev [--tools DIR] [--repo DIR] [--node-mode MODE] up|demo|images|down|logs")
+		return errors.New("usage: captf-dev [--tools DIR] [--repo DIR] [--node-mode MODE] up|manager|demo|images|down|logs")
 	}
 	switch localnode.Mode(*nodeMode) {
 	case localnode.ModeAuto, localnode.ModeNamespace, localnode.ModeInProcess:
@@ -76,10 +77,13 @@ func run(args []string) error {
 	case "up":
 		fs := flag.NewFlagSet("up", flag.ContinueOnError)
 		kubeconfig := fs.String("kubeconfig", filepath.Join(stateDir(), "kubeconfig"), "where to write the admin kubeconfig")
+		withoutManager := fs.Bool("without-manager", false, "start everything but the CAPTF manager; `captf-dev manager` runs it")
 		if err := fs.Parse(rest); err != nil {
 			return err
 		}
-		return up(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: *kubeconfig, NodeMode: localnode.Mode(*nodeMode)})
+		return up(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: *kubeconfig, NodeMode: localnode.Mode(*nodeMode), WithoutManager: *withoutManager})
+	case "manager":
+		return manager(rest)
 	case "demo":
 		return demo(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: filepath.Join(stateDir(), "demo.kubeconfig"), NodeMode: localnode.Mode(*nodeMode)})
 	case "images":
@@ -89,7 +93,7 @@ func run(args []string) error {
 	case "logs":
 		return logs(rest)
 	default:
-		return fmt.Errorf("unknown command %q: want up, demo, images, down or logs", cmd)
+		return fmt.Errorf("unknown command %q: want up, manager, demo, images, down or logs", cmd)
 	}
 }
 
@@ -138,6 +142,18 @@ func up(opts devenv.Options) error {
 	<-ctx.Done()
 	fmt.Println("Stopping")
 	return env.Down()
+}
+
+// manager runs the CAPTF manager of an environment started with `up
+// --without-manager` in the foreground until SIGINT or SIGTERM.
+func manager(args []string) error {
+	cmd, err := devenv.ParseManagerCommand(args, stateDir())
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cmd.Run(ctx, os.Stdout)
 }
 
 func down() error {

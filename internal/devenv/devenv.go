@@ -1,9 +1,10 @@
 // Package devenv is CAPTF's embedded local environment: a real control plane
 // started from the tool cache on this machine (etcd, kube-apiserver,
 // kube-controller-manager) with CAPTF's and Cluster API's CRDs, the real
-// Cluster API core manager, the CAPTF manager and a local node
-// (internal/localnode) that runs the Jobs' pods, for the demo and the
-// end-to-end tests. It is never imported by the manager.
+// Cluster API core manager, the CAPTF manager (in this process, or in one
+// of its own: ManagerCommand) and a local node (internal/localnode) that
+// runs the Jobs' pods, for the demo and the end-to-end tests. It is never
+// imported by the manager.
 package devenv
 
 import (
@@ -11,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -73,6 +76,10 @@ type Options struct {
 	// ExtraImages are images the local node serves besides the example
 	// module images (tests add their own modules this way).
 	ExtraImages map[string]localnode.Image
+	// WithoutManager leaves the CAPTF manager out: everything it needs is
+	// installed, and `captf-dev manager` (ManagerCommand) runs it in a
+	// process of its own.
+	WithoutManager bool
 }
 
 func scheme() (*runtime.Scheme, error) {
@@ -87,14 +94,19 @@ func scheme() (*runtime.Scheme, error) {
 
 // Up starts etcd, kube-apiserver and kube-controller-manager with CAPTF's
 // CRDs (and Cluster API's when the tool cache has them) installed first,
-// writes an admin kubeconfig, installs the runner's ClusterRole, and starts
-// the Cluster API manager, the CAPTF manager and the local node.
+// writes an admin kubeconfig, installs the runner's ClusterRole and what the
+// CAPTF manager needs (see prepareManager), and starts the Cluster API
+// manager, the CAPTF manager (unless WithoutManager) and the local node.
 func Up(ctx context.Context, opts Options) (*Env, error) {
 	if opts.StateDir == "" {
 		return nil, errors.New("devenv: a state directory is required")
 	}
 	s, err := scheme()
 	if err != nil {
+		return nil, err
+	}
+	// The certificates of the last environment's managers are useless now.
+	if err := os.RemoveAll(managerCertsDir(opts.StateDir)); err != nil {
 		return nil, err
 	}
 	crds := []string{filepath.Join(opts.Repo, "config", "crd", "bases")}
@@ -134,10 +146,20 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		_ = env.Down()
 		return nil, err
 	}
-	fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
-	if err := env.startManager(ctx); err != nil {
+	if err := env.prepareManager(ctx); err != nil {
 		_ = env.Down()
 		return nil, err
+	}
+	if opts.WithoutManager {
+		host, port, _ := cp.WebhookServer()
+		fmt.Fprintf(opts.Log, "Not starting the CAPTF manager: `captf-dev manager --kubeconfig %s` runs it; the API server sends its webhooks to https://%s\n",
+			opts.Kubeconfig, net.JoinHostPort(host, strconv.Itoa(port)))
+	} else {
+		fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
+		if err := env.startManager(ctx); err != nil {
+			_ = env.Down()
+			return nil, err
+		}
 	}
 	if err := env.startNode(ctx, opts.Log, opts.NodeLog, opts.NodeMode, opts.ExtraImages); err != nil {
 		_ = env.Down()

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
@@ -23,15 +23,71 @@ import (
 const (
 	managerNamespace = "captf-system"
 	managerAccount   = "captf-controller-manager"
+	managerUser      = "system:serviceaccount:" + managerNamespace + ":" + managerAccount
 )
 
+// Where the environment leaves what a manager started by `captf-dev
+// manager` reads: the serving certificate in the Secret cert-manager
+// writes in production (config/certmanager), and the address in the
+// webhook configuration config/webhook ships.
+const (
+	webhookCertSecret    = "captf-webhook-service-cert"
+	webhookConfiguration = "captf-validating-webhook-configuration"
+)
+
+// managerManifests are what config/ installs for the manager besides its
+// Deployment: its namespace, ServiceAccount, ClusterRole and the leader
+// election Role, each bound to the ServiceAccount.
+var managerManifests = []string{
+	"manager/namespace.yaml",
+	"rbac/service_account.yaml",
+	"rbac/role.yaml",
+	"rbac/role_binding.yaml",
+	"rbac/leader_election_role.yaml",
+	"rbac/leader_election_role_binding.yaml",
+}
+
+// prepareManager installs what the manager needs from its cluster, in or
+// out of this process: the manifests of managerManifests, as config/ ships
+// them, and the webhook server's certificate and key in the Secret a
+// Deployment would mount.
+func (e *Env) prepareManager(ctx context.Context) error {
+	var objs []*unstructured.Unstructured
+	for _, m := range managerManifests {
+		o, err := ReadManifests(filepath.Join(e.Repo, "config", m))
+		if err != nil {
+			return err
+		}
+		objs = append(objs, o...)
+	}
+	if err := Create(ctx, e.Client, objs); err != nil {
+		return err
+	}
+	_, _, certDir := e.cp.WebhookServer()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: webhookCertSecret},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{"ca.crt": e.cp.WebhookCA()},
+	}
+	for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+		data, err := os.ReadFile(filepath.Join(certDir, key))
+		if err != nil {
+			return fmt.Errorf("reading the webhook certificate: %w", err)
+		}
+		secret.Data[key] = data
+	}
+	return e.Client.Create(ctx, secret)
+}
+
 // startManager runs the CAPTF manager in this process, built exactly as
-// cmd/manager builds it and authenticated as its ServiceAccount with the
-// ClusterRole config/rbac ships, serving the webhooks the control plane
-// was told about, and returns once it reports ready (its webhook server
-// serves).
+// cmd/manager builds it and authenticated as its ServiceAccount, serving
+// the webhooks the control plane was told about, and returns once it
+// reports ready (its webhook server serves).
 func (e *Env) startManager(ctx context.Context) error {
-	cfg, err := e.managerConfig(ctx)
+	if err := setManagerEnv(); err != nil {
+		return err
+	}
+	cfg, err := e.cp.AddUser(managerUser)
 	if err != nil {
 		return err
 	}
@@ -43,28 +99,59 @@ func (e *Env) startManager(ctx context.Context) error {
 	o := setup.Defaults()
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
 	o.RunnerImage = RunnerImage
-	mgr, err := setup.NewManager(cfg, o)
+	m, err := startReady(ctx, cfg, o)
 	if err != nil {
 		return err
 	}
-	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var startErr error // read only after done is closed
-	done := make(chan struct{})
-	go func() {
-		startErr = mgr.Start(mctx)
-		close(done)
-	}()
-	e.stopManager = func() {
-		cancel()
-		<-done
+	e.stopManager = m.stop
+	return nil
+}
+
+// setManagerEnv gives this process the downward-API variables the manager
+// reads its identity from.
+func setManagerEnv() error {
+	for k, v := range map[string]string{"POD_NAMESPACE": managerNamespace, "SERVICE_ACCOUNT_NAME": managerAccount} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// runningManager is a manager started by startReady.
+type runningManager struct {
+	cancel func()
+	done   chan struct{}
+	err    error // read only after done is closed
+}
+
+// stop stops the manager and waits until it has.
+func (m *runningManager) stop() {
+	m.cancel()
+	<-m.done
+}
+
+// startReady builds the manager of o as cmd/manager does, starts it and
+// returns once its /readyz (the webhook server serves) says ready. The
+// manager outlives ctx's cancellation: it runs until stopped.
+func startReady(ctx context.Context, cfg *rest.Config, o setup.Options) (*runningManager, error) {
+	mgr, err := setup.NewManager(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m := &runningManager{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		m.err = mgr.Start(mctx)
+		close(m.done)
+	}()
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		select {
-		case <-done:
-			return false, fmt.Errorf("the manager stopped: %w", startErr)
+		case <-m.done:
+			return false, fmt.Errorf("the manager stopped: %w", m.err)
 		default:
 		}
-		resp, err := http.Get("http://" + health + "/readyz")
+		resp, err := http.Get("http://" + o.HealthAddr + "/readyz")
 		if err != nil {
 			return false, nil
 		}
@@ -72,37 +159,10 @@ func (e *Env) startManager(ctx context.Context) error {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the manager to be ready: %w", err)
+		m.stop()
+		return nil, fmt.Errorf("waiting for the manager to be ready: %w", err)
 	}
-	return nil
-}
-
-// managerConfig authenticates as the manager's ServiceAccount, bound to
-// the shipped manager ClusterRole, and gives this process the downward-API
-// variables the manager reads its identity from.
-func (e *Env) managerConfig(ctx context.Context) (*rest.Config, error) {
-	for k, v := range map[string]string{"POD_NAMESPACE": managerNamespace, "SERVICE_ACCOUNT_NAME": managerAccount} {
-		if err := os.Setenv(k, v); err != nil {
-			return nil, err
-		}
-	}
-	user := "system:serviceaccount:" + managerNamespace + ":" + managerAccount
-	role, err := ReadManifests(filepath.Join(e.Repo, "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "captf-manager-rolebinding"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role[0].GetName()},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}
-	if err := Create(ctx, e.Client, role); err != nil {
-		return nil, err
-	}
-	if err := e.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
-	}
-	return e.cp.AddUser(user)
+	return m, nil
 }
 
 func freeAddr() (string, error) {

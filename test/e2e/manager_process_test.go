@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/setup"
+	"captf.io/captf/internal/test/envtest"
+)
+
+// The manager as a process of its own, as a user runs it: `captf-dev up
+// --without-manager` prints ready with no manager serving; `captf-dev
+// manager` then validates and reconciles; killed with SIGKILL it starts
+// again at once; two run side by side, and killing the one the API server
+// was talking to leaves the other serving the webhooks.
+func TestManagerRunsAsItsOwnProcess(t *testing.T) {
+	tools := toolsOrSkip(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Short, for the in-process node's unix sockets (see startShared).
+	dir, err := os.MkdirTemp("", "captf-mgr-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the environment's files are kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	bin := buildDev(t, ctx, root, dir)
+	// Its own state directory (and image store) through XDG_CACHE_HOME, as
+	// `captf-dev` documents; Go keeps its build cache for the runner build.
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "GOCACHE="+strings.TrimSpace(string(gocache)), "KUBECONFIG=")
+	kubeconfig := filepath.Join(dir, "cache", "captf", "dev", "kubeconfig")
+
+	up := startDev(t, "up", bin, root, dir, env, "--tools", tools, "--repo", root, "up", "--without-manager")
+	t.Cleanup(up.killGroup) // only does something when the test failed first
+	up.waitLine("ready", 4*time.Minute)
+	if out := up.transcript(); !strings.Contains(out, "Not starting the CAPTF manager: `captf-dev manager --kubeconfig "+kubeconfig+"`") {
+		t.Errorf("captf-dev up --without-manager does not say how to start the manager:\n%s", out)
+	}
+	c := adminClient(t, kubeconfig)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "captf-manager-process"}}
+	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "credentials"}, StringData: map[string]string{"token": "t"}}
+	for _, o := range []client.Object{ns, source} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := manager{t: t, c: c, source: source}
+	check.unserved(ctx, "no manager runs yet")
+
+	first := startDev(t, "manager-1", bin, root, dir, env, "manager")
+	t.Cleanup(first.killGroup)
+	first.waitLine("ready", time.Minute)
+	check.serves(ctx, "first")
+	if log, _ := os.ReadFile(first.stderr); !strings.Contains(string(log), "Serving the environment's webhooks") {
+		t.Errorf("the manager logs nothing to stderr about serving the webhooks:\n%s", first.transcript())
+	}
+
+	first.kill()
+	check.unserved(ctx, "the manager was killed")
+	again := startDev(t, "manager-1-again", bin, root, dir, env, "manager")
+	t.Cleanup(again.killGroup)
+	again.waitLine("ready", time.Minute)
+	check.serves(ctx, "again")
+
+	second := startDev(t, "manager-2", bin, root, dir, env, "manager", "--kubeconfig", kubeconfig)
+	t.Cleanup(second.killGroup)
+	second.waitLine("ready", time.Minute)
+	again.kill()
+	check.serves(ctx, "second")
+
+	if err := second.stop(time.Minute); err != nil {
+		t.Errorf("the second manager did not stop cleanly on SIGTERM: %v\n%s", err, second.transcript())
+	}
+	if err := up.stop(2 * time.Minute); err != nil {
+		t.Errorf("captf-dev up did not stop cleanly on SIGTERM: %v\n%s", err, up.transcript())
+	}
+}
+
+func adminClient(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := setup.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A logger of its own: the package's controller-runtime logger is the
+	// shared environment's to set.
+	c, err := client.New(cfg, client.Options{Scheme: s, Log: testr.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// manager checks what a user sees of the CAPTF manager through the API.
+type manager struct {
+	t      *testing.T
+	c      client.Client
+	source *corev1.Secret
+}
+
+func (m manager) identity(name string) *infrav1.TerraformClusterIdentity {
+	return &infrav1.TerraformClusterIdentity{
+		ObjectMeta: metav1.ObjectMeta{Name: "manager-process-" + name},
+		Spec: infrav1.TerraformClusterIdentitySpec{
+			SecretRef:         infrav1.SecretReference{Namespace: m.source.Namespace, Name: m.source.Name},
+			RequiredKeys:      []string{"token"},
+			AllowedNamespaces: &infrav1.AllowedNamespaces{List: []string{m.source.Namespace}},
+		},
+	}
+}
+
+// unserved: with no manager, the API server cannot reach the webhook, so
+// the webhook configuration refuses the object (failurePolicy Fail).
+func (m manager) unserved(ctx context.Context, why string) {
+	m.t.Helper()
+	err := m.c.Create(ctx, m.identity("unserved"))
+	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+		m.t.Fatalf("%s, yet creating an identity gave %v, want the webhook unreachable", why, err)
+	}
+}
+
+// serves: the webhook refuses an identity whose selector the schema lets
+// through, naming the field, and the manager writes the status of a valid
+// identity named after step.
+func (m manager) serves(ctx context.Context, step string) {
+	m.t.Helper()
+	bad := m.identity("invalid-" + step)
+	bad.Spec.AllowedNamespaces = &infrav1.AllowedNamespaces{Selector: &metav1.LabelSelector{
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpIn}},
+	}}
+	err := m.c.Create(ctx, bad)
+	if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "spec.allowedNamespaces.selector.matchExpressions[0].values") {
+		m.t.Errorf("%s: an identity whose selector has an In without values gave %v, want the webhook to deny it naming the field", step, err)
+	}
+	id := m.identity(step)
+	if err := m.c.Create(ctx, id); err != nil {
+		m.t.Fatalf("%s: creating a valid identity: %v", step, err)
+	}
+	last := ""
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := m.c.Get(ctx, client.ObjectKeyFromObject(id), id); err != nil {
+			return false, err
+		}
+		ready := meta.FindStatusCondition(id.Status.Conditions, infrav1.ReadyCondition)
+		if ready == nil {
+			last = "no Ready condition"
+			return false, nil
+		}
+		last = fmt.Sprintf("Ready %s %s (generation %d of %d)", ready.Status, ready.Reason, ready.ObservedGeneration, id.Generation)
+		return ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == id.Generation, nil
+	})
+	if err != nil {
+		m.t.Fatalf("%s: the manager did not mark identity %s Ready: %v; last seen: %s", step, id.Name, err, last)
+	}
+}

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// devProcess is a captf-dev command run as a user runs it, in a process of
+// its own: the test reads its stdout line by line and keeps its stderr in
+// a file.
+type devProcess struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	stderr string
+
+	lines  chan string   // stdout, closed at its end
+	exited chan struct{} // closed once the process is reaped
+	err    error         // how it exited; read only after exited is closed
+
+	mu  sync.Mutex
+	out []string // every stdout line so far
+}
+
+// buildDev builds cmd/captf-dev from the checkout at root into dir.
+func buildDev(t *testing.T, ctx context.Context, root, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "captf-dev")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/captf-dev")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/captf-dev: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startDev starts bin with args in a process group of its own (so that
+// what it starts can be stopped with it should the test fail), stderr in
+// logDir/<name>.log.
+func startDev(t *testing.T, name, bin, dir, logDir string, env []string, args ...string) *devProcess {
+	t.Helper()
+	p := &devProcess{t: t, name: name, stderr: filepath.Join(logDir, name+".log"),
+		lines: make(chan string, 1024), exited: make(chan struct{})}
+	stderr, err := os.Create(p.stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir, p.cmd.Env, p.cmd.Stderr = dir, env, stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out = append(p.out, sc.Text())
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody waits for lines this late; the transcript has them
+			}
+		}
+		close(p.lines)
+		p.err = p.cmd.Wait()
+		_ = stderr.Close()
+		close(p.exited)
+	}()
+	return p
+}
+
+// waitLine waits until the process prints the line want, failing the test
+// when it exits first or timeout passes.
+func (p *devProcess) waitLine(want string, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				<-p.exited
+				p.t.Fatalf("%s exited (%v) before printing %q\n%s", p.name, p.err, want, p.transcript())
+			}
+			if line == want {
+				return
+			}
+		case <-deadline.C:
+			p.t.Fatalf("%s printed no line %q within %s\n%s", p.name, want, timeout, p.transcript())
+		}
+	}
+}
+
+// kill sends SIGKILL and waits until the process is gone.
+func (p *devProcess) kill() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatalf("killing %s: %v", p.name, err)
+	}
+	<-p.exited
+}
+
+// stop sends SIGTERM and returns how the process exited, or an error when
+// it is still running after timeout.
+func (p *devProcess) stop(timeout time.Duration) error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s had already exited: %w", p.name, p.err)
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(timeout):
+		return fmt.Errorf("%s still runs %s after SIGTERM", p.name, timeout)
+	}
+}
+
+// killGroup kills whatever is left of the process and of what it started.
+func (p *devProcess) killGroup() {
+	select {
+	case <-p.exited:
+	default:
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+// transcript is the process's stdout so far and the end of its stderr.
+func (p *devProcess) transcript() string {
+	p.mu.Lock()
+	out := strings.Join(p.out, "\n")
+	p.mu.Unlock()
+	errLog, _ := os.ReadFile(p.stderr)
+	return fmt.Sprintf("stdout:\n%s\nstderr (%s, last 8 kB):\n%s", out, p.stderr, tail(errLog, 8<<10))
+}
