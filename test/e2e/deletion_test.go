@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/localnode"
@@ -103,17 +105,21 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 // then Retain, then the kept Secrets' finalizer) lets the namespace go.
 func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow) {
 	return func(t *testing.T, ctx context.Context, f *flow) {
-		objs := pick(f.quickstart(rt), append(f.base(), oneMachine...)...)
+		objs := pick(f.quickstart(rt), f.base()...)
 		resources := f.provision(ctx, objs)
 		f.deleteWith(ctx, objs, "Namespace", f.ns, metav1.DeletePropagationBackground)
-		tm := &infrav1.TerraformMachine{}
-		f.waitFor(ctx, "the machine holds with NamespaceTerminating, naming the way out", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-			if _, err := f.get(ctx, "quickstart-worker-0", tm); err != nil {
+		tc := &infrav1.TerraformCluster{}
+		f.waitFor(ctx, "the cluster holds with NamespaceTerminating, naming the way out", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+			if _, err := f.get(ctx, "quickstart", tc); err != nil {
 				return false, "", err
 			}
-			c := meta.FindStatusCondition(tm.Status.Conditions, infrav1.ApplyJobSucceededCondition)
+			c := meta.FindStatusCondition(tc.Status.Conditions, infrav1.ApplyJobSucceededCondition)
 			if c == nil || c.Reason != infrav1.NamespaceTerminatingReason {
-				return false, fmt.Sprintf("ApplyJobSucceeded %+v", c), nil
+				cluster := &unstructured.Unstructured{}
+				cluster.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Cluster"))
+				_, _ = f.get(ctx, "quickstart", cluster)
+				return false, fmt.Sprintf("TerraformCluster deleting %v, ApplyJobSucceeded %+v; Cluster deleting %v, %s",
+					tc.DeletionTimestamp != nil, c, cluster.GetDeletionTimestamp() != nil, conditionsOf(cluster)), nil
 			}
 			return strings.Contains(c.Message, "stuck-destroy runbook") && strings.Contains(c.Message, infrav1.StateProtectionFinalizer), c.Message, nil
 		})
@@ -125,11 +131,11 @@ func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow)
 		}
 		// The way out: (after a destroy by hand) Retain releases each
 		// object; the kept Secrets wait for their finalizer to be removed.
-		for _, kind := range []string{"TerraformMachine", "TerraformCluster"} {
+		for _, kind := range []string{"TerraformCluster"} {
 			f.waitFor(ctx, kind+" released with Retain", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 				u := &unstructured.Unstructured{}
 				u.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
-				name := map[string]string{"TerraformMachine": "quickstart-worker-0", "TerraformCluster": "quickstart"}[kind]
+				name := "quickstart"
 				if found, err := f.get(ctx, name, u); !found || err != nil {
 					return !found, "", err
 				}
@@ -245,11 +251,12 @@ func (f *flow) waitDestroyed(ctx context.Context, resources map[string]int, rt s
 		}
 		return true, "", nil
 	})
+	version := f.runtimeVersion(rt)
 	for key, n := range resources {
 		kind, name, _ := strings.Cut(key, "/")
 		destroys := f.runs(kind, name, string(infrav1.OperationDestroy))
 		if !slices.ContainsFunc(destroys, func(r localnode.Run) bool {
-			return r.ExitCode == 0 && strings.HasSuffix(r.Image, ":"+rt) && r.Result.Changes != nil && r.Result.Changes.Destroy == n
+			return r.ExitCode == 0 && r.Result.Runtime.Version == version && r.Result.Changes != nil && r.Result.Changes.Destroy == n
 		}) {
 			f.t.Errorf("%s is gone without a successful %s destroy of its %d resources (destroy runs: %s)", key, rt, n, describeRuns(destroys))
 		}
@@ -295,7 +302,7 @@ func describeRuns(runs []localnode.Run) string {
 		if r.Result.Changes != nil {
 			changes = fmt.Sprintf("%d destroyed", r.Result.Changes.Destroy)
 		}
-		out = append(out, fmt.Sprintf("%s exit %d on %s, %s", r.Pod, r.ExitCode, r.Image, changes))
+		out = append(out, fmt.Sprintf("%s exit %d on %s %s, %s", r.Pod, r.ExitCode, r.Image, r.Result.Runtime.Version, changes))
 	}
 	return strings.Join(out, ", ")
 }
