@@ -227,7 +227,10 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	// The attempt record is written first: whatever becomes of the Job
-	// (it vanishes, it is killed), its inputs are known.
+	// (it vanishes, it is killed), its inputs are known. A record holding
+	// an earlier Job's possible partial apply is kept (records.WriteAttempt):
+	// this Job's create may still be refused, or it may fail before
+	// applying; its inputs are in its per-run Secret meanwhile.
 	if op == OpApply {
 		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
 			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
