@@ -247,6 +247,11 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	p.waitOver()
+	// From now on the leases' holder is a Job that ran, should it vanish.
+	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), name)
+	if gated(op) && p.e.Options.ClusterOperationGate && p.owner.ClusterName != "" && p.role.Kind() == state.KindCluster {
+		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), name)
+	}
 	if p.forceUnlock != "" {
 		ctrl.LoggerFrom(ctx).Info("Handing a stale state lock to the next Job to force-unlock", "lock", p.forceUnlock, "job", name)
 		metrics.ForceUnlocks.WithLabelValues(p.role.Kind()).Inc()

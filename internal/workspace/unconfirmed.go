@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -105,12 +106,22 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	}
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: failReasonOf(op), Message: msg})
 	p.eventf(corev1.EventTypeWarning, "JobInterrupted", "%s", msg)
-	// The run lease goes at once when no pod of the Job is left; a pod
-	// still stopping keeps it (leaseFree).
-	if running, err := p.podsRunning(ctx, p.obj.GetNamespace(), aj.Name); err != nil || running {
+	// The run lease goes at once only when every pod of the Job finished.
+	// A pod still stopping, or gone without a trace (force-deleted, its
+	// node lost), may still write the state: the lease is waited out like
+	// any holder that ran (leaseTakeable), which it now says it is.
+	_, pods, err := p.readHolder(ctx, p.obj.GetNamespace(), aj.Name)
+	if err != nil {
 		return err
 	}
-	return p.releaseRunLease(ctx, aj.Name)
+	if len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !podFinished(&pod) }) {
+		return p.releaseRunLease(ctx, aj.Name)
+	}
+	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), aj.Name)
+	if p.owner.ClusterName != "" {
+		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), aj.Name)
+	}
+	return nil
 }
 
 // confirmNoResources consumes captf.io/confirm-no-resources=<job>: when it
