@@ -174,6 +174,10 @@ const (
 	LeaseOperationAnnotation = "captf.io/lease-op"
 	// LeaseAcquiredAtAnnotation is when a CAPTF Lease was acquired.
 	LeaseAcquiredAtAnnotation = "captf.io/lease-acquired-at"
+	// LeaseJobCreatedAnnotation names the holder Job of a CAPTF Lease once
+	// that Job was created: when the Job and its pods are gone, the holder
+	// ran (its pod may still run somewhere) rather than was about to start.
+	LeaseJobCreatedAnnotation = "captf.io/lease-job-created"
 )
 
 // Annotations of a state backup set's Secrets.

@@ -27,31 +27,51 @@ import (
 var ErrRetained = errors.New("the inputs record is retained from a deleted object")
 
 // WriteAttempt writes rec as the attempt record of obj (kind is obj's API
-// Kind), creating or updating it. The manager calls it once an apply Job is
-// created (or a running one adopted). An update replaces the files and the
-// annotations the record owns, so captf.io/may-have-applied is cleared
-// unless rec sets it, except captf.io/applied, which stays once set;
-// annotations others wrote stay. The current record is read through reader
-// (uncached).
+// Kind), creating or updating it. The manager calls it right before an
+// apply Job is created (or when a running one is adopted). An update
+// replaces the files and the annotations the record owns, except
+// captf.io/applied, which stays once set; annotations others wrote stay.
+// The current record is read through reader (uncached).
+//
+// A record holding the evidence of a possible partial apply of another Job
+// (captf.io/may-have-applied) is left alone: a new attempt has applied
+// nothing yet, and its create may be refused or it may fail before its
+// apply step, so overwriting would lose the inputs a destroy must render.
+// The new Job's inputs stay in its per-run Secret until its outcome is
+// known (MarkMayHaveAppliedWith, ConfirmApplied).
 func WriteAttempt(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind string, rec Record) error {
 	desired, err := Secret(obj.GetNamespace(), OwnerReference(obj, kind), rec, false)
 	if err != nil {
 		return err
 	}
-	ctrl.LoggerFrom(ctx).Info("Writing attempt record", "secret", klog.KObj(desired), "job", rec.Job)
-	return write(ctx, c, reader, desired, false)
+	log := ctrl.LoggerFrom(ctx)
+	keep := func(existing *corev1.Secret) bool {
+		if held := evidenceOf(existing); held != "" && held != rec.Job {
+			log.Info("Keeping the attempt record: it holds the inputs of a Job that may have applied", "secret", klog.KObj(existing), "mayHaveApplied", held, "job", rec.Job)
+			return true
+		}
+		return false
+	}
+	log.Info("Writing attempt record", "secret", klog.KObj(desired), "job", rec.Job)
+	_, err = write(ctx, c, reader, desired, false, keep)
+	return err
 }
 
-// write creates desired, or merges it into the Secret of its name.
-func write(ctx context.Context, c client.Client, reader client.Reader, desired *corev1.Secret, applied bool) error {
+// write creates desired, or merges it into the Secret of its name unless
+// keep (when set) says to leave the existing Secret alone. It reports
+// whether it wrote.
+func write(ctx context.Context, c client.Client, reader client.Reader, desired *corev1.Secret, applied bool, keep func(*corev1.Secret) bool) (bool, error) {
 	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
-	return retry.OnError(retry.DefaultRetry, retriable, func() error {
+	var wrote bool
+	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
+		wrote = false
 		existing := &corev1.Secret{}
 		err := reader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 		if apierrors.IsNotFound(err) {
 			if err := c.Create(ctx, desired.DeepCopy()); err != nil {
 				return fmt.Errorf("creating inputs record %s/%s: %w", desired.Namespace, desired.Name, err)
 			}
+			wrote = true
 			return nil
 		}
 		if err != nil {
@@ -60,14 +80,19 @@ func write(ctx context.Context, c client.Client, reader client.Reader, desired *
 		if uid, ok := existing.Labels[infrav1.RetainedFromUIDLabel]; ok {
 			return fmt.Errorf("%w %s: %s/%s is kept for it; set spec.adoptRetainedState to adopt it", ErrRetained, uid, desired.Namespace, desired.Name)
 		}
+		if keep != nil && keep(existing) {
+			return nil
+		}
 		if !merge(existing, desired, applied) {
 			return nil
 		}
 		if err := c.Update(ctx, existing); err != nil {
 			return fmt.Errorf("updating inputs record %s/%s: %w", desired.Namespace, desired.Name, err)
 		}
+		wrote = true
 		return nil
 	})
+	return wrote, err
 }
 
 // Load reads both records of an object through reader (uncached); a record
@@ -120,59 +145,6 @@ func Delete(ctx context.Context, c client.Client, reader client.Reader, namespac
 		}
 	}
 	return nil
-}
-
-// MarkMayHaveApplied sets captf.io/may-have-applied on the attempt record
-// when it names job: the newest apply newly failed after its apply step may
-// have run, or vanished. It reports whether the record now carries the
-// mark; it is false, without error, when there is no attempt record or it
-// names another (newer) Job.
-func MarkMayHaveApplied(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, job string) (bool, error) {
-	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
-		if s.Annotations[infrav1.JobAnnotation] != job {
-			return false
-		}
-		s.Annotations[infrav1.MayHaveAppliedAnnotation] = "true"
-		return true
-	})
-}
-
-// ClearMayHaveApplied removes captf.io/may-have-applied from the attempt
-// record (a successful restore newer than the newest apply). It reports
-// whether the record exists.
-func ClearMayHaveApplied(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string) (bool, error) {
-	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
-		delete(s.Annotations, infrav1.MayHaveAppliedAnnotation)
-		return true
-	})
-}
-
-// MarkUnconfirmedApply records that the apply Job job ended without a
-// result after its runner started, or vanished: captf.io/unconfirmed-apply
-// names it and captf.io/may-have-applied is set, so that the next destroy
-// renders its inputs. It reports whether the record exists.
-func MarkUnconfirmedApply(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, job string) (bool, error) {
-	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
-		s.Annotations[infrav1.UnconfirmedApplyAnnotation] = job
-		if s.Annotations[infrav1.JobAnnotation] == job {
-			s.Annotations[infrav1.MayHaveAppliedAnnotation] = "true"
-		}
-		return true
-	})
-}
-
-// ClearUnconfirmedApply removes captf.io/unconfirmed-apply (an apply after
-// it succeeded, a restore, or the user confirmed that the Job created
-// nothing) and, when confirmed, captf.io/may-have-applied. It reports
-// whether the record exists.
-func ClearUnconfirmedApply(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name string, mayHaveApplied bool) (bool, error) {
-	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
-		delete(s.Annotations, infrav1.UnconfirmedApplyAnnotation)
-		if !mayHaveApplied {
-			delete(s.Annotations, infrav1.MayHaveAppliedAnnotation)
-		}
-		return true
-	})
 }
 
 // MarkAppliedExports records on a pool's attempt record the cluster exports

@@ -61,15 +61,26 @@ func TestWriteAttemptCreatesThenUpdatesTheRecord(t *testing.T) {
 		t.Fatalf("after marking: marked %v, exists %v, attempt %+v, applied %+v", marked, exists, attempt, applied)
 	}
 
-	// The next attempt clears may-have-applied, keeps applied and the
-	// annotations it does not own.
+	// The next attempt leaves the evidence of job-a1's possible partial
+	// apply alone (TestEvidenceOfAPartialApplyOutlivesLaterAttempts); once
+	// an apply is confirmed, an attempt replaces the files and the
+	// record's own annotations, keeping applied and the annotations it
+	// does not own.
 	check(t, records.WriteAttempt(ctx, env.Client, env.Client, m, kind, attemptOf("job-a2", "h2:two")))
+	attempt, _, err = records.Load(ctx, env.Client, ns, kind, "web-0")
+	check(t, err)
+	if attempt.Job != "job-a1" || !attempt.MayHaveApplied {
+		t.Errorf("a new attempt replaced the evidence of a possible partial apply: the record names %s, may-have-applied %v", attempt.Job, attempt.MayHaveApplied)
+	}
+	_, err = records.ConfirmApplied(ctx, env.Client, env.Client, ns, kind, "web-0", records.Record{Job: "job-a3"}, "", nil)
+	check(t, err)
+	check(t, records.WriteAttempt(ctx, env.Client, env.Client, m, kind, attemptOf("job-a4", "h2:four")))
 	s = secret(t, ns, "captf-inputs-m-web-0")
 	attempt, _, err = records.Load(ctx, env.Client, ns, kind, "web-0")
 	check(t, err)
-	if attempt.Job != "job-a2" || attempt.MayHaveApplied || !attempt.Applied || s.Annotations[infrav1.UnconfirmedApplyAnnotation] != "job-a1" ||
-		!strings.HasSuffix(string(attempt.MainTF), "job-a2") {
-		t.Errorf("after the second attempt: %+v, annotations %v", attempt, s.Annotations)
+	if attempt.Job != "job-a4" || attempt.MayHaveApplied || !attempt.Applied || s.Annotations[infrav1.UnconfirmedApplyAnnotation] != "job-a1" ||
+		!strings.HasSuffix(string(attempt.MainTF), "job-a4") {
+		t.Errorf("after an attempt following a confirmed apply: %+v, annotations %v", attempt, s.Annotations)
 	}
 	exists, err = records.ClearMayHaveApplied(ctx, env.Client, env.Client, ns, kind, "nobody")
 	check(t, err)
@@ -97,7 +108,13 @@ func TestPromote(t *testing.T) {
 	const v1, v2 = "registry.example/m:v1", "registry.example/m:v2"
 	promote := func(job string, pr *corev1.Secret, digest string) records.Promotion {
 		t.Helper()
-		p, err := records.Promote(ctx, env.Client, env.Client, m, kind, job, pr, digest)
+		// job-a9 is the newest apply of the test: it finished after every
+		// other Job, which the bookkeeping passes as newer.
+		var newer []string
+		if job != "job-a9" {
+			newer = []string{"job-a9"}
+		}
+		p, err := records.Promote(ctx, env.Client, env.Client, m, kind, job, pr, digest, newer)
 		check(t, err)
 		return p
 	}
@@ -142,6 +159,18 @@ func TestPromote(t *testing.T) {
 		name:        "per-run Secret gone and the attempt names another Job: unknown, the older record stays",
 		prepare:     func() (string, *corev1.Secret, string) { return "job-a5", nil, "sha256:d5" },
 		wantOutcome: records.PromotionUnknown, wantJob: "job-a4", wantDigest: "sha256:d4", wantFiles: `{"module":{"role":{}}}job-a4`,
+	}, {
+		name: "a newer apply finished",
+		prepare: func() (string, *corev1.Secret, string) {
+			return "job-a9", perRun(t, ns, "job-a9", v1, "h2:nine", "per-run-9"), "sha256:d9"
+		},
+		wantOutcome: records.Promoted, wantJob: "job-a9", wantDigest: "sha256:d9", wantFiles: "per-run-9",
+	}, {
+		name: "an older apply's success read late: the record of the newer one stays",
+		prepare: func() (string, *corev1.Secret, string) {
+			return "job-a8", perRun(t, ns, "job-a8", v1, "h2:eight", "per-run-8"), "sha256:d8"
+		},
+		wantOutcome: records.Superseded, wantJob: "job-a9", wantDigest: "sha256:d9", wantFiles: "per-run-9",
 	}}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,7 +191,7 @@ func TestPromote(t *testing.T) {
 			}
 		})
 	}
-	if _, err := records.Promote(ctx, env.Client, env.Client, m, kind, "job-a6", perRun(t, ns, "job-other", v1, "h2:x", "x"), ""); err == nil {
+	if _, err := records.Promote(ctx, env.Client, env.Client, m, kind, "job-a6", perRun(t, ns, "job-other", v1, "h2:x", "x"), "", nil); err == nil {
 		t.Error("Promote accepted the per-run Secret of another Job")
 	}
 }
@@ -184,7 +213,7 @@ func TestDeleteRemovesBothRecords(t *testing.T) {
 	name := strings.Repeat("long-name-", 24) + "x" // over 253 characters with the prefix
 	m := machine(t, ns, name)
 	check(t, records.WriteAttempt(ctx, env.Client, env.Client, m, kind, attemptOf("job-a1", "h2:one")))
-	_, err := records.Promote(ctx, env.Client, env.Client, m, kind, "job-a1", nil, "")
+	_, err := records.Promote(ctx, env.Client, env.Client, m, kind, "job-a1", nil, "", nil)
 	check(t, err)
 	attempt, applied, err := records.Load(ctx, env.Client, ns, kind, name)
 	check(t, err)

@@ -5,10 +5,13 @@
 // the object's current ones.
 //
 //   - The attempt record captf-inputs-<kindshort>-<name> holds the files of
-//     the newest apply Job the manager created. It is written once the Job
-//     exists (WriteAttempt), marked when a failed apply may have changed
-//     resources (MarkMayHaveApplied; ClearMayHaveApplied after a newer
-//     restore) and when the object is known to have applied (MarkApplied).
+//     the newest apply Job the manager created, written right before the
+//     Job is created (WriteAttempt), and marked when the object is known
+//     to have applied (MarkApplied). While it carries the evidence of a
+//     possible partial apply (MarkMayHaveApplied, MarkMayHaveAppliedWith)
+//     it holds that Job's files instead, until an apply is confirmed
+//     (ConfirmApplied) or a restore or the user settles it
+//     (ClearUnconfirmedApply); evidence.go says why.
 //   - The applied record captf-applied-<kindshort>-<name> holds the files
 //     of the newest successful apply and the image digest it ran. The
 //     bookkeeping of a successful apply copies the Job's per-run Secret into

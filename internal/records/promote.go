@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,10 @@ const (
 	// AlreadyPromoted: the applied record already names the Job; nothing
 	// was written.
 	AlreadyPromoted PromoteOutcome = "AlreadyPromoted"
+	// Superseded: the applied record names an apply that finished after the
+	// Job (its outcome was read late); nothing was written, so the record
+	// never goes back to older inputs.
+	Superseded PromoteOutcome = "Superseded"
 	// PromotionUnknown: neither the per-run Secret nor an attempt record
 	// naming the Job is left, so the Job's inputs are unknown. The older
 	// applied record is kept; the caller emits the Warning
@@ -51,16 +56,22 @@ type Promotion struct {
 // is the same, and none is recorded otherwise.
 //
 // It is idempotent: an applied record already naming jobName is left
-// alone. Without perRun, the attempt record is promoted when it names
-// jobName; otherwise nothing is written (PromotionUnknown).
-func Promote(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind, jobName string, perRun *corev1.Secret, digest string) (Promotion, error) {
+// alone. It never moves backwards: an applied record naming one of newer,
+// the successful applies that finished after jobName, is left alone too
+// (Superseded). Without perRun, the attempt record is promoted when it
+// names jobName; otherwise nothing is written (PromotionUnknown).
+func Promote(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind, jobName string, perRun *corev1.Secret, digest string, newer []string) (Promotion, error) {
 	attempt, previous, err := Load(ctx, reader, obj.GetNamespace(), kind, obj.GetName())
 	if err != nil {
 		return Promotion{}, err
 	}
 	res := Promotion{Previous: previous, Record: previous}
-	if previous != nil && previous.Job == jobName {
+	switch {
+	case previous != nil && previous.Job == jobName:
 		res.Outcome = AlreadyPromoted
+		return res, nil
+	case previous != nil && slices.Contains(newer, previous.Job):
+		res.Outcome = Superseded
 		return res, nil
 	}
 	rec, outcome, err := promotedRecord(obj, jobName, perRun, attempt)
@@ -77,7 +88,7 @@ func Promote(ctx context.Context, c client.Client, reader client.Reader, obj met
 		return Promotion{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Promoting inputs to the applied record", "secret", klog.KObj(desired), "job", jobName, "from", outcome)
-	if err := write(ctx, c, reader, desired, true); err != nil {
+	if _, err := write(ctx, c, reader, desired, true, nil); err != nil {
 		return Promotion{}, err
 	}
 	rec.Name = desired.Name
@@ -85,26 +96,41 @@ func Promote(ctx context.Context, c client.Client, reader client.Reader, obj met
 	return res, nil
 }
 
+// PerRunRecord is the record of the apply Job jobName read from its
+// per-run Secret perRun (in the Job's namespace). ok is false when the
+// Secret holds no files; an error says it is not that Job's per-run
+// Secret.
+func PerRunRecord(perRun *corev1.Secret, namespace, jobName string) (rec Record, ok bool, err error) {
+	if perRun.Name != jobs.PerRunSecretName(jobName) || perRun.Namespace != namespace {
+		return Record{}, false, fmt.Errorf("the Secret %s/%s is not the per-run Secret of Job %s/%s", perRun.Namespace, perRun.Name, namespace, jobName)
+	}
+	if _, ok := perRun.Data[MainFile]; !ok {
+		return Record{}, false, nil
+	}
+	a := perRun.Annotations
+	rec = Record{
+		Job:        jobName,
+		Image:      a[infrav1.ImageAnnotation],
+		Identity:   a[infrav1.IdentityAnnotation],
+		InputsHash: a[infrav1.InputsHashAnnotation],
+		MainTF:     perRun.Data[MainFile],
+		Tfvars:     perRun.Data[TfvarsFile],
+	}
+	if a[infrav1.IdentityKindAnnotation] == string(infrav1.IdentityKindSecret) {
+		rec.IdentityKind = infrav1.IdentityKindSecret
+	}
+	return rec, true, nil
+}
+
 // promotedRecord is the record of jobName taken from its per-run Secret,
 // else from the attempt record when it names the Job.
 func promotedRecord(obj metav1.Object, jobName string, perRun *corev1.Secret, attempt *Record) (Record, PromoteOutcome, error) {
 	if perRun != nil {
-		if perRun.Name != jobs.PerRunSecretName(jobName) || perRun.Namespace != obj.GetNamespace() {
-			return Record{}, "", fmt.Errorf("the Secret %s/%s is not the per-run Secret of Job %s/%s", perRun.Namespace, perRun.Name, obj.GetNamespace(), jobName)
+		rec, ok, err := PerRunRecord(perRun, obj.GetNamespace(), jobName)
+		if err != nil {
+			return Record{}, "", err
 		}
-		if _, ok := perRun.Data[MainFile]; ok {
-			a := perRun.Annotations
-			rec := Record{
-				Job:        jobName,
-				Image:      a[infrav1.ImageAnnotation],
-				Identity:   a[infrav1.IdentityAnnotation],
-				InputsHash: a[infrav1.InputsHashAnnotation],
-				MainTF:     perRun.Data[MainFile],
-				Tfvars:     perRun.Data[TfvarsFile],
-			}
-			if a[infrav1.IdentityKindAnnotation] == string(infrav1.IdentityKindSecret) {
-				rec.IdentityKind = infrav1.IdentityKindSecret
-			}
+		if ok {
 			return rec, Promoted, nil
 		}
 	}

@@ -8,7 +8,8 @@ package records
 //  1. the attempt record, when it names another Job than the applied
 //     record (or there is no applied record) and carries
 //     captf.io/may-have-applied: a failed apply may have changed
-//     resources with its own inputs;
+//     resources with its own inputs, which the record keeps until an apply
+//     is confirmed (later attempts never overwrite them; see evidence.go);
 //  2. when the state has an inputs hash, the record carrying that hash,
 //     the applied record first;
 //  3. the applied record, else the attempt record;

@@ -64,18 +64,15 @@ func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error)
 	return o, nil
 }
 
-// bookkeep reads each finished Job not bookkept yet, once: status.lastRun,
-// the Job's condition, events, the applied record and adoption after a
-// successful apply, then the per-run Secret and the run lease go. The Job
-// is marked bookkept after the status patch (markBookkept).
+// bookkeep reads each finished Job not bookkept yet, once, oldest-finished
+// first (toBookkeep): status.lastRun, the Job's condition, events, the
+// applied record and adoption after a successful apply, then the per-run
+// Secret and the run lease go. In that order the newest Job's outcome is
+// the one the records, conditions and status.lastRun end with. The Job is
+// marked bookkept after the status patch (markBookkept).
 func (p *pass) bookkeep(ctx context.Context) error {
 	var newest *outcome
-	for i := range p.jobs {
-		j := &p.jobs[i]
-		finished, _, at, _ := jobFinished(j)
-		if !finished || j.Annotations[infrav1.BookkeptAnnotation] == "true" {
-			continue
-		}
+	for _, j := range toBookkeep(p.jobs) {
 		o, err := p.readOutcome(ctx, j)
 		if err != nil {
 			return err
@@ -83,11 +80,7 @@ func (p *pass) bookkeep(ctx context.Context) error {
 		if err := p.recordOutcome(ctx, o); err != nil {
 			return err
 		}
-		if newest == nil {
-			newest = &o
-		} else if _, _, nat, _ := jobFinished(newest.job); at.After(nat) {
-			newest = &o
-		}
+		newest = &o
 		p.bookkept = append(p.bookkept, j)
 	}
 	if newest != nil {
@@ -154,7 +147,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		case OpRestore:
 			// The restored state is what exists now: an earlier apply's
 			// unknown outcome no longer matters.
-			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), false); err != nil {
+			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
 				return err
 			}
 			if _, err := records.ClearRescued(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
@@ -202,14 +195,17 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return err
 		}
 	}
-	if unconfirmedOutcome(o) {
-		if err := p.markUnconfirmed(ctx, j.Name); err != nil {
+	// A successful apply that finished after this Job settled what it may
+	// have done: its outcome, read late, marks nothing again.
+	settled := o.op == OpApply && len(appliesAfter(p.jobs, j, true)) > 0
+	if unconfirmedOutcome(o) && !settled {
+		if err := p.markUnconfirmed(ctx, j.Name, appliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
 	}
-	if o.op == OpApply && !o.succeeded && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
-		if _, err := records.MarkMayHaveApplied(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), j.Name); err != nil {
-			return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", j.Name, err)
+	if o.op == OpApply && !o.succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
+		if err := p.markMayHaveApplied(ctx, j.Name, appliesAfter(p.jobs, j, false)); err != nil {
+			return err
 		}
 		if err := p.markPartialExports(ctx, j.Name); err != nil {
 			return err

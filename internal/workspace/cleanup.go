@@ -186,8 +186,10 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 
 // finishApply is the bookkeeping of a successful apply: the per-run
 // Secret's files become the applied record (with the digest the pod ran),
-// and the state is adopted: the inputs hash on its base Secret and an
-// owner reference to the object on every chunk.
+// the evidence of an earlier possible partial apply ends, and the state is
+// adopted: the inputs hash on its base Secret and an owner reference to
+// the object on every chunk. A success read after a newer apply finished
+// (the manager was down) leaves the newer one's record and hash alone.
 func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	perRun := &corev1.Secret{}
 	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: o.job.Namespace, Name: jobs.PerRunSecretName(o.job.Name)}, perRun); err != nil {
@@ -196,11 +198,15 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 		}
 		perRun = nil
 	}
-	prom, err := records.Promote(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest)
+	newer := appliesAfter(p.jobs, o.job, true)
+	prom, err := records.Promote(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest, newer)
 	if err != nil {
 		return fmt.Errorf("promoting the inputs of Job %s: %w", o.job.Name, err)
 	}
+	superseded := prom.Outcome == records.Superseded
 	switch {
+	case superseded:
+		ctrl.LoggerFrom(ctx).Info("Keeping the applied record of a newer apply", "job", o.job.Name, "applied", prom.Record.Job)
 	case prom.Outcome == records.PromotionUnknown:
 		p.eventf(corev1.EventTypeWarning, "AppliedInputsUnknown", "The inputs Job %s applied are gone; the older applied record is kept", o.job.Name)
 	case prom.Record != nil && prom.Record.ImageDigest != "" && (prom.Previous == nil || prom.Previous.ImageDigest != prom.Record.ImageDigest):
@@ -220,15 +226,24 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	if _, err := records.ClearUnpullableImages(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
-	if exports := o.job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" {
+	if exports := o.job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" && !superseded {
 		if _, err := records.MarkAppliedExports(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), exports); err != nil {
 			return err
 		}
 	}
-	if _, ok := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]; ok {
-		if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), true); err != nil {
-			return err
-		}
+	// The unconfirmed apply this one was started after is settled; marks
+	// of applies that finished after it stay.
+	confirmed := records.Record{Job: o.job.Name}
+	if prom.Record != nil && prom.Record.Job == o.job.Name {
+		confirmed = *prom.Record
+	}
+	after := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]
+	if _, err := records.ConfirmApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(),
+		confirmed, after, appliesAfter(p.jobs, o.job, false)); err != nil {
+		return err
+	}
+	if superseded {
+		return nil
 	}
 	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation], false)
 }

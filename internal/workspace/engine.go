@@ -46,6 +46,14 @@ type Options struct {
 	// before its Job is stopped or falls back to the next image
 	// (ImagePullGrace when 0). No flag sets it; tests shorten it.
 	ImagePullGrace time.Duration
+	// HolderGrace and HolderLeaseDuration replace, when set, the two parts
+	// of how long the holder of a run lease or state lock whose pod is gone
+	// is waited out before its lease is taken over or its lock
+	// force-unlocked: the pod's termination grace (its Job's pod template,
+	// 600 s when the Job is gone) and the lease duration (the lease's
+	// leaseDurationSeconds, the backstop). No flag sets them; tests
+	// shorten them.
+	HolderGrace, HolderLeaseDuration time.Duration
 }
 
 // imagePullGrace is the effective Options.ImagePullGrace.

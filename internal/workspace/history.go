@@ -41,6 +41,59 @@ func jobAttempt(j *batchv1.Job) int {
 	return n
 }
 
+// finishedBefore orders finished Jobs by when they finished. Conditions
+// carry seconds, so ties go to the lower attempt of the same operation,
+// then the older creation, then the name: an order every pass agrees on.
+func finishedBefore(a, b *batchv1.Job) bool {
+	_, _, ta, _ := jobFinished(a)
+	_, _, tb, _ := jobFinished(b)
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	if jobOp(a) == jobOp(b) && jobAttempt(a) != jobAttempt(b) {
+		return jobAttempt(a) < jobAttempt(b)
+	}
+	if ca, cb := a.CreationTimestamp.Time, b.CreationTimestamp.Time; !ca.Equal(cb) {
+		return ca.Before(cb)
+	}
+	return a.Name < b.Name
+}
+
+// toBookkeep returns the finished Jobs not bookkept yet, oldest-finished
+// first. The cache lists them in no useful order, and after a manager
+// outage several wait: read newest first, an older apply's success would
+// take the applied record and the state's inputs hash back to its inputs,
+// and an older failure would mark again what a newer apply settled.
+func toBookkeep(all []batchv1.Job) []*batchv1.Job {
+	var out []*batchv1.Job
+	for i := range all {
+		j := &all[i]
+		if finished, _, _, _ := jobFinished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] != "true" {
+			out = append(out, j)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return finishedBefore(out[a], out[b]) })
+	return out
+}
+
+// appliesAfter names the apply Jobs of all that finished after j (only
+// the successful ones when succeeded): what a late read of j's outcome
+// must not undo. Bookkept or not, they are the newer truth.
+func appliesAfter(all []batchv1.Job, j *batchv1.Job, succeeded bool) []string {
+	var out []string
+	for i := range all {
+		o := &all[i]
+		finished, ok, _, _ := jobFinished(o)
+		if o.Name == j.Name || !finished || jobOp(o) != OpApply || (succeeded && !ok) {
+			continue
+		}
+		if finishedBefore(j, o) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
 // finishedJob is what the decision table knows of a finished Job. The
 // bookkeeping annotations say how a failure counts.
 func finishedJob(j *batchv1.Job) (FinishedJob, bool) {

@@ -135,3 +135,72 @@ func TestBlockEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestToBookkeepOldestFinishedFirst: after a manager outage several
+// finished Jobs wait for bookkeeping, listed by the cache in no useful
+// order; they are read oldest-finished first, so that the newest outcome
+// is the one the records and the status end with.
+func TestToBookkeepOldestFinishedFirst(t *testing.T) {
+	pending := func(j batchv1.Job) batchv1.Job {
+		delete(j.Annotations, infrav1.BookkeptAnnotation)
+		return j
+	}
+	created := func(j batchv1.Job, minutesAgo int) batchv1.Job {
+		j.CreationTimestamp = metav1.NewTime(t0.Add(-time.Duration(minutesAgo) * time.Minute))
+		return j
+	}
+	testCases := []struct {
+		name string
+		jobs []batchv1.Job
+		want []string
+	}{
+		{"the cache lists the newest first", []batchv1.Job{pending(job(OpApply, 2, yes, 1)), pending(job(OpApply, 1, no, 3))},
+			[]string{"apply-a1", "apply-a2"}},
+		{"three applies in no order", []batchv1.Job{pending(job(OpApply, 2, no, 4)), pending(job(OpApply, 3, yes, 2)), pending(job(OpApply, 1, no, 6))},
+			[]string{"apply-a1", "apply-a2", "apply-a3"}},
+		{"finished in the same second: the lower attempt first", []batchv1.Job{pending(job(OpApply, 3, yes, 2)), pending(job(OpApply, 2, no, 2))},
+			[]string{"apply-a2", "apply-a3"}},
+		{"same second, other operations: the older creation first", []batchv1.Job{
+			created(pending(job(OpRefresh, 1, yes, 2)), 3), created(pending(job(OpApply, 4, yes, 2)), 9),
+		}, []string{"apply-a4", "refresh-a1"}},
+		{"bookkept and running Jobs are not read", []batchv1.Job{job(OpApply, 1, yes, 5), pending(job(OpApply, 3, nil, 0)), pending(job(OpApply, 2, no, 1))},
+			[]string{"apply-a2"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, j := range toBookkeep(tc.jobs) {
+				got = append(got, j.Name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("bookkeeping order %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAppliesAfter: the applies that finished after a Job are what a late
+// read of its outcome must not undo.
+func TestAppliesAfter(t *testing.T) {
+	all := []batchv1.Job{
+		job(OpApply, 1, yes, 5), job(OpApply, 2, no, 4), job(OpRefresh, 1, yes, 3), job(OpApply, 3, yes, 2), job(OpApply, 4, nil, 0),
+	}
+	testCases := []struct {
+		name      string
+		of        int // index in all
+		succeeded bool
+		want      []string
+	}{
+		{"every apply after the first", 0, false, []string{"apply-a2", "apply-a3"}},
+		{"the successful ones after the first", 0, true, []string{"apply-a3"}},
+		{"a newer success settles a failure", 1, true, []string{"apply-a3"}},
+		{"nothing after the newest finished apply; the running one does not count", 3, false, nil},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := appliesAfter(all, &all[tc.of], tc.succeeded); !slices.Equal(got, tc.want) {
+				t.Errorf("appliesAfter(%s) = %v, want %v", all[tc.of].Name, got, tc.want)
+			}
+		})
+	}
+}

@@ -5,21 +5,27 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/pkg/state"
 )
 
-// LeaseGrace is how long a run lease whose holder Job does not exist stays
-// held: the Job may be about to be created.
+// LeaseGrace is how long a run lease whose holder Job was never created
+// stays held: the Job may be about to be created.
 const LeaseGrace = time.Minute
+
+// backstop is a lease's leaseDurationSeconds for a Job of deadline
+// seconds: the deadline, the pod's termination grace and a margin.
+func backstop(deadline int64) int32 {
+	return int32(deadline + jobs.TerminationGracePeriodSeconds + 300)
+}
 
 // runLeaseName is the object's run lease.
 func runLeaseName(suffix string) string { return "captf-run-" + suffix }
@@ -36,7 +42,7 @@ func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation
 func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op Operation) (bool, string, error) {
 	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
 	now := metav1.NewMicroTime(p.now)
-	backstop := int32(p.eff.Policy.ActiveDeadlineSeconds + 600 + 300)
+	duration := backstop(p.eff.Policy.ActiveDeadlineSeconds)
 	lease := &coordinationv1.Lease{}
 	err := p.e.APIReader.Get(ctx, key, lease)
 	if apierrors.IsNotFound(err) {
@@ -45,7 +51,7 @@ func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op 
 		lease = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: name, Labels: labels,
 				Annotations: map[string]string{infrav1.LeaseOperationAnnotation: string(op), infrav1.LeaseAcquiredAtAnnotation: p.now.UTC().Format(time.RFC3339)}},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(jobName), LeaseDurationSeconds: ptr.To(backstop), AcquireTime: &now, RenewTime: &now},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(jobName), LeaseDurationSeconds: ptr.To(duration), AcquireTime: &now, RenewTime: &now},
 		}
 		if err := p.e.Client.Create(ctx, lease); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -64,10 +70,13 @@ func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op 
 			return false, fmt.Sprintf("Job %s holds the %s lease %s", holder, kind, name), err
 		}
 	}
-	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = ptr.To(jobName), ptr.To(backstop)
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = ptr.To(jobName), ptr.To(duration)
 	lease.Spec.AcquireTime, lease.Spec.RenewTime = &now, &now
 	if lease.Annotations == nil {
 		lease.Annotations = map[string]string{}
+	}
+	if holder != jobName {
+		delete(lease.Annotations, infrav1.LeaseJobCreatedAnnotation) // the new holder is not created yet
 	}
 	lease.Annotations[infrav1.LeaseOperationAnnotation] = string(op)
 	lease.Annotations[infrav1.LeaseAcquiredAtAnnotation] = p.now.UTC().Format(time.RFC3339)
@@ -80,29 +89,40 @@ func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op 
 	return true, "", nil
 }
 
-// leaseFree reports whether a lease held by another Job may be taken over.
+// leaseFree reports whether a lease held by another Job may be taken over
+// (leaseTakeable), reading the holder Job and its pods live.
 func (p *pass) leaseFree(ctx context.Context, lease *coordinationv1.Lease, holder string) (bool, error) {
-	renewed := lease.CreationTimestamp.Time
-	if lease.Spec.RenewTime != nil {
-		renewed = lease.Spec.RenewTime.Time
-	}
-	if d := lease.Spec.LeaseDurationSeconds; d != nil && p.now.Sub(renewed) > time.Duration(*d)*time.Second {
-		return true, nil
-	}
-	job := &batchv1.Job{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: lease.Namespace, Name: holder}, job)
-	switch {
-	case apierrors.IsNotFound(err):
-		// A deleted Job's pod may still be stopping, writing the state.
-		if running, err := p.podsRunning(ctx, lease.Namespace, holder); err != nil || running {
-			return false, err
-		}
-		return p.now.Sub(renewed) > LeaseGrace, nil
-	case err != nil:
+	job, pods, err := p.readHolder(ctx, lease.Namespace, holder)
+	if err != nil {
 		return false, err
 	}
-	finished, _, _, _ := jobFinished(job)
-	return finished, nil
+	return leaseTakeable(lease, holder, job, pods, p.now, p.e.Options), nil
+}
+
+// markLeaseCreated records on the Lease name that its holder jobName was
+// created: once the Job and its pods are gone, the lease is waited out as
+// a holder that ran (leaseTakeable), not as a Job about to be created.
+// Failing is logged, not returned: the Job exists, and jobVanished marks
+// the lease again should the Job vanish.
+func (p *pass) markLeaseCreated(ctx context.Context, name, jobName string) {
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
+	err := p.e.APIReader.Get(ctx, key, lease)
+	if err == nil && (ptr.Deref(lease.Spec.HolderIdentity, "") != jobName || lease.Annotations[infrav1.LeaseJobCreatedAnnotation] == jobName) {
+		return
+	}
+	if err == nil {
+		// An update with the resourceVersion just read: a lease another
+		// manager took meanwhile is not marked for this Job.
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		lease.Annotations[infrav1.LeaseJobCreatedAnnotation] = jobName
+		err = p.e.Client.Update(ctx, lease)
+	}
+	if client.IgnoreNotFound(err) != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Could not record on its lease that the Job was created; if the Job vanishes, the lease is taken over after the short grace", "lease", key.Name, "job", jobName)
+	}
 }
 
 // releaseRunLease frees the run lease when jobName holds it, with a
@@ -132,18 +152,4 @@ func (p *pass) releaseLease(ctx context.Context, name, jobName string) error {
 		return fmt.Errorf("releasing Lease %s: %w", key.Name, err)
 	}
 	return nil
-}
-
-// podsRunning reports whether a pod of the Job jobName has not finished.
-func (p *pass) podsRunning(ctx context.Context, namespace, jobName string) (bool, error) {
-	var pods corev1.PodList
-	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: jobName}); err != nil {
-		return false, err
-	}
-	for _, pod := range pods.Items {
-		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,9 +78,10 @@ func (p *pass) readLock(ctx context.Context) (*heldLock, error) {
 }
 
 // checkLock runs while no Job of the object is active: a lock left by one
-// of its own Jobs whose pod is gone or finished is stale and handed to the
-// next Job to force-unlock; any other holder is reported as StateLocked
-// (Jobs still start and wait lockTimeoutSeconds for it).
+// of its own Jobs whose pod finished, or is gone and waited out
+// (lockHolderDead), is stale and handed to the next Job to force-unlock;
+// any other holder is reported as StateLocked (Jobs still start and wait
+// lockTimeoutSeconds for it).
 func (p *pass) checkLock(ctx context.Context) error {
 	p.forceUnlock = ""
 	l, err := p.readLock(ctx)
@@ -86,14 +89,9 @@ func (p *pass) checkLock(ctx context.Context) error {
 		return err
 	}
 	if l.pod != "" {
-		pod := &corev1.Pod{}
-		err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: l.pod}, pod)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return err
-		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
-			return nil // its holder is alive
+		dead, err := p.lockHolderDead(ctx, l)
+		if err != nil || !dead {
+			return err // its holder may still run: the lock is live
 		}
 		p.forceUnlock = l.id
 		return nil
@@ -103,4 +101,64 @@ func (p *pass) checkLock(ctx context.Context) error {
 			l.info.Who, l.info.Operation, l.info.Created)})
 	p.stateLocked = true
 	return nil
+}
+
+// lockHolderDead reads the pod a lock of one of the object's Jobs names,
+// that Job and the run lease, live, and decides with holderDead.
+func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
+	ns := p.obj.GetNamespace()
+	var pods []corev1.Pod
+	pod := &corev1.Pod{}
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.pod}, pod); err == nil {
+		pods = append(pods, *pod)
+	} else if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	if holderRuns(nil, pods) {
+		return false, nil
+	}
+	jobName := l.pod[:strings.LastIndex(l.pod, "-")] // podOfHolder checked the Job name and suffix
+	job := &batchv1.Job{}
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobName}, job); apierrors.IsNotFound(err) {
+		job = nil
+	} else if err != nil {
+		return false, err
+	}
+	lease := &coordinationv1.Lease{}
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: runLeaseName(p.suffix())}, lease); apierrors.IsNotFound(err) {
+		lease = nil
+	} else if err != nil {
+		return false, err
+	}
+	deadline := p.eff.Policy.ActiveDeadlineSeconds
+	if job != nil && job.Spec.ActiveDeadlineSeconds != nil {
+		deadline = *job.Spec.ActiveDeadlineSeconds
+	}
+	since, duration := lockSince(l.info, lease, jobName, deadline)
+	return holderDead(pods, since, p.now, p.e.Options.holderWait(job, duration)), nil
+}
+
+// lockSince is when the holder of a lock, a pod of Job jobName, was last
+// known alive, and the lease duration to wait out after that: the later of
+// the lock's creation and the run lease's renewal while the lease still
+// names that Job (with its duration); without such a lease, the backstop
+// of the Job's deadline. A zero time: nothing says, and the lock is never
+// taken to be stale (the stale-lock runbook unlocks it by hand).
+func lockSince(info lockInfo, runLease *coordinationv1.Lease, jobName string, deadline int64) (time.Time, time.Duration) {
+	since, _ := time.Parse(time.RFC3339Nano, info.Created)
+	duration := time.Duration(backstop(deadline)) * time.Second
+	if runLease == nil || ptr.Deref(runLease.Spec.HolderIdentity, "") != jobName {
+		return since, duration
+	}
+	renewed := runLease.CreationTimestamp.Time
+	if runLease.Spec.RenewTime != nil {
+		renewed = runLease.Spec.RenewTime.Time
+	}
+	if renewed.After(since) {
+		since = renewed
+	}
+	if d := runLease.Spec.LeaseDurationSeconds; d != nil {
+		duration = time.Duration(*d) * time.Second
+	}
+	return since, duration
 }

@@ -236,7 +236,10 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	// The attempt record is written first: whatever becomes of the Job
-	// (it vanishes, it is killed), its inputs are known.
+	// (it vanishes, it is killed), its inputs are known. A record holding
+	// an earlier Job's possible partial apply is kept (records.WriteAttempt):
+	// this Job's create may still be refused, or it may fail before
+	// applying; its inputs are in its per-run Secret meanwhile.
 	if op == OpApply {
 		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
 			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
@@ -253,6 +256,11 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	p.waitOver()
+	// From now on the leases' holder is a Job that ran, should it vanish.
+	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), name)
+	if gated(op) && p.e.Options.ClusterOperationGate && p.owner.ClusterName != "" && p.role.Kind() == state.KindCluster {
+		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), name)
+	}
 	if p.forceUnlock != "" {
 		ctrl.LoggerFrom(ctx).Info("Handing a stale state lock to the next Job to force-unlock", "lock", p.forceUnlock, "job", name)
 		metrics.ForceUnlocks.WithLabelValues(p.role.Kind()).Inc()

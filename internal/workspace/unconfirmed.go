@@ -3,13 +3,16 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -43,13 +46,47 @@ func neverStarted(o outcome) bool {
 	return o.job.Annotations[infrav1.ImagePullFailedAnnotation] == "true"
 }
 
-// markUnconfirmed records job as an apply whose outcome is unknown.
-func (p *pass) markUnconfirmed(ctx context.Context, job string) error {
+// markUnconfirmed records job as an apply whose outcome is unknown; newer
+// are the apply Jobs that finished after it.
+func (p *pass) markUnconfirmed(ctx context.Context, job string, newer []string) error {
+	if err := p.markMayHaveApplied(ctx, job, newer); err != nil {
+		return err
+	}
 	if _, err := records.MarkUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
 		return fmt.Errorf("recording the unconfirmed apply of Job %s: %w", job, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Recorded an apply whose outcome is unknown", "job", job)
 	return p.markPartialExports(ctx, job)
+}
+
+// markMayHaveApplied records that apply Job job may have changed
+// resources. The attempt record may still hold an earlier Job's evidence
+// (records.WriteAttempt keeps it), so job's inputs come from its per-run
+// Secret, which is deleted only after bookkeeping; when that is gone too
+// (the Job vanished with it), only a record naming job is marked.
+func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []string) error {
+	ns := p.obj.GetNamespace()
+	perRun := &corev1.Secret{}
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobs.PerRunSecretName(job)}, perRun)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the per-run Secret of Job %s: %w", job, err)
+	}
+	if err == nil {
+		rec, ok, err := records.PerRunRecord(perRun, ns, job)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if _, err := records.MarkMayHaveAppliedWith(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec, newer); err != nil {
+				return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
+			}
+			return nil
+		}
+	}
+	if _, err := records.MarkMayHaveApplied(ctx, p.e.Client, p.e.APIReader, ns, p.role.Kind(), p.obj.GetName(), job); err != nil {
+		return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
+	}
+	return nil
 }
 
 // jobVanished handles the Job status.activeJob names when it is gone
@@ -59,7 +96,8 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	op := Operation(aj.Operation)
 	msg := fmt.Sprintf("Job %s: %s vanished before it reported a result (Job deleted, node lost)", aj.Name, op)
 	if op == OpApply {
-		if err := p.markUnconfirmed(ctx, aj.Name); err != nil {
+		// It was the running Job: nothing of the object finished after it.
+		if err := p.markUnconfirmed(ctx, aj.Name, nil); err != nil {
 			return err
 		}
 		msg += " and may have partially applied; an apply of the current inputs is due"
@@ -68,12 +106,22 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	}
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: failReasonOf(op), Message: msg})
 	p.eventf(corev1.EventTypeWarning, "JobInterrupted", "%s", msg)
-	// The run lease goes at once when no pod of the Job is left; a pod
-	// still stopping keeps it (leaseFree).
-	if running, err := p.podsRunning(ctx, p.obj.GetNamespace(), aj.Name); err != nil || running {
+	// The run lease goes at once only when every pod of the Job finished.
+	// A pod still stopping, or gone without a trace (force-deleted, its
+	// node lost), may still write the state: the lease is waited out like
+	// any holder that ran (leaseTakeable), which it now says it is.
+	_, pods, err := p.readHolder(ctx, p.obj.GetNamespace(), aj.Name)
+	if err != nil {
 		return err
 	}
-	return p.releaseRunLease(ctx, aj.Name)
+	if len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !podFinished(&pod) }) {
+		return p.releaseRunLease(ctx, aj.Name)
+	}
+	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), aj.Name)
+	if p.owner.ClusterName != "" {
+		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), aj.Name)
+	}
+	return nil
 }
 
 // confirmNoResources consumes captf.io/confirm-no-resources=<job>: when it
@@ -90,7 +138,7 @@ func (p *pass) confirmNoResources(ctx context.Context) error {
 		ctrl.LoggerFrom(ctx).Info("Ignoring captf.io/confirm-no-resources: it does not name the apply whose outcome is unknown", "value", v, "unconfirmed", job)
 		return nil
 	}
-	if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), false); err != nil {
+	if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
 	p.inputs.attempt.UnconfirmedApply, p.inputs.attempt.MayHaveApplied = "", false

@@ -46,6 +46,9 @@ func TestMain(m *testing.M) {
 // imagePullGrace is the manager's image pull grace in this suite.
 const imagePullGrace = 15 * time.Second
 
+// holderWait stands for both parts of the wait for a gone holder.
+const holderWait = time.Millisecond
+
 // The manager's identity, as the Deployment's downward API gives it.
 const (
 	managerNamespace = "captf-system"
@@ -103,6 +106,13 @@ func runManager() error {
 	// Image pulls are given up on sooner than in production (2 min), so
 	// that the image tests take seconds.
 	built.Engine.Options.ImagePullGrace = imagePullGrace
+	// A lease or lock holder whose pod is gone is waited out for its pod's
+	// grace plus the lease duration (over 80 min by default). The stand-in
+	// kubelet runs no pod after its deletion, so the tests that delete Jobs
+	// and pods, or plant a lock of a pod that never existed, wait
+	// milliseconds; the waits themselves are table-tested in the package.
+	built.Engine.Options.HolderGrace = holderWait
+	built.Engine.Options.HolderLeaseDuration = holderWait
 	mgr := built.Manager
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
