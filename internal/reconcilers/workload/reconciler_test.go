@@ -1,9 +1,9 @@
 package workload
 
 import (
-	batchv1 "k8s.io/api/batch/v1"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
