@@ -155,7 +155,7 @@ func (cp *ControlPlane) startControllerManager(opts Options) error {
 	}
 	cmd := exec.Command(filepath.Join(opts.Tools, "bin", "kube-controller-manager"),
 		"--kubeconfig="+path,
-		"--controllers=job-controller,garbage-collector-controller",
+		"--controllers=job-controller,garbage-collector-controller,namespace-controller,ttl-after-finished-controller",
 		"--use-service-account-credentials=false",
 		"--leader-elect=false",
 		"--secure-port=0",

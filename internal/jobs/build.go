@@ -15,8 +15,9 @@ import (
 
 // UnownedJobTTLSeconds is how long a finished Job without an owner
 // reference (one of a deleting object) is kept if its object's cleanup
-// did not delete it: long enough for any manager to have bookkept it.
-const UnownedJobTTLSeconds int32 = 24 * 3600
+// did not delete it: long enough for any manager to have bookkept it, and
+// for a paused object's cleanup to find its destroy.
+const UnownedJobTTLSeconds int32 = 7 * 24 * 3600
 
 // TerminationGracePeriodSeconds is the pod's grace after SIGTERM; the
 // runner gets StopTimeout of it to stop the runtime and write its result.

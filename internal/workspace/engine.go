@@ -279,6 +279,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		if err := p.checkLock(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := p.protectDeleting(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
 		if err := p.reownState(ctx); err != nil {
 			return ctrl.Result{}, err
 		}

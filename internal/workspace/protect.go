@@ -7,12 +7,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
 
@@ -109,7 +111,54 @@ func (p *pass) namespaceTerminating(ctx context.Context) (bool, error) {
 // way out.
 func (p *pass) namespaceTerminatingMessage(op Operation) string {
 	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run. "+
-		"The state %s and the inputs records are kept, readable, by the finalizer %s: run the destroy by hand "+
-		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain; the kept Secrets then wait for you to remove that finalizer",
+		"The state %s and the inputs records are kept, readable, by the finalizer %s: pause this object, run the destroy by hand "+
+		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain and unpause; the kept Secrets then wait for you to remove that finalizer",
 		p.obj.GetNamespace(), op, state.SecretName(p.suffix()), protection.Finalizer)
+}
+
+// protectDeleting protects, while the object is being deleted and no Job
+// runs, the state pieces, backups, records and plan key that lack the
+// protection and are not being deleted yet: pieces an interrupted apply
+// created, a set the runner rescued, Secrets written before CAPTF
+// protected them. Their owner references are left as they are (a deleting
+// object's state is cleaned up or retained, never re-owned).
+func (p *pass) protectDeleting(ctx context.Context) error {
+	if p.retained || p.active != nil || p.obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	list := secretMetadataList()
+	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
+		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}); err != nil {
+		return fmt.Errorf("listing the state backups: %w", err)
+	}
+	candidates := list.Items
+	for i := range p.stSecrets {
+		candidates = append(candidates, metav1.PartialObjectMetadata{ObjectMeta: p.stSecrets[i].ObjectMeta})
+	}
+	for _, name := range []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName()), p.planKeyName()} {
+		s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		candidates = append(candidates, *s)
+	}
+	for i := range candidates {
+		s := &candidates[i]
+		if s.Labels[infrav1.RetainedFromUIDLabel] != "" || protection.Protected(s) || protection.Terminating(s) {
+			continue
+		}
+		s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+		base := s.DeepCopy()
+		protection.Protect(s)
+		if err := p.e.Client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				continue // gone, or changed: the next pass looks again
+			}
+			return fmt.Errorf("protecting Secret %s: %w", s.Name, err)
+		}
+	}
+	return nil
 }

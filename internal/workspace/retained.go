@@ -65,7 +65,9 @@ func (p *pass) retain(ctx context.Context) error {
 	}
 	for i := range kept {
 		s := &kept[i]
-		patch := client.MergeFrom(s.DeepCopy())
+		// Optimistic: a deletion that reached the Secret since it was read
+		// must keep its protection.
+		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		var refs []metav1.OwnerReference
 		for _, r := range s.OwnerReferences {
 			if r.UID != p.obj.GetUID() {
@@ -83,6 +85,10 @@ func (p *pass) retain(ctx context.Context) error {
 		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("retaining Secret %s: %w", s.Name, err)
 		}
+	}
+	// The plan key is worth nothing without the object.
+	if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(p.obj.GetNamespace()), client.MatchingFields{"metadata.name": p.planKeyName()}); err != nil {
+		return fmt.Errorf("deleting the plan key Secret: %w", err)
 	}
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
 	if err := p.deleteEach(ctx, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{

@@ -83,7 +83,11 @@ func mirrorToIdentity(_ context.Context, o client.Object) []reconcile.Request {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	id := &infrav1.TerraformClusterIdentity{}
 	if err := r.Client.Get(ctx, req.NamespacedName, id); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// Its mirrors may still be held for users that are gone.
+			return ctrl.Result{}, r.releaseAbandoned(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
 	}
 	snap, err := r.observe(ctx, id)
 	if err != nil {
@@ -91,12 +95,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	for i := range snap.mirrors {
-		if m := &snap.mirrors[i]; m.Annotations[infrav1.IdentityAnnotation] == id.Name {
-			if _, err := credentials.ReleaseAbandonedMirror(ctx, r.Client, r.APIReader, m); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
+	if err := r.releaseMirrors(ctx, id.Name, snap.mirrors); err != nil {
+		return ctrl.Result{}, err
 	}
 	ready := readyCondition(snap)
 	before := id.DeepCopy()
@@ -159,4 +159,29 @@ func conditionsEqual(a, b []metav1.Condition) bool {
 		return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message &&
 			x.ObservedGeneration == y.ObservedGeneration && x.LastTransitionTime.Equal(&y.LastTransitionTime)
 	})
+}
+
+// releaseAbandoned lets go of the mirrors of a deleted identity whose
+// users are all gone.
+func (r *Reconciler) releaseAbandoned(ctx context.Context, identity string) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	if err := r.Client.List(ctx, list, client.MatchingLabels{infrav1.MirroredLabel: "true"}); err != nil {
+		return fmt.Errorf("listing credentials mirrors: %w", err)
+	}
+	return r.releaseMirrors(ctx, identity, list.Items)
+}
+
+// releaseMirrors releases the identity's mirrors the garbage collector is
+// deleting once none of their users exists (see
+// credentials.ReleaseAbandonedMirror).
+func (r *Reconciler) releaseMirrors(ctx context.Context, identity string, mirrors []metav1.PartialObjectMetadata) error {
+	for i := range mirrors {
+		if m := &mirrors[i]; m.Annotations[infrav1.IdentityAnnotation] == identity {
+			if _, err := credentials.ReleaseAbandonedMirror(ctx, r.Client, r.APIReader, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
