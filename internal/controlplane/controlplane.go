@@ -1,7 +1,8 @@
 // Package controlplane starts a real Kubernetes control plane from the
 // binaries hack/tools builds: etcd and kube-apiserver, CAPTF's CRDs (and
 // optionally others) installed, and on request kube-controller-manager with
-// the Job controller and the garbage collector.
+// the Job, garbage collector, namespace and TTL-after-finished controllers
+// (a namespace deletion and a Job's expiry behave as in a cluster).
 //
 // The integration tests (through internal/test/envtest) and the local
 // environment (cmd/captf-dev) both start the control plane here, so they
