@@ -197,6 +197,13 @@ func (f *flow) checkTwoManagers(ctx context.Context, jobs *jobWatch, locks *lock
 		log, _ := os.ReadFile(m.stderr)
 		t.Logf("figures: %s logged namespace %s %d times and %d reconciler errors", m.name,
 			f.ns, strings.Count(string(log), f.ns), strings.Count(string(log), "Reconciler error"))
+		// What the two managers ran into, retried: conflicts on writes
+		// the other made first, objects the other just finished deleting.
+		for _, line := range strings.Split(string(log), "\n") {
+			if _, after, ok := strings.Cut(line, "Reconciler error"); ok {
+				t.Logf("%s: Reconciler error%.300s", m.name, after)
+			}
+		}
 	}
 	for _, d := range dups {
 		t.Errorf("duplicate Jobs of one attempt: %s", d)
