@@ -87,7 +87,7 @@ func (f *flow) sourceSecret() string { return f.ns + "-credentials" }
 
 // quickstart returns examples/quickstart moved into the flow's namespace
 // (created first), with an identity and a credentials Secret of its own,
-// and every module image on runtime rt.
+// and every module image on runtime rt ("" keeps the example's own).
 func (f *flow) quickstart(rt string) []*unstructured.Unstructured {
 	f.t.Helper()
 	objs, err := devenv.ReadManifestDir(filepath.Join(f.env.Repo, "examples", "quickstart"))
@@ -114,7 +114,7 @@ func (f *flow) quickstart(rt string) []*unstructured.Unstructured {
 		if o.GetKind() == "TerraformCluster" {
 			f.set(o, f.identity(), "spec", "identityRef", "name")
 		}
-		if image, ok, _ := unstructured.NestedString(o.Object, "spec", "source", "image"); ok {
+		if image, ok, _ := unstructured.NestedString(o.Object, "spec", "source", "image"); ok && rt != "" {
 			module := strings.TrimPrefix(image[:strings.LastIndex(image, ":")], "local/")
 			f.set(o, devenv.ExampleImage(module, rt), "spec", "source", "image")
 		}

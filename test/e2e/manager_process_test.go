@@ -4,23 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/setup"
-	"captf.io/captf/internal/test/envtest"
 )
 
 // The manager as a process of its own, as a user runs it: `captf-dev up
@@ -29,38 +23,10 @@ import (
 // again at once; two run side by side, and killing the one the API server
 // was talking to leaves the other serving the webhooks.
 func TestManagerRunsAsItsOwnProcess(t *testing.T) {
-	tools := toolsOrSkip(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Short, for the in-process node's unix sockets (see startShared).
-	dir, err := os.MkdirTemp("", "captf-mgr-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the environment's files are kept in %s", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	})
-	bin := buildDev(t, ctx, root, dir)
-	// Its own state directory (and image store) through XDG_CACHE_HOME, as
-	// `captf-dev` documents; Go keeps its build cache for the runner build.
-	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "GOCACHE="+strings.TrimSpace(string(gocache)), "KUBECONFIG=")
-	kubeconfig := filepath.Join(dir, "cache", "captf", "dev", "kubeconfig")
-
-	up := startDev(t, "up", bin, root, dir, env, "--tools", tools, "--repo", root, "up", "--without-manager")
-	t.Cleanup(up.killGroup) // only does something when the test failed first
-	up.waitLine("ready", 4*time.Minute)
+	e := startWithoutManager(t, ctx, "captf-mgr-")
+	up, kubeconfig := e.up, e.kubeconfig
 	if out := up.transcript(); !strings.Contains(out, "Not starting the CAPTF manager: `captf-dev manager --kubeconfig "+kubeconfig+"`") {
 		t.Errorf("captf-dev up --without-manager does not say how to start the manager:\n%s", out)
 	}
@@ -75,9 +41,7 @@ func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 	check := manager{t: t, c: c, source: source}
 	check.unserved(ctx, "no manager runs yet")
 
-	first := startDev(t, "manager-1", bin, root, dir, env, "manager")
-	t.Cleanup(first.killGroup)
-	first.waitLine("ready", time.Minute)
+	first := e.startManager(t, "manager-1")
 	check.serves(ctx, "first")
 	if log, _ := os.ReadFile(first.stderr); !strings.Contains(string(log), "Serving the environment's webhooks") {
 		t.Errorf("the manager logs nothing to stderr about serving the webhooks:\n%s", first.transcript())
@@ -85,14 +49,10 @@ func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 
 	first.kill()
 	check.unserved(ctx, "the manager was killed")
-	again := startDev(t, "manager-1-again", bin, root, dir, env, "manager")
-	t.Cleanup(again.killGroup)
-	again.waitLine("ready", time.Minute)
+	again := e.startManager(t, "manager-1-again")
 	check.serves(ctx, "again")
 
-	second := startDev(t, "manager-2", bin, root, dir, env, "manager", "--kubeconfig", kubeconfig)
-	t.Cleanup(second.killGroup)
-	second.waitLine("ready", time.Minute)
+	second := e.startManager(t, "manager-2", "--kubeconfig", kubeconfig)
 	again.kill()
 	check.serves(ctx, "second")
 
@@ -102,25 +62,6 @@ func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 	if err := up.stop(2 * time.Minute); err != nil {
 		t.Errorf("captf-dev up did not stop cleanly on SIGTERM: %v\n%s", err, up.transcript())
 	}
-}
-
-func adminClient(t *testing.T, kubeconfig string) client.Client {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := setup.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A logger of its own: the package's controller-runtime logger is the
-	// shared environment's to set.
-	c, err := client.New(cfg, client.Options{Scheme: s, Log: testr.New(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // manager checks what a user sees of the CAPTF manager through the API.

@@ -12,6 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr/testr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/setup"
+	"captf.io/captf/internal/test/envtest"
 )
 
 // devProcess is a captf-dev command run as a user runs it, in a process of
@@ -29,6 +37,91 @@ type devProcess struct {
 
 	mu  sync.Mutex
 	out []string // every stdout line so far
+}
+
+// processEnv is an environment `captf-dev up --without-manager` runs in a
+// process of its own, with its own state directory, for `captf-dev
+// manager` processes to serve.
+type processEnv struct {
+	root       string   // the checkout
+	dir        string   // the test's files: the binary, the logs, the state directory
+	bin        string   // captf-dev built from the checkout
+	env        []string // the processes' environment
+	kubeconfig string   // the admin kubeconfig up writes
+	up         *devProcess
+}
+
+// startWithoutManager builds captf-dev and starts `captf-dev up
+// --without-manager` in a directory named prefix*, waiting until it is
+// ready. The directory is removed when the test passes and kept (and
+// named) when it fails.
+func startWithoutManager(t *testing.T, ctx context.Context, prefix string) *processEnv {
+	t.Helper()
+	tools := toolsOrSkip(t)
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Short, for the in-process node's unix sockets (see startShared).
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the environment's files are kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	e := &processEnv{root: root, dir: dir, bin: buildDev(t, ctx, root, dir),
+		kubeconfig: filepath.Join(dir, "cache", "captf", "dev", "kubeconfig")}
+	// Its own state directory (and image store) through XDG_CACHE_HOME, as
+	// `captf-dev` documents; Go keeps its build cache for the runner build.
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "GOCACHE="+strings.TrimSpace(string(gocache)), "KUBECONFIG=")
+	e.up = startDev(t, "up", e.bin, root, dir, e.env, "--tools", tools, "--repo", root, "up", "--without-manager")
+	t.Cleanup(e.up.killGroup) // only does something when the test failed first
+	e.up.waitLine("ready", 4*time.Minute)
+	return e
+}
+
+// startManager starts `captf-dev manager args...` against the environment
+// and waits until it prints ready.
+func (e *processEnv) startManager(t *testing.T, name string, args ...string) *devProcess {
+	t.Helper()
+	p := startDev(t, name, e.bin, e.root, e.dir, e.env, append([]string{"manager"}, args...)...)
+	t.Cleanup(p.killGroup)
+	p.waitLine("ready", time.Minute)
+	return p
+}
+
+// adminConfig reads the admin kubeconfig of an environment.
+func adminConfig(t *testing.T, kubeconfig string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func adminClient(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	s, err := setup.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A logger of its own: the package's controller-runtime logger is the
+	// shared environment's to set.
+	c, err := client.New(adminConfig(t, kubeconfig), client.Options{Scheme: s, Log: testr.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // buildDev builds cmd/captf-dev from the checkout at root into dir.

@@ -23,7 +23,8 @@ import (
 
 // teardown deletes the Cluster as a user does, waits until Cluster API and
 // CAPTF deleted every object (each CAPTF object after a successful destroy
-// Job on runtime rt; rt "" when nothing was applied), deletes the rest and
+// Job on runtime rt; rt "" when nothing was applied or the local node's
+// runs are another process's, and the caller checks), deletes the rest and
 // checks that nothing CAPTF made is left in the namespace: no managed
 // Secret (state, per-run, records, backups, credentials mirror), Lease,
 // Job or pod.
@@ -56,7 +57,7 @@ func (f *flow) teardown(ctx context.Context, objs []*unstructured.Unstructured, 
 		}
 		return true, "", nil
 	})
-	// rt "" : nothing was ever applied, so no destroy runs.
+	// rt "": nothing was ever applied, or the caller checks the destroys.
 	if rt != "" {
 		version := f.runtimeVersion(rt)
 		for _, o := range workload {
