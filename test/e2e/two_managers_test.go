@@ -167,13 +167,13 @@ func (f *flow) checkTwoManagers(ctx context.Context, jobs *jobWatch, locks *lock
 	var failed, lockEvents, forceUnlocks []string
 	for _, ev := range events.Items {
 		line := fmt.Sprintf("%s %s/%s: %s", ev.Reason, ev.Regarding.Kind, ev.Regarding.Name, ev.Note)
-		switch {
-		case ev.Reason == "JobFailed":
+		switch ev.Reason {
+		case "JobFailed":
 			failed = append(failed, line)
 			if strings.Contains(strings.ToLower(ev.Note), "lock") {
 				lockEvents = append(lockEvents, line)
 			}
-		case ev.Reason == "ForceUnlocked":
+		case "ForceUnlocked":
 			forceUnlocks = append(forceUnlocks, line)
 		}
 	}
