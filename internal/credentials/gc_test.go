@@ -57,14 +57,7 @@ func TestGarbageCollectorKeepsAMirrorWhileAnyOwnerExists(t *testing.T) {
 	if err := env.Client.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	key := client.ObjectKey{Namespace: tenant, Name: credentials.MirrorName(id.Name)}
-	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
-	})
-	if err != nil {
-		t.Fatalf("the garbage collector did not delete the mirror once its owners were gone: %v", err)
-	}
+	m := mirrorBeingDeleted(t, tenant, id.Name)
 	if released, err := credentials.ReleaseAbandonedMirror(ctx, env.Client, env.Client, m); err != nil || !released {
 		t.Fatalf("ReleaseAbandonedMirror: %v, %v; want the abandoned mirror released", released, err)
 	}
@@ -91,14 +84,8 @@ func TestAMirrorBeingDeletedIsKeptWhileAUserExists(t *testing.T) {
 	if err := env.Client.Delete(ctx, a, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
 	}
-	key := client.ObjectKey{Namespace: tenant, Name: credentials.MirrorName(id.Name)}
-	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
-	})
-	if err != nil {
-		t.Fatalf("the garbage collector did not delete the mirror of a user deleted in the foreground: %v", err)
-	}
+	m := mirrorBeingDeleted(t, tenant, id.Name)
+	key := client.ObjectKeyFromObject(m)
 	if released, err := credentials.ReleaseAbandonedMirror(ctx, env.Client, env.Client, m); err != nil || released {
 		t.Fatalf("ReleaseAbandonedMirror: %v, %v; want the mirror kept for its user's destroy", released, err)
 	}
@@ -132,4 +119,20 @@ func mirrorGone(t *testing.T, ns, identity string) {
 	if err != nil {
 		t.Fatalf("mirror %s was not deleted: %v", key, err)
 	}
+}
+
+// mirrorBeingDeleted waits until the garbage collector has deleted the
+// identity's mirror in ns, which its protection keeps, and returns its
+// metadata.
+func mirrorBeingDeleted(t *testing.T, ns, identity string) *metav1.PartialObjectMetadata {
+	t.Helper()
+	key := client.ObjectKey{Namespace: ns, Name: credentials.MirrorName(identity)}
+	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the garbage collector did not delete mirror %s: %v", key, err)
+	}
+	return m
 }
