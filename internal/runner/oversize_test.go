@@ -1,7 +1,10 @@
 package runner_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/runner"
 	"captf.io/captf/internal/test/runnertest"
 	"captf.io/captf/pkg/state"
@@ -94,4 +98,65 @@ func res2serial(t *testing.T, backups []corev1.Secret) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A step that shrinks a chunked state (here a restore's push of a smaller
+// state) makes Terraform delete the pieces it no longer needs; the
+// manager's protection keeps them, and the next step's read (the
+// restore's state list) would take them for part of the state. The runner
+// lets them go between the steps.
+func TestSurplusPiecesAreReleasedBetweenSteps(t *testing.T) {
+	f := newFixture(t, "terraform", "large")
+	res, code := f.Run(runner.OpApply, nil)
+	wantOK(t, res, code)
+	ctx := context.Background()
+	pieces := f.StateSecrets()
+	if len(pieces) < 2 {
+		t.Fatalf("%d state Secrets: the state is not chunked", len(pieces))
+	}
+	_, raw, err := state.DecodeRaw(f.Suffix, pieces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pieces { // as the manager protects them
+		pieces[i].Finalizers = append(pieces[i].Finalizers, infrav1.StateProtectionFinalizer)
+		if err := env.Client.Update(ctx, &pieces[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same state without its resources: one small piece.
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["resources"], doc["serial"] = []any{}, doc["serial"].(float64)+1
+	small, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, _ = w.Write(small)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfg, "restore"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.Write(t, filepath.Join(cfg, "restore", "0"), gz.Bytes())
+	res, code = f.Run(runner.OpRestore, func(o *runner.Options) { o.Config, o.RestoreChunks = cfg, 1 })
+	wantOK(t, res, code)
+	left := f.StateSecrets()
+	if len(left) != 1 || left[0].Name != state.SecretName(f.Suffix) {
+		var names []string
+		for _, s := range left {
+			names = append(names, s.Name)
+		}
+		t.Errorf("state Secrets after the shrink: %v, want the base alone", names)
+	}
+	for i := range left {
+		left[i].Finalizers = nil
+		_ = env.Client.Update(ctx, &left[i])
+	}
 }

@@ -143,6 +143,9 @@ func (r *run) exec(c command) (outcome, bool) {
 	if r.result.Error != nil && writesState(c.name) {
 		r.rescue()
 	}
+	if r.result.Error == nil && (writesState(c.name) || c.name == StepStatePush) {
+		r.releaseSurplus()
+	}
 	if r.result.Error == nil {
 		r.ev.post(false, EventStepSucceeded, c.name, fmt.Sprintf("step %s exited %d after %.1fs", c.name, out.exit, out.seconds))
 	} else {

@@ -47,7 +47,9 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 }
 
 // releaseBackups lets the object's state backups go with it: they keep
-// their owner reference and lose their protection.
+// their owner reference and lose their protection. A set nothing owns (one
+// the runner rescued while the object was being deleted) would never go:
+// it is deleted.
 func (p *pass) releaseBackups(ctx context.Context) error {
 	backups := secretMetadataList()
 	if err := p.e.APIReader.List(ctx, backups, client.InNamespace(p.obj.GetNamespace()),
@@ -60,7 +62,13 @@ func (p *pass) releaseBackups(ctx context.Context) error {
 			continue
 		}
 		b.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-		if err := protection.Release(ctx, p.e.Client, b); err != nil {
+		var err error
+		if slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == p.obj.GetUID() }) {
+			err = protection.Release(ctx, p.e.Client, b)
+		} else {
+			err = protection.Delete(ctx, p.e.Client, b)
+		}
+		if err != nil {
 			return fmt.Errorf("releasing state backup: %w", err)
 		}
 	}
