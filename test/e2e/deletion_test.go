@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -177,15 +178,22 @@ func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow)
 	}
 }
 
-// provision creates objs and waits until every Terraform* object among
-// them is provisioned; it returns the number of resources each one's
-// state holds, by kind/name.
+// provision creates objs and waits until they are provisioned
+// (waitProvisioned).
 func (f *flow) provision(ctx context.Context, objs []*unstructured.Unstructured) map[string]int {
 	f.t.Helper()
 	f.create(ctx, objs)
+	return f.waitProvisioned(ctx, objs)
+}
+
+// waitProvisioned waits until every TerraformCluster, TerraformMachine and
+// TerraformMachinePool among objs is provisioned; it returns the number of
+// resources each one's state holds, by kind/name.
+func (f *flow) waitProvisioned(ctx context.Context, objs []*unstructured.Unstructured) map[string]int {
+	f.t.Helper()
 	out := map[string]int{}
 	for _, o := range objs {
-		if !strings.HasPrefix(o.GetKind(), "Terraform") || o.GetKind() == "TerraformClusterIdentity" {
+		if !slices.Contains([]string{"TerraformCluster", "TerraformMachine", "TerraformMachinePool"}, o.GetKind()) {
 			continue
 		}
 		key := o.GetKind() + "/" + o.GetName()
@@ -305,4 +313,46 @@ func describeRuns(runs []localnode.Run) string {
 		out = append(out, fmt.Sprintf("%s exit %d on %s %s, %s", r.Pod, r.ExitCode, r.Image, r.Result.Runtime.Version, changes))
 	}
 	return strings.Join(out, ", ")
+}
+
+// deleteMachineDeployment deletes a MachineDeployment with foreground
+// propagation: the garbage collector takes its MachineSet and Machines, and
+// with them the TerraformMachine Cluster API cloned from the template and
+// its state Secrets; the machine is destroyed with its kept state.
+func deleteMachineDeployment(rt string) func(t *testing.T, ctx context.Context, f *flow) {
+	return func(t *testing.T, ctx context.Context, f *flow) {
+		objs := pick(f.quickstart(rt), f.base()...)
+		md, err := devenv.ReadManifestDir(filepath.Join(f.env.Repo, "test", "e2e", "testdata", "machinedeployment"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range md {
+			o.SetNamespace(f.ns)
+			if o.GetKind() == "TerraformMachineTemplate" {
+				f.set(o, devenv.ExampleImage("noop-machine", rt), "spec", "template", "spec", "source", "image")
+			}
+		}
+		all := append(objs, md...)
+		f.provision(ctx, all)
+		var machine string
+		f.waitFor(ctx, "Cluster API cloned a TerraformMachine from the template", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+			var list infrav1.TerraformMachineList
+			if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+				return false, "", err
+			}
+			if len(list.Items) != 1 {
+				return false, fmt.Sprintf("%d TerraformMachines", len(list.Items)), nil
+			}
+			machine = list.Items[0].Name
+			return true, "", nil
+		})
+		clone := &unstructured.Unstructured{}
+		clone.SetGroupVersionKind(infrav1.GroupVersion.WithKind("TerraformMachine"))
+		clone.SetNamespace(f.ns)
+		clone.SetName(machine)
+		resources := f.waitProvisioned(ctx, []*unstructured.Unstructured{clone})
+		f.deleteWith(ctx, all, "MachineDeployment", "md", metav1.DeletePropagationForeground)
+		f.waitDestroyed(ctx, resources, rt)
+		f.teardown(ctx, all, rt)
+	}
 }

@@ -57,6 +57,7 @@ func TestFlows(t *testing.T) {
 		{"delete-pool-foreground", deleteOwnerWith("MachinePool", "quickstart-pool", metav1.DeletePropagationForeground, "tofu", onePool)},
 		{"delete-infra-first", deleteInfraFirst("terraform")},
 		{"delete-namespace", deleteNamespace("tofu")},
+		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
 	} {
 		wg.Go(func() {
 			t.Run(f.name, func(t *testing.T) {
