@@ -341,7 +341,10 @@ func deleteMachineDeployment(rt string) func(t *testing.T, ctx context.Context, 
 				return false, "", err
 			}
 			if len(list.Items) != 1 {
-				return false, fmt.Sprintf("%d TerraformMachines", len(list.Items)), nil
+				md := &unstructured.Unstructured{}
+				md.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("MachineDeployment"))
+				_, _ = f.get(ctx, "md", md)
+				return false, fmt.Sprintf("%d TerraformMachines; MachineDeployment: %s", len(list.Items), conditionsOf(md)), nil
 			}
 			machine = list.Items[0].Name
 			return true, "", nil
