@@ -23,11 +23,16 @@ import (
 // maxListedBackups bounds status.stateBackups.
 const maxListedBackups = 16
 
+// backupSets selects the object's state backup Secrets.
+func (p *pass) backupSets() client.MatchingLabels {
+	return client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}
+}
+
 // listBackups reads the object's backup sets, live, newest first.
 func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 	var list corev1.SecretList
 	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
-		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}); err != nil {
+		p.backupSets()); err != nil {
 		return nil, fmt.Errorf("listing the state backups: %w", err)
 	}
 	p.backupSecrets = list.Items

@@ -289,8 +289,8 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 	return nil
 }
 
-func hasOwner(s *corev1.Secret, obj client.Object) bool {
-	for _, r := range s.OwnerReferences {
+func hasOwner(s metav1.Object, obj client.Object) bool {
+	for _, r := range s.GetOwnerReferences() {
 		if r.UID == obj.GetUID() {
 			return true
 		}

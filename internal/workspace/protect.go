@@ -14,7 +14,6 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/protection"
-	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
 
@@ -53,7 +52,7 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 func (p *pass) releaseBackups(ctx context.Context) error {
 	backups := secretMetadataList()
 	if err := p.e.APIReader.List(ctx, backups, client.InNamespace(p.obj.GetNamespace()),
-		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}); err != nil {
+		p.backupSets()); err != nil {
 		return fmt.Errorf("listing the state backups: %w", err)
 	}
 	for i := range backups.Items {
@@ -63,7 +62,7 @@ func (p *pass) releaseBackups(ctx context.Context) error {
 		}
 		b.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		var err error
-		if slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == p.obj.GetUID() }) {
+		if hasOwner(b, p.obj) {
 			err = protection.Release(ctx, p.e.Client, b)
 		} else {
 			err = protection.Delete(ctx, p.e.Client, b)
@@ -136,14 +135,14 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 	}
 	list := secretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
-		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}); err != nil {
+		p.backupSets()); err != nil {
 		return fmt.Errorf("listing the state backups: %w", err)
 	}
 	candidates := list.Items
 	for i := range p.stSecrets {
 		candidates = append(candidates, metav1.PartialObjectMetadata{ObjectMeta: p.stSecrets[i].ObjectMeta})
 	}
-	for _, name := range []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName()), p.planKeyName()} {
+	for _, name := range append(p.recordNames(), p.planKeyName()) {
 		s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
 		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
 			if apierrors.IsNotFound(err) {

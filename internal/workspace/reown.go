@@ -41,7 +41,7 @@ func (p *pass) reownState(ctx context.Context) error {
 	}
 	// A state owned by an earlier UID says the object was re-created (a
 	// restore, a move): its other Secrets are owned by that UID too.
-	names := []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName())}
+	names := p.recordNames()
 	if p.planned() {
 		names = append(names, p.planKeyName())
 	}
@@ -112,4 +112,9 @@ func (p *pass) runLeaseHeld(ctx context.Context) (bool, error) {
 	}
 	free, err := p.leaseFree(ctx, lease, holder)
 	return !free, err
+}
+
+// recordNames are the names of the object's attempt and applied records.
+func (p *pass) recordNames() []string {
+	return []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName())}
 }

@@ -37,7 +37,7 @@ func (p *pass) keptSecrets(ctx context.Context) ([]corev1.Secret, error) {
 		return nil, err
 	}
 	out = append(out, backups.Items...)
-	for _, name := range []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName())} {
+	for _, name := range p.recordNames() {
 		s := &corev1.Secret{}
 		err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
 		if apierrors.IsNotFound(err) {

@@ -132,23 +132,20 @@ func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow)
 		}
 		// The way out: (after a destroy by hand) Retain releases each
 		// object; the kept Secrets wait for their finalizer to be removed.
-		for _, kind := range []string{"TerraformCluster"} {
-			f.waitFor(ctx, kind+" released with Retain", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-				u := &unstructured.Unstructured{}
-				u.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
-				name := "quickstart"
-				if found, err := f.get(ctx, name, u); !found || err != nil {
-					return !found, "", err
+		f.waitFor(ctx, "TerraformCluster released with Retain", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(infrav1.GroupVersion.WithKind("TerraformCluster"))
+			if found, err := f.get(ctx, "quickstart", u); !found || err != nil {
+				return !found, "", err
+			}
+			if policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy"); policy != string(infrav1.DeletionPolicyRetain) {
+				if err := unstructured.SetNestedField(u.Object, string(infrav1.DeletionPolicyRetain), "spec", "deletionPolicy"); err != nil {
+					return false, "", err
 				}
-				if policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy"); policy != string(infrav1.DeletionPolicyRetain) {
-					if err := unstructured.SetNestedField(u.Object, string(infrav1.DeletionPolicyRetain), "spec", "deletionPolicy"); err != nil {
-						return false, "", err
-					}
-					return false, "setting Retain", f.env.Client.Update(ctx, u)
-				}
-				return false, "still there", nil
-			})
-		}
+				return false, "setting Retain", f.env.Client.Update(ctx, u)
+			}
+			return false, "still there", nil
+		})
 		for _, r := range f.env.Node.Runs() {
 			if r.Namespace == f.ns && r.Op == string(infrav1.OperationDestroy) {
 				t.Errorf("a destroy ran in the terminating namespace: %s", r.Pod)
