@@ -8,9 +8,12 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -59,11 +62,20 @@ func (p *pass) jobSlot(ctx context.Context, op Operation) (string, error) {
 	clusterLabel := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)[state.LabelClusterName]
 	all := slotLimit{scope: "the manager (--max-active-jobs)", limit: o.MaxActiveJobs}
 	cluster := slotLimit{scope: "cluster " + p.owner.ClusterName + " (spec.maxActiveJobs or --cluster-max-active-jobs)", limit: perCluster}
+	holders := map[types.UID]bool{}
 	for i := range list.Items {
 		j := &list.Items[i]
 		if finished, _, _, _ := jobFinished(j); finished {
 			continue
 		}
+		uid, err := p.slotHolder(ctx, j)
+		if err != nil {
+			return "", err
+		}
+		if uid == "" || holders[uid] {
+			continue
+		}
+		holders[uid] = true
 		all.running++
 		if j.Namespace == p.obj.GetNamespace() && j.Labels[infrav1.ClusterNameLabel] == clusterLabel {
 			cluster.running++
@@ -75,6 +87,38 @@ func (p *pass) jobSlot(ctx context.Context, op Operation) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// slotHolder returns the UID of the object an unfinished Job holds a slot
+// for, "" when it holds none. Only a Job whose owner (its controller
+// reference, or the owner-uid and owner annotations of a deleting object's
+// Job) is a live CAPTF object of the Job's kind label and namespace holds
+// one, and an object holds at most one (CAPTF runs one Job per object at
+// a time, so jobSlot counts each UID once): Jobs anyone with edit rights
+// labels captf.io/managed=true cannot fill the limits.
+func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error) {
+	role, ok := roles.ForKind(j.Labels[infrav1.OwnerKindLabel])
+	if !ok {
+		return "", nil
+	}
+	name, uid := j.Annotations[infrav1.OwnerAnnotation], types.UID(j.Annotations[infrav1.OwnerUIDAnnotation])
+	if ref := metav1.GetControllerOf(j); ref != nil {
+		if ref.APIVersion != infrav1.GroupVersion.String() || ref.Kind != role.Kind() {
+			return "", nil
+		}
+		name, uid = ref.Name, ref.UID
+	}
+	if name == "" || uid == "" {
+		return "", nil
+	}
+	obj := role.New()
+	if err := p.e.Client.Get(ctx, client.ObjectKey{Namespace: j.Namespace, Name: name}, obj); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	if obj.GetUID() != uid {
+		return "", nil
+	}
+	return uid, nil
 }
 
 // slotRequeue is SlotRequeue plus a jitter of up to 10% from the UID.
