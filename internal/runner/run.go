@@ -69,6 +69,12 @@ func Run(o Options, env Env) (Result, int) {
 	r.result.Runtime.Version = r.runtimeVersion()
 	r.ev = newEvents(o, env.Stderr)
 	r.ev.post(false, EventRunStarted, "Run", fmt.Sprintf("%s with image %s, runtime %s", o.Op, o.Image, r.result.Runtime.Version))
+	if why, err := r.chunkedState(); err != nil || why != "" {
+		if err != nil {
+			why = "checking the state before the runtime reads it: " + err.Error()
+		}
+		return r.fail(KindStep, StepPrepare, why)
+	}
 	if !r.step(r.initCommand()) {
 		return r.finish()
 	}

@@ -36,3 +36,28 @@ func Surplus(suffix string, secrets []corev1.Secret) []string {
 	}
 	return out
 }
+
+// Parts returns the names of the state's pieces after the base Secret
+// (-part-1, -part-2, …), in index order, leaving out the surplus pieces
+// (Surplus) Terraform already deleted: a state with parts can be read
+// only by a runtime that chunks, Terraform 1.6 and later. secrets must
+// carry their data.
+func Parts(suffix string, secrets []corev1.Secret) []string {
+	surplus := Surplus(suffix, secrets)
+	type part struct {
+		index int
+		name  string
+	}
+	var parts []part
+	for _, s := range secrets {
+		if index, ok := chunkIndex(suffix, s.Name); ok && index > 0 && !slices.Contains(surplus, s.Name) {
+			parts = append(parts, part{index, s.Name})
+		}
+	}
+	slices.SortFunc(parts, func(a, b part) int { return a.index - b.index })
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = p.name
+	}
+	return out
+}

@@ -42,3 +42,36 @@ func TestSurplus(t *testing.T) {
 		})
 	}
 }
+
+func TestParts(t *testing.T) {
+	const suffix = "0123456789abcdef-c"
+	now := metav1.Now()
+	piece := func(index, size int, deleting bool) corev1.Secret {
+		s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ChunkName(suffix, index)}, Data: map[string][]byte{DataKey: bytes.Repeat([]byte{1}, size)}}
+		if deleting {
+			s.DeletionTimestamp = &now
+		}
+		return s
+	}
+	testCases := []struct {
+		name    string
+		secrets []corev1.Secret
+		want    []string
+	}{
+		{"no state", nil, nil},
+		{"one piece", []corev1.Secret{piece(0, 10, false)}, nil},
+		{"chunked, listed out of order", []corev1.Secret{piece(2, 5, false), piece(0, ChunkSize, false), piece(1, ChunkSize, false)},
+			[]string{ChunkName(suffix, 1), ChunkName(suffix, 2)}},
+		{"chunked and being deleted with its namespace: still parts", []corev1.Secret{piece(0, ChunkSize, true), piece(1, 5, true)}, []string{ChunkName(suffix, 1)}},
+		{"shrunk to one: the deleted surplus is no part", []corev1.Secret{piece(0, 20, false), piece(1, ChunkSize, true), piece(2, 5, true)}, nil},
+		{"a stale part after a short base (an OpenTofu write) is a part", []corev1.Secret{piece(0, 20, false), piece(1, 5, false)}, []string{ChunkName(suffix, 1)}},
+		{"another suffix's Secret is no part", []corev1.Secret{piece(0, 20, false), {ObjectMeta: metav1.ObjectMeta{Name: "tfstate-default-other-part-1"}}}, nil},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Parts(suffix, tc.secrets); !slices.Equal(got, tc.want) {
+				t.Errorf("Parts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
