@@ -37,8 +37,10 @@ verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.
 		echo "generated files are stale: run make generate and commit the result" >&2; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "$$out"; echo "gofmt needed: run gofmt -w on the files above" >&2; exit 1; fi
 	go vet ./...
+	go vet -tags captfsoak ./internal/crashpoint ./internal/workspace ./test/e2e
 	hack/tools/build.sh lint
 	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags captfsoak ./internal/crashpoint/... ./internal/workspace/... ./test/e2e/...
 
 .PHONY: test
 test: ## Run every test against the real control plane and runtimes.
@@ -49,6 +51,12 @@ test: ## Run every test against the real control plane and runtimes.
 bench: ## Run the benchmarks; each prints its ratio against a baseline.
 	hack/tools/build.sh control-plane capi runtimes
 	CAPTF_TOOLS=$(TOOLS_DIR) go test $(BENCH_FLAGS) ./...
+
+SOAK_DURATION ?= 10m
+.PHONY: soak
+soak: ## Crash soak: provision, change, scale and delete while the manager is SIGKILLed (SOAK_DURATION, default 10m); prints its figures.
+	hack/tools/build.sh control-plane capi runtimes
+	CAPTF_TOOLS=$(TOOLS_DIR) SOAK_DURATION=$(SOAK_DURATION) go test -tags captfsoak -count=1 -timeout=90m -v -run '^TestSoak$$' ./test/e2e
 
 .PHONY: demo
 demo: ## Watch CAPTF provision, then destroy, the quickstart on a real control plane with a local node.

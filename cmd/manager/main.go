@@ -71,5 +71,12 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {
 		return clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
-	return ctrl.GetConfig()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	// controller-runtime's defaults give way to the manager's own
+	// (setup.DefaultQPS), as with --kubeconfig.
+	cfg.QPS, cfg.Burst = 0, 0
+	return cfg, nil
 }

@@ -60,6 +60,9 @@ type Options struct {
 	Mode Mode
 	// LabelSelector limits the pods the node takes; empty takes every pod.
 	LabelSelector string
+	// Namespace, when set, limits the pods the node takes to one namespace
+	// (tests running side by side each run their own node).
+	Namespace string
 	// StopGrace bounds the grace period given to running containers when
 	// the node stops (default 30s).
 	StopGrace time.Duration
@@ -159,9 +162,8 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("localnode: registering the Node: %w", err)
 	}
 	n.log.Info("Node registered", "node", n.name, "mode", n.rt.mode())
-	n.factory = informers.NewSharedInformerFactoryWithOptions(n.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = opts.LabelSelector
-	}))
+	n.factory = informers.NewSharedInformerFactoryWithOptions(n.cs, 0, informers.WithNamespace(opts.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = opts.LabelSelector }))
 	pods := n.factory.Core().V1().Pods().Informer()
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { n.onPod(obj, false) },

@@ -68,6 +68,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if err := o.Validate(); err != nil {
 		return Built{}, err
 	}
+	cfg = withRateLimits(cfg)
 	s, err := Scheme()
 	if err != nil {
 		return Built{}, err
@@ -156,4 +157,26 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	b := o.Build()
 	log.Info("Starting the manager", "version", b.Version, "commit", b.Commit, "goVersion", b.GoVersion, "contract", b.Contract)
 	return mgr.Start(ctx)
+}
+
+// The manager's client-side rate limits, when its configuration sets none.
+// client-go's own defaults (5 requests per second, bursts of 10) hold
+// back a manager given --kubeconfig, and controller-runtime's in-cluster
+// ones (20, 30) a manager with more than a few objects: Secrets are never
+// cached, so every pass reads its state and records live. The API
+// server's priority and fairness still protects it.
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
+// withRateLimits returns cfg, or a copy with the default rate limits when
+// it sets none.
+func withRateLimits(cfg *rest.Config) *rest.Config {
+	if cfg.QPS != 0 || cfg.RateLimiter != nil {
+		return cfg
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	return cfg
 }

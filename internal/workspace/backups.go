@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
@@ -131,6 +132,7 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 			return sets, fmt.Errorf("writing state backup %s: %w", set[i].Name, err)
 		}
 	}
+	crashpoint.Hit(crashpoint.AfterBackup)
 	metrics.StateBackups.WithLabelValues(p.role.Kind(), "taken").Inc()
 	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.st.Serial, set[0].Name, len(set))
 	sets, err := p.listBackups(ctx)

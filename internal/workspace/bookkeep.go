@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -80,6 +81,7 @@ func (p *pass) bookkeep(ctx context.Context) error {
 		if err := p.recordOutcome(ctx, o); err != nil {
 			return err
 		}
+		crashpoint.Hit(crashpoint.AfterOutcomeRecorded)
 		newest = &o
 		p.bookkept = append(p.bookkept, j)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -86,6 +87,7 @@ func (p *pass) release(ctx context.Context, d Decision) error {
 	if err := p.cleanup(ctx, d.Reason != ReasonHoldsRetainedState); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.BeforeFinalizerRemoval)
 	if d.Reason == ReasonDestroyed {
 		p.eventf(corev1.EventTypeNormal, "Destroyed", "The infrastructure was destroyed and the object's Secrets, records and leases removed")
 	}
@@ -114,6 +116,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return fmt.Errorf("deleting the state Secrets: %w", err)
 		}
+		crashpoint.Hit(crashpoint.DuringCleanup)
 		lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
 		if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
@@ -203,6 +204,9 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 	p.emit()
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if len(p.bookkept) > 0 {
+		crashpoint.Hit(crashpoint.AfterStatusPatch)
 	}
 	if err := p.markBookkept(ctx); err != nil {
 		return ctrl.Result{}, err

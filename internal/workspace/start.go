@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -144,6 +145,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		p.waitEvent(infrav1.WaitingForRunLeaseReason, why)
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, GateRequeue)
 	}
+	crashpoint.Hit(crashpoint.AfterRunLease)
 	if reason, why, err := p.gate(ctx, name, op); err != nil || reason != "" {
 		if err != nil {
 			return ctrl.Result{}, err
@@ -246,6 +248,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the attempt record: %w", err)
 		}
+		crashpoint.Hit(crashpoint.AfterAttemptRecord)
 	}
 	if err := p.createJob(ctx, job, secret); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
@@ -255,6 +258,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		return ctrl.Result{}, err
 	}
+	crashpoint.Hit(crashpoint.AfterJobCreate)
 	p.waitOver()
 	// From now on the leases' holder is a Job that ran, should it vanish.
 	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), name)

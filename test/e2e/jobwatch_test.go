@@ -21,14 +21,21 @@ import (
 // seenJob is what a jobWatch saw of one Job.
 type seenJob struct {
 	name, uid           string
+	namespace           string
 	ownerKind, owner    string // owner-kind and owner-name labels
+	ownerUID            string // the owner reference's UID, or the owner-uid annotation
 	op, attempt         string // op and attempt labels
 	created             time.Time
 	finished, succeeded bool // a Complete or Failed condition
+	bookkept            bool // seen with the bookkept annotation
 	gone                bool // deleted, or being deleted
 }
 
 func (j *seenJob) object() string { return j.ownerKind + "/" + j.owner }
+
+// run names the object instance the Job ran for: two objects of one name
+// made one after the other (in one namespace) are two instances.
+func (j *seenJob) run() string { return j.namespace + "/" + j.object() + "@" + j.ownerUID }
 
 // ended: the Job can no longer run anything the manager waits for.
 func (j *seenJob) ended() bool { return j.finished || j.gone }
@@ -129,14 +136,18 @@ func (w *jobWatch) relist(items []batchv1.Job) {
 func (w *jobWatch) observe(j *batchv1.Job, deleted bool) {
 	s := w.jobs[j.UID]
 	if s == nil {
-		s = &seenJob{name: j.Name, uid: string(j.UID), ownerKind: j.Labels[infrav1.OwnerKindLabel], owner: j.Labels[infrav1.OwnerNameLabel],
+		s = &seenJob{name: j.Name, uid: string(j.UID), namespace: j.Namespace, ownerUID: j.Annotations[infrav1.OwnerUIDAnnotation],
+			ownerKind: j.Labels[infrav1.OwnerKindLabel], owner: j.Labels[infrav1.OwnerNameLabel],
 			op: j.Labels[infrav1.OperationLabel], attempt: j.Labels[infrav1.AttemptLabel], created: j.CreationTimestamp.Time}
+		for _, ref := range j.OwnerReferences {
+			s.ownerUID = string(ref.UID)
+		}
 		w.jobs[j.UID] = s
 		w.order = append(w.order, s)
 		w.update(s, j, deleted)
 		if !s.ended() {
 			for _, o := range w.order {
-				if o != s && o.object() == s.object() && !o.ended() {
+				if o != s && o.run() == s.run() && !o.ended() {
 					w.overlaps = append(w.overlaps, fmt.Sprintf("%s created while %s of %s had not finished", s.name, o.name, s.object()))
 				}
 			}
@@ -153,6 +164,7 @@ func (w *jobWatch) update(s *seenJob, j *batchv1.Job, deleted bool) {
 		}
 	}
 	s.gone = s.gone || deleted || j.DeletionTimestamp != nil
+	s.bookkept = s.bookkept || j.Annotations[infrav1.BookkeptAnnotation] == "true"
 }
 
 // snapshot copies what the watch saw so far, oldest Job first.
@@ -170,7 +182,7 @@ func (w *jobWatch) snapshot() []seenJob {
 func duplicates(jobs []seenJob) []string {
 	byAttempt := map[string][]string{}
 	for _, j := range jobs {
-		k := fmt.Sprintf("%s %s a%s", j.object(), j.op, j.attempt)
+		k := fmt.Sprintf("%s %s a%s", j.run(), j.op, j.attempt)
 		byAttempt[k] = append(byAttempt[k], j.name+" ("+j.uid+")")
 	}
 	var out []string
@@ -231,6 +243,18 @@ func TestJobWatchFigures(t *testing.T) {
 			w.see(job("1", "apply-a1", "m", "apply", "1", false), false)
 			w.see(job("2", "apply-a2", "m", "apply", "2", false), false)
 		}, 0, 1},
+		{"an object of the same name made again, its last Job left running", func(w *jobWatch) {
+			w.see(job("1", "apply-a1", "m", "apply", "1", false), false)
+			again := job("2", "apply-a1", "m", "apply", "1", false)
+			again.Annotations = map[string]string{infrav1.OwnerUIDAnnotation: "second-m"}
+			w.see(again, false)
+		}, 0, 0},
+		{"same object name in two namespaces", func(w *jobWatch) {
+			w.see(job("1", "apply-a1", "m", "apply", "1", false), false)
+			other := job("2", "apply-a1", "m", "apply", "1", false)
+			other.Namespace = "other"
+			w.see(other, false)
+		}, 0, 0},
 		{"relisted: the last one gone, the next one new", func(w *jobWatch) {
 			w.see(job("1", "apply-a1", "m", "apply", "1", false), false)
 			w.relist([]batchv1.Job{*job("2", "destroy-a1", "m", "destroy", "1", false)})

@@ -51,11 +51,11 @@ type processEnv struct {
 	up         *devProcess
 }
 
-// startWithoutManager builds captf-dev and starts `captf-dev up
-// --without-manager` in a directory named prefix*, waiting until it is
-// ready. The directory is removed when the test passes and kept (and
-// named) when it fails.
-func startWithoutManager(t *testing.T, ctx context.Context, prefix string) *processEnv {
+// startWithoutManager builds captf-dev (go build with buildFlags) and
+// starts `captf-dev up --without-manager` in a directory named prefix*,
+// waiting until it is ready. The directory is removed when the test passes
+// and kept (and named) when it fails.
+func startWithoutManager(t *testing.T, ctx context.Context, prefix string, buildFlags ...string) *processEnv {
 	t.Helper()
 	tools := toolsOrSkip(t)
 	root, err := envtest.RepoRoot()
@@ -74,7 +74,7 @@ func startWithoutManager(t *testing.T, ctx context.Context, prefix string) *proc
 		}
 		_ = os.RemoveAll(dir)
 	})
-	e := &processEnv{root: root, dir: dir, bin: buildDev(t, ctx, root, dir),
+	e := &processEnv{root: root, dir: dir, bin: buildDev(t, ctx, root, dir, buildFlags...),
 		kubeconfig: filepath.Join(dir, "cache", "captf", "dev", "kubeconfig")}
 	// Its own state directory (and image store) through XDG_CACHE_HOME, as
 	// `captf-dev` documents; Go keeps its build cache for the runner build.
@@ -124,11 +124,12 @@ func adminClient(t *testing.T, kubeconfig string) client.Client {
 	return c
 }
 
-// buildDev builds cmd/captf-dev from the checkout at root into dir.
-func buildDev(t *testing.T, ctx context.Context, root, dir string) string {
+// buildDev builds cmd/captf-dev from the checkout at root into dir, with
+// the go build flags given.
+func buildDev(t *testing.T, ctx context.Context, root, dir string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "captf-dev")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/captf-dev")
+	build := exec.CommandContext(ctx, "go", append(append([]string{"build"}, flags...), "-o", bin, "./cmd/captf-dev")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/captf-dev: %v\n%s", err, out)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -214,6 +215,9 @@ func (f *flow) checkTwoManagers(ctx context.Context, jobs *jobWatch, locks *lock
 	for _, l := range slices.Concat(lockEvents, lockStatus) {
 		t.Errorf("a run failed on the state lock: %s", l)
 	}
+	for _, l := range locks.lostState() {
+		t.Errorf("the state was lost or unreadable: %s", l)
+	}
 	for _, l := range slices.Concat(failed, forceUnlocks) {
 		t.Logf("event: %s", l)
 	}
@@ -221,15 +225,17 @@ func (f *flow) checkTwoManagers(ctx context.Context, jobs *jobWatch, locks *lock
 
 // lockErrors records, polling the workload objects, every last run that
 // failed on the state lock and every StateLocked condition: what a user
-// sees of a lock failure in `kubectl get -o yaml`.
+// sees of a lock failure in `kubectl get -o yaml`. It also records every
+// StateLost or StateCorrupt condition.
 type lockErrors struct {
 	mu   sync.Mutex
 	set  map[string]bool
+	lost map[string]bool
 	done chan struct{}
 }
 
 func watchLockErrors(ctx context.Context, f *flow) *lockErrors {
-	l := &lockErrors{set: map[string]bool{}, done: make(chan struct{})}
+	l := &lockErrors{set: map[string]bool{}, lost: map[string]bool{}, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		tick := time.NewTicker(time.Second)
@@ -274,20 +280,27 @@ func (l *lockErrors) poll(ctx context.Context, f *flow) {
 			l.set[fmt.Sprintf("%s: status.lastRun of Job %s: %s in step %s: %s", object, lr.Job, lr.Error.Kind, lr.Error.Step, lr.Error.Summary)] = true
 		}
 		for _, c := range st.Conditions {
-			if c.Reason == infrav1.StateLockedReason {
-				l.set[fmt.Sprintf("%s: condition %s=%s %s: %s", object, c.Type, c.Status, c.Reason, c.Message)] = true
+			line := fmt.Sprintf("%s: condition %s=%s %s: %s", object, c.Type, c.Status, c.Reason, c.Message)
+			switch c.Reason {
+			case infrav1.StateLockedReason:
+				l.set[line] = true
+			case infrav1.StateLostReason, infrav1.StateCorruptReason:
+				l.lost[line] = true
 			}
 		}
 	}
 }
 
+// seen lists the lock failures.
 func (l *lockErrors) seen() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.set))
-	for s := range l.set {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(l.set))
+}
+
+// lostState lists the StateLost and StateCorrupt conditions.
+func (l *lockErrors) lostState() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.lost))
 }

@@ -17,8 +17,9 @@ import (
 // module owns the size (clamped to [min, max]) and CAPTF writes the
 // observed replicas back to the MachinePool, marked as managed by captf.
 func TestAutoscaledPoolWritesItsSizeBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -20,8 +20,9 @@ import (
 // NamespaceNotAllowed; a deletion then waits for its credentials instead
 // of running a destroy without them, and goes on once they are back.
 func TestRevokedIdentityHoldsTheDestroy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+	k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -30,10 +30,11 @@ func driftingModule(t *testing.T) string {
 // vanishes between runs reports the drift (Report changes nothing), then,
 // switched to Remediate, re-applies its inputs, which resolves it.
 func TestDriftReportedThenRemediated(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	images := kubelet.ExampleImages(t)
 	images["local/drifting:tofu"] = kubelet.Image{ModuleDir: driftingModule(t), Runtime: "tofu"}
-	kubelet.Start(t, env, images)
+	kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) {
 		tc.Spec.Source.Image = "local/drifting:tofu"

@@ -55,12 +55,13 @@ func bookkept(j batchv1.Job) bool {
 // remediations failed; then the next Job is a drift check, not a third
 // apply, and DriftDetected stays True while the apply backoff holds.
 func TestDriftRemediationStopsAtTheCap(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "world")
 	images := kubelet.ExampleImages(t)
 	images["local/world:tofu"] = kubelet.Image{ModuleDir: fileModule(t, file), Runtime: "tofu"}
-	kubelet.Start(t, env, images)
+	kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) {
 		tc.Spec.Source.Image = "local/world:tofu"

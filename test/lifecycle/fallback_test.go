@@ -24,8 +24,9 @@ import (
 // grace the manager gives up on that image without counting a failure
 // (ImagePullFallback) and runs the destroy with the recorded tag.
 func TestDestroyFallsBackToTheTag(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+	k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	w.newCluster(nil)
 	tm := w.newMachine("m-fallback")

@@ -26,8 +26,9 @@ import (
 // objects do not own, or the garbage collector would stop them) destroy
 // every resource the states held; and nothing is left.
 func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "terraform")
-	k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+	k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -30,10 +30,11 @@ func brokenModule(t *testing.T) string {
 // TestFailedApplyBacksOff: a failing apply reports the runner's summary
 // and is not retried before its backoff.
 func TestFailedApplyBacksOff(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	images := kubelet.ExampleImages(t)
 	images["local/broken:tofu"] = kubelet.Image{ModuleDir: brokenModule(t), Runtime: "tofu"}
-	kubelet.Start(t, env, images)
+	kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "local/broken:tofu" })
 	w.eventually(2*time.Minute, "the apply failed", func() (bool, error) {
@@ -73,8 +74,9 @@ func TestFailedApplyBacksOff(t *testing.T) {
 
 // TestPauseStartsNothing: a paused object starts no Job until unpaused.
 func TestPauseStartsNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) {
 		tc.Annotations = map[string]string{infrav1.PausedAnnotation: ""}
@@ -98,8 +100,9 @@ func TestPauseStartsNothing(t *testing.T) {
 // TestUnpullableImage: a module image the node cannot pull is reported
 // as ImagePullFailed, as a user would see it from the pod.
 func TestUnpullableImage(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "local/no-such-module:tofu" })
 	w.eventually(2*time.Minute, "ImagePullFailed reported", func() (bool, error) {
@@ -115,8 +118,9 @@ func TestUnpullableImage(t *testing.T) {
 // TestJobSlots: with a cluster limit of one running Job, a pool waits
 // for the slot a slow machine holds, then provisions.
 func TestJobSlots(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.MaxActiveJobs = ptr.To[int32](1) })
 	w.waitProvisioned(tc)
@@ -150,8 +154,9 @@ func TestJobSlots(t *testing.T) {
 // TestClusterOperationGate: a cluster's apply waits while one of its
 // machines applies, then runs.
 func TestClusterOperationGate(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -201,11 +201,12 @@ func (w *world) attemptRecord(kind, name string) *records.Record {
 // warning says it vanished, and an apply of the current inputs runs after
 // it (captf.io/after-interrupted-apply).
 func TestForegroundDeletedJobStaysActive(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	g := w.newGate()
 	images := kubelet.ExampleImages(t)
 	images["local/gated-cluster:tofu"] = kubelet.Image{ModuleDir: gatedClusterModule(t, g), Runtime: "tofu"}
-	k := kubelet.Start(t, env, images)
+	k := kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	jobChanges := w.record(&batchv1.JobList{})
 	secretChanges := w.record(&corev1.SecretList{})
@@ -340,8 +341,9 @@ func leaseHolders(leases []coordinationv1.Lease) []string {
 // JobInterrupted warning, no condition saying a Job vanished, and no
 // unconfirmed apply on its attempt record.
 func TestOwnDeletionIsNoVanishedJob(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -44,8 +44,9 @@ func (w *world) lockState(kind, name, id, who string) {
 // broken; a lock left by one of the object's own finished Jobs is handed
 // to the next Job, which force-unlocks it and applies.
 func TestStateLocks(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -21,8 +21,9 @@ import (
 // own. An approval given while the cluster is paused is recorded at once
 // but applies only after the pause.
 func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.ApplyPolicy = infrav1.ApplyPolicyManual })
 	w.waitProvisioned(tc)
@@ -66,8 +67,9 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 // superseded and the cluster reports its last successful apply again
 // (Ready), naming the withdrawn Job.
 func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)
@@ -114,8 +116,9 @@ func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
 // is ignored, and the new inputs are guarded again with a plan of their
 // own.
 func TestApprovedPlanSupersededWhenTheInputsMove(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)
@@ -158,8 +161,9 @@ func TestApprovedPlanSupersededWhenTheInputsMove(t *testing.T) {
 // but not Jobs), no new guarded apply runs, the cluster still names the
 // plan to approve, and approving it applies.
 func TestBlockedApplyOutlivesItsJob(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -18,8 +18,9 @@ import (
 // finalizer and the pause) and with nothing applied is deleted at once,
 // pause or not, instead of hanging on its finalizer forever.
 func TestOwnerlessObjectIsReleasedWhilePaused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	tm := &infrav1.TerraformMachine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "left-behind",
 			Labels:      map[string]string{clusterv1.ClusterNameLabel: w.cluster},

@@ -79,11 +79,12 @@ func (w *world) waitPlanApply(tc *infrav1.TerraformCluster, plan *infrav1.Terraf
 // blocks again with a new plan of what is now to do; approving that one
 // applies it, and the failed plan stays failed.
 func TestApprovedPlanChangedIsPlannedAgain(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	file := filepath.Join(t.TempDir(), "world")
 	images := kubelet.ExampleImages(t)
 	images["local/world:tofu"] = kubelet.Image{ModuleDir: fileModule(t, file), Runtime: "tofu"}
-	kubelet.Start(t, env, images)
+	kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "local/world:tofu" })
 	w.waitProvisioned(tc)

@@ -77,8 +77,9 @@ func (w *world) tryApprove(plan *infrav1.TerraformPlan) error {
 // longer hash to is superseded, can no longer be approved, and the plan of
 // the new inputs is the one an approval lets through.
 func TestGuardSupersedesAPlanWhenTheInputsMove(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)
@@ -115,8 +116,9 @@ func TestGuardSupersedesAPlanWhenTheInputsMove(t *testing.T) {
 // planned by a plan Job: an empty plan applies without approval, any other
 // waits as a Manual TerraformPlan until approved.
 func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.ApplyPolicy = infrav1.ApplyPolicyManual })
 	w.waitProvisioned(tc)
@@ -168,12 +170,13 @@ func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
 // replacement with an ExportsChange TerraformPlan; approving it lets
 // exactly that change through.
 func TestPoolExportsChangeIsGuarded(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	images := kubelet.ExampleImages(t)
 	images["local/network-pool:tofu"] = kubelet.Image{Runtime: "tofu", ModuleDir: moduleFrom(t, "noop-machinepool", func(files map[string]string) {
 		files["main.tf"] = strings.Replace(files["main.tf"], "var.captf_cluster_outputs.cluster_id", "var.captf_cluster_outputs.network_id", 1)
 	})}
-	kubelet.Start(t, env, images)
+	kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -27,10 +27,11 @@ import (
 // TestProvisionChangeAndDestroy takes a cluster, a machine and a pool
 // from created to provisioned, changes inputs, and deletes them.
 func TestProvisionChangeAndDestroy(t *testing.T) {
+	t.Parallel()
 	for _, runtime := range kubelet.Runtimes {
 		t.Run(runtime, func(t *testing.T) {
 			w := newWorld(t, runtime)
-			k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+			k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 			sc := w.checkStatuses()
 
 			tc := w.newCluster(nil)

@@ -26,10 +26,11 @@ func terminatedMachineModule(t *testing.T) string {
 // a TerraformMachine whose instance is terminated asks Cluster API to
 // remediate its Machine at once (cluster.x-k8s.io/remediate-machine).
 func TestTerminatedMachineAsksForRemediation(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	images := kubelet.ExampleImages(t)
 	images["local/terminated-machine:tofu"] = kubelet.Image{ModuleDir: terminatedMachineModule(t), Runtime: "tofu"}
-	kubelet.Start(t, env, images)
+	kubelet.StartIn(t, env, w.ns, images)
 	w.checkStatuses()
 	w.newCluster(func(tc *infrav1.TerraformCluster) {
 		tc.Spec.Defaults = &infrav1.ClusterDefaults{Remediation: &infrav1.RemediationSpec{AnnotateMachine: ptr.To(true)}}

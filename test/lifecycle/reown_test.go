@@ -22,8 +22,9 @@ import (
 // with a foreground deletion before the destroy; the next pass gives both
 // back to the state, the inputs records and the plan key, and says so.
 func TestLostOwnerReferencesAreRepaired(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -17,8 +17,9 @@ import (
 // lost state holds the object until a restore request brings a backup
 // back, after which it is readable and adopted again.
 func TestLostStateIsRestoredFromABackup(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

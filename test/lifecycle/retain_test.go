@@ -22,8 +22,9 @@ import (
 // machine recreated with the same name holds on that state until it
 // adopts it, then reads it as its own without re-applying.
 func TestRetainKeepsStateForTheNextObject(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	k := kubelet.Start(t, env, kubelet.ExampleImages(t))
+	k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	tc := w.newCluster(nil)
 	w.waitProvisioned(tc)

@@ -21,8 +21,9 @@ import (
 // apply, ignores a confirmation naming another Job, and applies again
 // once the user confirms the Job created nothing.
 func TestVanishedFirstApplyHoldsUntilConfirmed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
-	kubelet.Start(t, env, kubelet.ExampleImages(t))
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
 	// The image cannot be pulled: the Job never gets going, and is deleted.
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "local/no-such-module:tofu" })

@@ -67,6 +67,13 @@ func ExampleImages(t testing.TB) map[string]Image {
 // when it ends; a failed test gets the pod logs.
 func Start(t testing.TB, env *envtest.Env, images map[string]Image) *Kubelet {
 	t.Helper()
+	return StartIn(t, env, "", images)
+}
+
+// StartIn is Start for the pods of one namespace only: tests that run side
+// by side, each in its namespace, each run their own kubelet.
+func StartIn(t testing.TB, env *envtest.Env, namespace string, images map[string]Image) *Kubelet {
+	t.Helper()
 	envtest.Require(t, env)
 	// Not t.TempDir: the path of a test's directory grows with the test's
 	// name, and a provider's plugin socket under the pod's TMPDIR must fit
@@ -86,7 +93,7 @@ func Start(t testing.TB, env *envtest.Env, images map[string]Image) *Kubelet {
 	}
 	node, err := localnode.Start(context.Background(), localnode.Options{
 		Kubeconfig: kubeconfig, Images: moduleImages(t, env.Tools, images), StateDir: dir,
-		Mode: localnode.ModeInProcess, LabelSelector: infrav1.ManagedLabel + "=true", Log: logr.Discard(),
+		Mode: localnode.ModeInProcess, LabelSelector: infrav1.ManagedLabel + "=true", Namespace: namespace, Log: logr.Discard(),
 	})
 	if err != nil {
 		t.Fatalf("kubelet: %v", err)
