@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
+
+	"captf.io/captf/internal/canonjson"
 )
 
 // The canonical JSON the inputs hash is computed over (see Hash):
@@ -27,7 +27,7 @@ import (
 //   - true, false, null as such.
 
 // ErrNonInteger is wrapped by every NumberError.
-var ErrNonInteger = errors.New("fractional or exponent number")
+var ErrNonInteger = canonjson.ErrNonInteger
 
 // NumberError reports inputs that cannot be hashed because they hold a
 // number with a fraction or an exponent. It never carries the value.
@@ -61,19 +61,6 @@ func (e *NumberError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrNonInteger) hold.
 func (e *NumberError) Unwrap() error { return ErrNonInteger }
-
-// numberAt is the error canonical returns while unwinding: the path from
-// the number up, reversed.
-type numberAt struct{ reversed []string }
-
-func (*numberAt) Error() string { return ErrNonInteger.Error() }
-
-// path is the number's location from the document root.
-func (n *numberAt) path() []string {
-	p := slices.Clone(n.reversed)
-	slices.Reverse(p)
-	return p
-}
 
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
@@ -114,100 +101,12 @@ func Canonical(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := writeCanonical(&buf, v); err != nil {
-		var n *numberAt
-		if errors.As(err, &n) {
-			return nil, &NumberError{Pointer: pointerOf(n.path())}
+	if err := canonjson.Write(&buf, v, canonjson.IntegersOnly); err != nil {
+		var n *canonjson.PathError
+		if errors.As(err, &n) && errors.Is(err, ErrNonInteger) {
+			return nil, &NumberError{Pointer: pointerOf(n.Path)}
 		}
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// writeCanonical writes a value decoded by decodeJSON.
-func writeCanonical(buf *bytes.Buffer, v any) error {
-	switch v := v.(type) {
-	case nil:
-		buf.WriteString("null")
-	case bool:
-		if v {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	case string:
-		writeString(buf, v)
-	case json.Number:
-		s := string(v)
-		if strings.ContainsAny(s, ".eE") {
-			return &numberAt{}
-		}
-		if s == "-0" {
-			s = "0"
-		}
-		buf.WriteString(s)
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeCanonical(buf, e); err != nil {
-				return at(err, itoa(i))
-			}
-		}
-		buf.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			if err := writeCanonical(buf, v[k]); err != nil {
-				return at(err, k)
-			}
-		}
-		buf.WriteByte('}')
-	default:
-		return errors.New("not a decoded JSON value")
-	}
-	return nil
-}
-
-func at(err error, segment string) error {
-	var n *numberAt
-	if errors.As(err, &n) {
-		n.reversed = append(n.reversed, segment)
-	}
-	return err
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-const hexDigits = "0123456789abcdef"
-
-func writeString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			buf.WriteByte('\\')
-			buf.WriteByte(c)
-		case c < 0x20:
-			buf.WriteString(`\u00`)
-			buf.WriteByte(hexDigits[c>>4])
-			buf.WriteByte(hexDigits[c&0xf])
-		default:
-			buf.WriteByte(c)
-		}
-	}
-	buf.WriteByte('"')
 }

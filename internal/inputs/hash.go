@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 
+	"captf.io/captf/internal/canonjson"
 	"captf.io/captf/pkg/contract"
 )
 
@@ -71,7 +72,7 @@ func hash(role contract.Role, image string, tfvars []byte, userVars map[string]j
 		doc["variables"] = vars
 	}
 	var buf bytes.Buffer
-	if err := writeCanonical(&buf, doc); err != nil {
+	if err := canonjson.Write(&buf, doc, canonjson.IntegersOnly); err != nil {
 		return "", numberError(err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
@@ -108,11 +109,11 @@ func hashedInputs(role contract.Role, tfvars []byte) (map[string]any, error) {
 // numberError turns the path of a number within the hashed document into
 // the input or variable it belongs to.
 func numberError(err error) error {
-	var n *numberAt
-	if !errors.As(err, &n) {
+	var n *canonjson.PathError
+	if !errors.As(err, &n) || !errors.Is(err, ErrNonInteger) {
 		return err
 	}
-	path := n.path()
+	path := n.Path
 	e := &NumberError{}
 	switch {
 	case len(path) >= 3 && path[0] == "variables": // variables/<name>/value/...

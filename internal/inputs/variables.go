@@ -129,16 +129,45 @@ var metaArguments = map[string]bool{
 	"for_each": true, "depends_on": true, "lifecycle": true, "locals": true,
 }
 
+// NameRule is a rule of user variable names that holds for every role
+// (each role's contract inputs are reserved too: contract.InputNames).
+// The admission webhook and the inputs renderer apply the same rules.
+type NameRule int
+
+const (
+	// NameValid: the name breaks no rule.
+	NameValid NameRule = iota
+	// NameMalformed: not letters, digits, _ and -, starting with a letter or _.
+	NameMalformed
+	// NameReservedPrefix: starts with captf_, the contract's prefix.
+	NameReservedPrefix
+	// NameMetaArgument: a module block's own argument (source, count, …).
+	NameMetaArgument
+)
+
+// CheckVariableName returns the first rule key breaks, NameValid if none.
+func CheckVariableName(key string) NameRule {
+	switch {
+	case !variableName.MatchString(key):
+		return NameMalformed
+	case strings.HasPrefix(key, "captf_"):
+		return NameReservedPrefix
+	case metaArguments[key]:
+		return NameMetaArgument
+	}
+	return NameValid
+}
+
 // checkName applies the rules of variable names that hold for every role;
 // Files adds the role's own contract inputs.
 func checkName(source, key string) error {
 	reason := ""
-	switch {
-	case !variableName.MatchString(key):
+	switch CheckVariableName(key) {
+	case NameMalformed:
 		reason = "is not a valid variable name: use letters, digits, _ and -, not starting with a digit or -"
-	case strings.HasPrefix(key, "captf_"):
+	case NameReservedPrefix:
 		reason = "uses the reserved prefix captf_"
-	case metaArguments[key]:
+	case NameMetaArgument:
 		reason = "is a module meta-argument"
 	default:
 		return nil
