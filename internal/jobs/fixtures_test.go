@@ -34,7 +34,7 @@ func newSpec(kind, object string, op infrav1.Operation, attempt int, jobs *infra
 		ClusterName:       "prod",
 		Op:                op,
 		Attempt:           attempt,
-		Name:              Name(KindShort(kind), object, string(op), attempt, Hash6(testInputsHash, string(op), attempt, tick)),
+		Name:              Name(state.KindShort(kind), object, string(op), attempt, Hash6(testInputsHash, string(op), attempt, tick)),
 		Image:             testImage,
 		RunnerImage:       testRunnerImage,
 		Policy:            MergePolicy(jobs, nil, nil),

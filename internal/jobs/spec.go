@@ -112,17 +112,6 @@ type Restore struct {
 	Resources int
 }
 
-// kindShorts maps a workload kind to its short code.
-var kindShorts = map[string]string{
-	state.KindCluster:     infrav1.KindShortCluster,
-	state.KindMachine:     infrav1.KindShortMachine,
-	state.KindMachinePool: infrav1.KindShortMachinePool,
-}
-
-// KindShort returns the short code of a workload kind (c, m or mp), or ""
-// for another kind.
-func KindShort(kind string) string { return kindShorts[kind] }
-
 func knownOp(op infrav1.Operation) bool {
 	switch op {
 	case infrav1.OperationApply, infrav1.OperationPlan, infrav1.OperationDestroy,
@@ -136,7 +125,7 @@ func knownOp(op infrav1.Operation) bool {
 func (s Spec) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if KindShort(s.Kind) == "" {
+	if state.KindShort(s.Kind) == "" {
 		bad("kind %q is not a workload kind (TerraformCluster, TerraformMachine or TerraformMachinePool)", s.Kind)
 	}
 	if s.ObjectName == "" || s.Namespace == "" || s.UID == "" {

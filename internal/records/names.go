@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"captf.io/captf/internal/jobs"
+	"captf.io/captf/pkg/state"
 )
 
 // The data keys of a record, the same two files a per-run Secret holds and
@@ -42,7 +42,7 @@ func AppliedName(kind, name string) string {
 // when the full name would exceed 253 characters (the way CAPTF shortens
 // every Secret name that does not fit).
 func recordName(prefix, kind, name string) string {
-	short := jobs.KindShort(kind)
+	short := state.KindShort(kind)
 	if short == "" || name == "" {
 		return ""
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/logs"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 )
 
@@ -88,25 +88,16 @@ func activeJobs(mgr ctrl.Manager) metrics.ActiveJobsSource {
 }
 
 // countActive counts the unfinished run Jobs by owner kind and operation.
-func countActive(jobs []batchv1.Job) map[metrics.JobKey]int {
+func countActive(list []batchv1.Job) map[metrics.JobKey]int {
 	counts := map[metrics.JobKey]int{}
-	for i := range jobs {
-		j := &jobs[i]
-		if j.Labels[infrav1.OperationLabel] == "" || jobFinished(j) {
+	for i := range list {
+		j := &list[i]
+		if finished, _, _, _ := jobs.Finished(j); j.Labels[infrav1.OperationLabel] == "" || finished {
 			continue
 		}
 		counts[metrics.JobKey{Kind: j.Labels[infrav1.OwnerKindLabel], Op: j.Labels[infrav1.OperationLabel]}]++
 	}
 	return counts
-}
-
-func jobFinished(j *batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // instrument sets the manager-wide metrics: captf_build_info, and the

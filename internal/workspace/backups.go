@@ -15,6 +15,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
@@ -206,6 +207,6 @@ func (p *pass) rescuedMessage() string {
 }
 
 func jobFinishedAt(j *batchv1.Job) time.Time {
-	_, _, at, _ := jobFinished(j)
+	_, _, at, _ := jobs.Finished(j)
 	return at
 }

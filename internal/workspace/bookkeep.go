@@ -42,7 +42,7 @@ type outcome struct {
 
 // readOutcome reads the finished Job's pod, live.
 func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error) {
-	_, ok, _, deadline := jobFinished(j)
+	_, ok, _, deadline := jobs.Finished(j)
 	o := outcome{job: j, op: jobOp(j), succeeded: ok, deadline: deadline}
 	var pods corev1.PodList
 	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
@@ -240,7 +240,7 @@ func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
 	case kind == infrav1.RunErrorPlanChanged:
 		result = "plan_changed"
 	}
-	_, _, finished, _ := jobFinished(o.job)
+	_, _, finished, _ := jobs.Finished(o.job)
 	k, op := p.role.Kind(), string(o.op)
 	metrics.ObserveJob(k, op, result, finished.Sub(o.job.CreationTimestamp.Time))
 	if !o.started.IsZero() {

@@ -5,32 +5,14 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 )
-
-// jobFinished returns whether a Job finished, whether it succeeded, when,
-// and whether its deadline killed it.
-func jobFinished(j *batchv1.Job) (finished, succeeded bool, at time.Time, deadline bool) {
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, true, c.LastTransitionTime.Time, false
-		case batchv1.JobFailed:
-			return true, false, c.LastTransitionTime.Time, c.Reason == batchv1.JobReasonDeadlineExceeded
-		}
-	}
-	return false, false, time.Time{}, false
-}
 
 // jobOp is the operation label of a Job.
 func jobOp(j *batchv1.Job) Operation { return Operation(j.Labels[infrav1.OperationLabel]) }
@@ -45,8 +27,8 @@ func jobAttempt(j *batchv1.Job) int {
 // carry seconds, so ties go to the lower attempt of the same operation,
 // then the older creation, then the name: an order every pass agrees on.
 func finishedBefore(a, b *batchv1.Job) bool {
-	_, _, ta, _ := jobFinished(a)
-	_, _, tb, _ := jobFinished(b)
+	_, _, ta, _ := jobs.Finished(a)
+	_, _, tb, _ := jobs.Finished(b)
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
@@ -68,7 +50,7 @@ func toBookkeep(all []batchv1.Job) []*batchv1.Job {
 	var out []*batchv1.Job
 	for i := range all {
 		j := &all[i]
-		if finished, _, _, _ := jobFinished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] != "true" {
+		if finished, _, _, _ := jobs.Finished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] != "true" {
 			out = append(out, j)
 		}
 	}
@@ -83,7 +65,7 @@ func appliesAfter(all []batchv1.Job, j *batchv1.Job, succeeded bool) []string {
 	var out []string
 	for i := range all {
 		o := &all[i]
-		finished, ok, _, _ := jobFinished(o)
+		finished, ok, _, _ := jobs.Finished(o)
 		if o.Name == j.Name || !finished || jobOp(o) != OpApply || (succeeded && !ok) {
 			continue
 		}
@@ -97,7 +79,7 @@ func appliesAfter(all []batchv1.Job, j *batchv1.Job, succeeded bool) []string {
 // finishedJob is what the decision table knows of a finished Job. The
 // bookkeeping annotations say how a failure counts.
 func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
-	finished, succeeded, at, _ := jobFinished(j)
+	finished, succeeded, at, _ := jobs.Finished(j)
 	if !finished {
 		return FinishedJob{}, false
 	}
@@ -162,31 +144,31 @@ func prunable(all []batchv1.Job, keepSucceeded, keepFailed int) []*batchv1.Job {
 	byOp := map[Operation][]*batchv1.Job{}
 	for i := range all {
 		j := &all[i]
-		if finished, _, _, _ := jobFinished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] == "true" {
+		if finished, _, _, _ := jobs.Finished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] == "true" {
 			byOp[jobOp(j)] = append(byOp[jobOp(j)], j)
 		}
 	}
 	var out []*batchv1.Job
-	for _, jobs := range byOp {
-		sort.SliceStable(jobs, func(a, b int) bool {
-			_, _, ta, _ := jobFinished(jobs[a])
-			_, _, tb, _ := jobFinished(jobs[b])
+	for _, list := range byOp {
+		sort.SliceStable(list, func(a, b int) bool {
+			_, _, ta, _ := jobs.Finished(list[a])
+			_, _, tb, _ := jobs.Finished(list[b])
 			return ta.After(tb)
 		})
 		succeeded, failed, seenSuccess := 0, 0, false
-		for i, j := range jobs {
-			_, ok, _, _ := jobFinished(j)
+		for i, j := range list {
+			_, ok, _, _ := jobs.Finished(j)
 			if ok {
 				succeeded++
 				if succeeded > max(keepSucceeded, 1) {
-					out = append(out, jobs[i])
+					out = append(out, list[i])
 				}
 				seenSuccess = true
 				continue
 			}
 			failed++
 			if failed > max(keepFailed, 1) || (seenSuccess && failed > keepFailed) {
-				out = append(out, jobs[i])
+				out = append(out, list[i])
 			}
 		}
 	}

@@ -77,7 +77,7 @@ func podFinished(p *corev1.Pod) bool {
 // being deleted.
 func holderRuns(job *batchv1.Job, pods []corev1.Pod) bool {
 	if job != nil {
-		if finished, _, _, _ := jobFinished(job); !finished {
+		if finished, _, _, _ := jobs.Finished(job); !finished {
 			return true
 		}
 	}

@@ -46,7 +46,7 @@ type heldLock struct {
 // "-" and 5 characters.
 func podOfHolder(who, kind, name string) string {
 	host := who[strings.LastIndex(who, "@")+1:]
-	if jobs.PodPattern(jobs.KindShort(kind), name).MatchString(host) {
+	if jobs.PodPattern(state.KindShort(kind), name).MatchString(host) {
 		return host
 	}
 	return ""

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/pkg/state"
 )
@@ -41,7 +42,7 @@ func (p *pass) observeJobs(ctx context.Context) error {
 	for i := range p.jobs {
 		// A Job being deleted still runs until its pods are gone: it stays
 		// active, and its disappearance is noticed (jobVanished).
-		if finished, _, _, _ := jobFinished(&p.jobs[i]); !finished {
+		if finished, _, _, _ := jobs.Finished(&p.jobs[i]); !finished {
 			p.active = &p.jobs[i]
 		}
 	}

@@ -61,7 +61,7 @@ func (p *pass) planInputs() string {
 
 // planKeyName is the object's plan key Secret.
 func (p *pass) planKeyName() string {
-	return "captf-plankey-" + jobs.KindShort(p.role.Kind()) + "-" + p.obj.GetName()
+	return "captf-plankey-" + state.KindShort(p.role.Kind()) + "-" + p.obj.GetName()
 }
 
 // ensurePlanKey creates the object's plan key Secret, 32 random bytes
@@ -453,7 +453,7 @@ func (p *pass) planOutcome(pl *infrav1.TerraformPlan) infrav1.PlanPhase {
 		if j.Annotations[infrav1.PlanAnnotation] != pl.Name || j.Annotations[infrav1.BookkeptAnnotation] != "true" {
 			continue
 		}
-		if _, succeeded, _, _ := jobFinished(j); succeeded {
+		if _, succeeded, _, _ := jobs.Finished(j); succeeded {
 			return infrav1.PlanPhaseApplied
 		}
 		if j.Annotations[infrav1.PlanChangedAnnotation] == "true" {

@@ -2,8 +2,6 @@ package workspace
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
@@ -65,7 +64,7 @@ func (p *pass) jobSlot(ctx context.Context, op Operation) (string, error) {
 	holders := map[types.UID]bool{}
 	for i := range list.Items {
 		j := &list.Items[i]
-		if finished, _, _, _ := jobFinished(j); finished {
+		if finished, _, _, _ := jobs.Finished(j); finished {
 			continue
 		}
 		uid, err := p.slotHolder(ctx, j)
@@ -123,7 +122,5 @@ func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error
 
 // slotRequeue is SlotRequeue plus a jitter of up to 10% from the UID.
 func slotRequeue(uid string) time.Duration {
-	sum := sha256.Sum256([]byte(uid))
-	frac := float64(binary.BigEndian.Uint64(sum[:8])) / float64(^uint64(0))
-	return SlotRequeue + time.Duration(frac*0.1*float64(SlotRequeue))
+	return SlotRequeue + jitter(uid, SlotRequeue)
 }

@@ -136,7 +136,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, slotRequeue(string(p.obj.GetUID())))
 	}
 	attempt := nextAttempt(p.jobs, op)
-	name := jobs.Name(jobs.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
+	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
 	ok, why, err := p.acquireRunLease(ctx, name, op)
 	if err != nil {
 		return ctrl.Result{}, err

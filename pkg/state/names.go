@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
 // Workspace is the only backend workspace CAPTF uses; the runner drops
@@ -19,13 +21,18 @@ const (
 	KindMachinePool = "TerraformMachinePool"
 )
 
-// kindShort is appended to the suffix. Letters only, so that a suffix never
-// ends in -<digits> and cannot be mistaken for a chunk.
+// kindShort maps a workload kind to its short code, which the state
+// suffix, Job names and record names carry. Letters only, so that a
+// suffix never ends in -<digits> and cannot be mistaken for a chunk.
 var kindShort = map[string]string{
-	KindCluster:     "c",
-	KindMachine:     "m",
-	KindMachinePool: "mp",
+	KindCluster:     infrav1.KindShortCluster,
+	KindMachine:     infrav1.KindShortMachine,
+	KindMachinePool: infrav1.KindShortMachinePool,
 }
+
+// KindShort returns the short code of a workload kind (c, m or mp), or ""
+// for another kind.
+func KindShort(kind string) string { return kindShort[kind] }
 
 const (
 	namePrefix  = "tfstate-" + Workspace + "-"

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -42,7 +41,7 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("%s %s holds no resource: nothing to prove a destroy with", o.kind, o.name)
 		}
-		resources[jobs.KindShort(o.kind)+"-"+o.name] = n
+		resources[state.KindShort(o.kind)+"-"+o.name] = n
 	}
 
 	// The Machine and the MachinePool, whose infrastructure objects the

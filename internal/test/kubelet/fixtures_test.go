@@ -19,6 +19,7 @@ import (
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/pkg/contract"
+	"captf.io/captf/pkg/state"
 )
 
 // jobTimeout bounds a whole run: init, apply and the Job controller's
@@ -130,7 +131,7 @@ func newRun(t *testing.T, kind string, obj client.Object, role contract.Role, im
 	return run{main: main, tfvars: tfvars, spec: jobs.Spec{
 		Kind: kind, ObjectName: obj.GetName(), Namespace: obj.GetNamespace(), UID: obj.GetUID(), ClusterName: "demo",
 		Op: op, Attempt: 1,
-		Name:  jobs.Name(jobs.KindShort(kind), obj.GetName(), string(op), 1, jobs.Hash6(hash, string(op), 1, "")),
+		Name:  jobs.Name(state.KindShort(kind), obj.GetName(), string(op), 1, jobs.Hash6(hash, string(op), 1, "")),
 		Image: image, RunnerImage: "local/captf-runner:test",
 		Policy:     jobs.MergePolicy(nil, nil, nil),
 		InputsHash: hash,
