@@ -72,7 +72,7 @@ func startApply(t *testing.T, ns, image string, machine bool) *batchv1.Job {
 	}
 	spec := jobs.Spec{
 		Kind: kind, ObjectName: "demo", Namespace: ns, UID: obj.GetUID(), ClusterName: "demo",
-		Op: infrav1.OperationApply, Attempt: 1, Name: jobs.Name(jobs.KindShort(kind), "demo", "apply", 1, jobs.Hash6(hash, "apply", 1, "")),
+		Op: infrav1.OperationApply, Attempt: 1, Name: jobs.Name(state.KindShort(kind), "demo", "apply", 1, jobs.Hash6(hash, "apply", 1, "")),
 		Image: image, RunnerImage: runnerImage, Policy: jobs.MergePolicy(nil, nil, nil), InputsHash: hash, RunnerEvents: true,
 	}
 	if !machine {

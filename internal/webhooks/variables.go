@@ -3,25 +3,14 @@ package webhooks
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"sort"
-	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"captf.io/captf/internal/inputs"
 	"captf.io/captf/pkg/contract"
 )
-
-// variableName is what a module variable name may look like.
-var variableName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]*$`)
-
-// metaArguments are the argument names of a module block that a variable
-// would collide with in the generated root's module "role" call.
-var metaArguments = map[string]bool{
-	"source": true, "version": true, "providers": true, "count": true,
-	"for_each": true, "depends_on": true, "lifecycle": true, "locals": true,
-}
 
 // validateVariables checks spec.variables: a JSON object whose keys are
 // variable names that collide with nothing the generated root passes.
@@ -35,12 +24,12 @@ func validateVariables(role contract.Role, vars *apiextensionsv1.JSON, path *fie
 	if err := dec.Decode(&obj); err != nil || obj == nil {
 		return field.ErrorList{field.Invalid(path, "(value not shown)", "must be a JSON object of variable name to value")}
 	}
-	inputs, err := contract.InputNames(role)
+	names, err := contract.InputNames(role)
 	if err != nil {
 		return field.ErrorList{field.InternalError(path, err)}
 	}
 	reserved := map[string]bool{}
-	for _, n := range inputs {
+	for _, n := range names {
 		reserved[n] = true
 	}
 	keys := make([]string, 0, len(obj))
@@ -51,14 +40,15 @@ func validateVariables(role contract.Role, vars *apiextensionsv1.JSON, path *fie
 	var errs field.ErrorList
 	for _, k := range keys {
 		p := path.Key(k)
+		rule := inputs.CheckVariableName(k)
 		switch {
-		case !variableName.MatchString(k):
+		case rule == inputs.NameMalformed:
 			errs = append(errs, field.Invalid(p, k, "a variable name starts with a letter or _ and holds only letters, digits, _ and -"))
-		case strings.HasPrefix(k, "captf_"):
+		case rule == inputs.NameReservedPrefix:
 			errs = append(errs, field.Forbidden(p, "names starting with captf_ are reserved for the module contract; rename the variable"))
 		case reserved[k]:
 			errs = append(errs, field.Forbidden(p, "is a contract input of the "+string(role)+" role, which CAPTF renders itself; rename the variable"))
-		case metaArguments[k]:
+		case rule == inputs.NameMetaArgument:
 			errs = append(errs, field.Forbidden(p, "is a module meta-argument and cannot be a variable name; rename the variable"))
 		}
 	}
