@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -80,6 +81,9 @@ type Options struct {
 	// installed, and `captf-dev manager` (ManagerCommand) runs it in a
 	// process of its own.
 	WithoutManager bool
+	// ImagePullGrace, when set, replaces the manager's image pull grace
+	// (workspace.ImagePullGrace). No flag sets it; tests shorten it.
+	ImagePullGrace time.Duration
 }
 
 func scheme() (*runtime.Scheme, error) {
@@ -156,7 +160,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 			opts.Kubeconfig, net.JoinHostPort(host, strconv.Itoa(port)))
 	} else {
 		fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
-		if err := env.startManager(ctx); err != nil {
+		if err := env.startManager(ctx, opts.ImagePullGrace); err != nil {
 			_ = env.Down()
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"captf.io/captf/internal/setup"
+	"captf.io/captf/internal/workspace"
 )
 
 // The manager's identity, as its Deployment gives it through the downward
@@ -83,7 +84,7 @@ func (e *Env) prepareManager(ctx context.Context) error {
 // cmd/manager builds it and authenticated as its ServiceAccount, serving
 // the webhooks the control plane was told about, and returns once it
 // reports ready (its webhook server serves).
-func (e *Env) startManager(ctx context.Context) error {
+func (e *Env) startManager(ctx context.Context, imagePullGrace time.Duration) error {
 	if err := setManagerEnv(); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (e *Env) startManager(ctx context.Context) error {
 	o := setup.Defaults()
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
 	o.RunnerImage = RunnerImage
-	m, err := startReady(ctx, cfg, o)
+	m, err := startReady(ctx, cfg, o, func(e *workspace.Options) { e.ImagePullGrace = imagePullGrace })
 	if err != nil {
 		return err
 	}
@@ -131,14 +132,19 @@ func (m *runningManager) stop() {
 	<-m.done
 }
 
-// startReady builds the manager of o as cmd/manager does, starts it and
+// startReady builds the manager of o as cmd/manager does (tune, when
+// given, changes the engine's options no flag sets), starts it and
 // returns once its /readyz (the webhook server serves) says ready. The
 // manager outlives ctx's cancellation: it runs until stopped.
-func startReady(ctx context.Context, cfg *rest.Config, o setup.Options) (*runningManager, error) {
-	mgr, err := setup.NewManager(cfg, o)
+func startReady(ctx context.Context, cfg *rest.Config, o setup.Options, tune ...func(*workspace.Options)) (*runningManager, error) {
+	built, err := setup.BuildManager(cfg, o)
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range tune {
+		f(&built.Engine.Options)
+	}
+	mgr := built.Manager
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m := &runningManager{cancel: cancel, done: make(chan struct{})}
 	go func() {

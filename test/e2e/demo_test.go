@@ -58,6 +58,7 @@ func tail(b []byte, n int) []byte {
 // invalid objects are rejected naming their fields; deleting the Cluster
 // destroys everything with destroy Jobs and nothing is left.
 func TestQuickstartProvisionsAndDestroys(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	env := up(t, ctx)

@@ -99,6 +99,9 @@ func startShared(tools string) (*devenv.Env, error) {
 	return devenv.Up(context.Background(), devenv.Options{
 		Tools: tools, Repo: root, Kubeconfig: filepath.Join(shared.dir, "kubeconfig"), StateDir: shared.dir,
 		Log: &bytes.Buffer{}, NodeLog: zap.New(zap.WriteTo(managerLog)), ExtraImages: images,
+		// An unpullable image is given up on sooner than in production
+		// (2 min), so that its flow takes seconds.
+		ImagePullGrace: 15 * time.Second,
 	})
 }
 

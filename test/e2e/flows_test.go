@@ -32,6 +32,7 @@ import (
 // run side by side, each in a namespace of its own with its own identity,
 // so that none sees another's objects.
 func TestFlows(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	env := sharedEnv(t)

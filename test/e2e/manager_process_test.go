@@ -23,6 +23,7 @@ import (
 // again at once; two run side by side, and killing the one the API server
 // was talking to leaves the other serving the webhooks.
 func TestManagerRunsAsItsOwnProcess(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	e := startWithoutManager(t, ctx, "captf-mgr-")

@@ -28,6 +28,7 @@ import (
 // no run failing on the state lock, and each object provisioned and
 // destroyed once.
 func TestTwoManagersAtOnce(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
