@@ -53,6 +53,8 @@ func buildCases() []buildCase {
 			{Name: "AWS_REGION", Value: "eu-west-1"},
 			{Name: "KUBE_CONFIG_PATH", Value: "/x"},
 			{Name: "HTTPS_PROXY", Value: "http://proxy:3128"},
+			{Name: "ACCOUNT_ID", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "cloud-account"}, Key: "id"}}},
 		},
 		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
 	}

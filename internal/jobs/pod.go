@@ -155,6 +155,11 @@ func runnerArgs(s Spec) []string {
 	if s.PlanKeySecret != "" {
 		args = append(args, "--plan-key-file="+PlanKeyFile)
 	}
+	// The values of spec.jobs.env (a secretKeyRef's too) are redacted from
+	// what the runner reports; only the names are on the command line.
+	for _, e := range sourceEnv(s)[len(jobOwnedEnv(s)):] {
+		args = append(args, "--redact-env="+e.Name)
+	}
 	if s.RunnerEvents {
 		args = append(args,
 			"--event-object="+strings.Join([]string{infrav1.GroupVersion.String(), s.Kind, s.Namespace, s.ObjectName, string(s.UID)}, "/"),
@@ -167,14 +172,7 @@ func runnerArgs(s Spec) []string {
 // Job owns, then the policy's without the names the runner owns (TF_*,
 // KUBE_*), which are left out silently.
 func sourceEnv(s Spec) []corev1.EnvVar {
-	out := []corev1.EnvVar{
-		{Name: "TF_IN_AUTOMATION", Value: "1"},
-		{Name: "TF_INPUT", Value: "0"},
-		{Name: "HOME", Value: WorkDir},
-		{Name: "TMPDIR", Value: TmpDir},
-		{Name: "KUBE_NAMESPACE", Value: s.Namespace},
-		{Name: "CHECKPOINT_DISABLE", Value: "1"},
-	}
+	out := jobOwnedEnv(s)
 	for _, e := range s.Policy.Env {
 		if strings.HasPrefix(e.Name, "TF_") || strings.HasPrefix(e.Name, "KUBE_") {
 			continue
@@ -182,6 +180,18 @@ func sourceEnv(s Spec) []corev1.EnvVar {
 		out = append(out, *e.DeepCopy())
 	}
 	return out
+}
+
+// jobOwnedEnv are the variables the Job owns, first in sourceEnv.
+func jobOwnedEnv(s Spec) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "TF_IN_AUTOMATION", Value: "1"},
+		{Name: "TF_INPUT", Value: "0"},
+		{Name: "HOME", Value: WorkDir},
+		{Name: "TMPDIR", Value: TmpDir},
+		{Name: "KUBE_NAMESPACE", Value: s.Namespace},
+		{Name: "CHECKPOINT_DISABLE", Value: "1"},
+	}
 }
 
 func emptyDir(name string) corev1.Volume {

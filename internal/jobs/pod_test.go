@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,17 @@ func TestArgsParseWithRunner(t *testing.T) {
 			if s.RunnerEvents {
 				want.EventObject = fmt.Sprintf("infrastructure.cluster.x-k8s.io/v1alpha1/%s/%s/%s/%s", s.Kind, s.Namespace, s.ObjectName, s.UID)
 				want.JobName = s.Name
+			}
+			// spec.jobs.env names (a secretKeyRef's too, never the runner's
+			// own TF_ and KUBE_ ones) are redacted; their values are never
+			// on the command line.
+			for _, e := range s.Policy.Env {
+				if !strings.HasPrefix(e.Name, "TF_") && !strings.HasPrefix(e.Name, "KUBE_") {
+					want.RedactEnv = append(want.RedactEnv, e.Name)
+				}
+				if e.Value != "" && slices.ContainsFunc(c.Args, func(a string) bool { return strings.Contains(a, e.Value) }) {
+					t.Errorf("the value of %s is on the command line", e.Name)
+				}
 			}
 			expect(t, "parsed options", o, want)
 			if tc.name == "apply-unguarded" {

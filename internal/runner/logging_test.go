@@ -69,6 +69,51 @@ func TestFailureSummaryRedactsCredentials(t *testing.T) {
 	}
 }
 
+// A provider error that echoes a secret value never shows it, whatever
+// kind of value it is: an identity value shorter than 16 bytes under a
+// harmless name, or a value of the object's spec.jobs.env (a plain value
+// or a secretKeyRef: the pod gets both as environment variables, and the
+// Job names them with --redact-env). Neither the failure summary nor the
+// written result (the termination message the manager turns into
+// status.lastRun, conditions and events) carries it.
+func TestRedactsEachKind(t *testing.T) {
+	testCases := []struct {
+		name  string
+		value string
+		set   func(t *testing.T, f *runnertest.Fixture, value string)
+	}{
+		{"identity", "eu-west-9", func(t *testing.T, f *runnertest.Fixture, value string) {
+			if err := os.MkdirAll(f.Opts.Credentials, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			runnertest.Write(t, filepath.Join(f.Opts.Credentials, "REGION"), []byte(value))
+		}},
+		{"env", "acct-4711", func(t *testing.T, f *runnertest.Fixture, value string) {
+			t.Setenv("ACCOUNT", value)
+			f.Opts.RedactEnv = []string{"ACCOUNT"}
+		}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "tofu", "failing")
+			f.Opts.Credentials = filepath.Join(f.Dir, "credentials")
+			tc.set(t, f, tc.value)
+			setInputs(f, map[string]any{"name": tc.value})
+			res, code := f.Run(runner.OpApply, nil)
+			if code != runner.ExitFailure || res.Error == nil || res.Error.Step != "apply" {
+				t.Fatalf("want the apply to fail, got %+v", res.Error)
+			}
+			if strings.Contains(res.Error.Tail, tc.value) || !strings.Contains(res.Error.Tail, "(sensitive)") {
+				t.Errorf("the summary is not redacted: %q", res.Error.Tail)
+			}
+			written, err := os.ReadFile(f.Opts.Result)
+			if err != nil || strings.Contains(string(written), tc.value) {
+				t.Errorf("the written result carries the value (%v): %s", err, written)
+			}
+		})
+	}
+}
+
 func lineWith(text, prefix string) string {
 	for _, l := range strings.Split(text, "\n") {
 		if strings.HasPrefix(l, prefix) {

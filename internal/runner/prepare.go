@@ -63,7 +63,14 @@ func prepare(o Options, environ []string) (*prepared, error) {
 			return nil, fmt.Errorf("creating TMPDIR: %w", err)
 		}
 	}
-	p.redactor.AddEnv(credentials(o.Credentials))
+	// The identity's values are secret whatever their name or length, and
+	// so are the values of the object's spec.jobs.env (--redact-env).
+	p.redactor.AddCredentials(credentials(o.Credentials))
+	for _, name := range o.RedactEnv {
+		if value, ok := lookupEnv(environ, name); ok {
+			p.redactor.Add(value)
+		}
+	}
 	if o.Op != OpRestore {
 		addInputSecrets(p.redactor, p.root)
 	}
@@ -222,4 +229,16 @@ func assembleBackup(dir string, chunks int) ([]byte, error) {
 		return nil, fmt.Errorf("the backup cannot be restored: %w", err)
 	}
 	return raw, nil
+}
+
+// lookupEnv finds name in environ (NAME=value entries), the last entry
+// winning as in a process environment.
+func lookupEnv(environ []string, name string) (string, bool) {
+	value, found := "", false
+	for _, entry := range environ {
+		if k, v, ok := strings.Cut(entry, "="); ok && k == name {
+			value, found = v, true
+		}
+	}
+	return value, found
 }

@@ -13,17 +13,10 @@ const (
 	// "1" or "yes" in a summary would make it unreadable while protecting
 	// a value anyone could guess.
 	minSecretBytes = 4
-	// longValueBytes: an environment value this long is treated as secret
-	// whatever its name, and so is each line this long of a multi-line
-	// value or of the decoded bootstrap data.
+	// longValueBytes: each line this long of a multi-line value or of the
+	// decoded bootstrap data is registered on its own.
 	longValueBytes = 16
 )
-
-// secretNameParts mark an environment variable as secret when its name
-// contains one of them (case-insensitively).
-var secretNameParts = []string{
-	"KEY", "SECRET", "TOKEN", "PASS", "CREDENTIAL", "PRIVATE", "AUTH", "CERT", "SESSION",
-}
 
 // Redactor replaces known secret values with "(sensitive)". Redaction is
 // best effort: it cannot recognise a secret a module derives and prints.
@@ -58,19 +51,15 @@ func (r *Redactor) Add(values ...string) {
 	}
 }
 
-// AddEnv registers the secret values of environment entries (NAME=value):
-// those whose name contains KEY, SECRET, TOKEN, PASS, CREDENTIAL, PRIVATE,
-// AUTH, CERT or SESSION (in any case), and any value of at least 16 bytes.
-// Pass it the identity's credentials, not the whole process environment:
-// the runner's own long values (TF_DATA_DIR, PATH) would otherwise be
-// redacted from every path a summary mentions.
-func (r *Redactor) AddEnv(environ []string) {
+// AddCredentials registers every value of the identity's credentials
+// (NAME=value entries), whatever the name and down to 4 bytes: a region or
+// an account ID can be what an attacker lacks. Pass it the identity's
+// credentials, not the whole process environment: the runner's own values
+// (TF_DATA_DIR, PATH) would otherwise be redacted from every path a
+// summary mentions.
+func (r *Redactor) AddCredentials(environ []string) {
 	for _, entry := range environ {
-		name, value, ok := strings.Cut(entry, "=")
-		if !ok {
-			continue
-		}
-		if secretName(name) || len(value) >= longValueBytes {
+		if _, value, ok := strings.Cut(entry, "="); ok {
 			r.Add(value)
 		}
 	}
@@ -151,14 +140,4 @@ func (r *Redactor) addLines(v string) {
 			r.add(line)
 		}
 	}
-}
-
-func secretName(name string) bool {
-	upper := strings.ToUpper(name)
-	for _, part := range secretNameParts {
-		if strings.Contains(upper, part) {
-			return true
-		}
-	}
-	return false
 }

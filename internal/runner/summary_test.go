@@ -184,7 +184,7 @@ func TestSummary(t *testing.T) {
 func TestSummaryRedaction(t *testing.T) {
 	const secret = "ghp_0123456789abcdefXYZ"
 	r := NewRedactor()
-	r.AddEnv([]string{"GITHUB_TOKEN=" + secret})
+	r.Add(secret)
 
 	t.Run("in a stderr header", func(t *testing.T) {
 		got := Summary(StepOutput{Step: "apply", Exit: 1, Stderr: []byte("\nError: token " + secret + " rejected\n")}, r)

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"maps"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,13 +14,30 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// Switching an object's image from Terraform to OpenTofu on a real state
-// Terraform split across -part-N Secrets: every OpenTofu run refuses
-// before any command reads or writes the state, says why and what to do,
-// and Terraform carries on afterwards. (A switch on a state of one Secret
-// runs: the soak moves its cluster from OpenTofu to Terraform.)
+// Switching an object's image to the other runtime, on real state (each
+// run in a fresh working directory, as in a new pod). On a state of one
+// Secret, both directions work. On a state Terraform split across -part-N
+// Secrets, every OpenTofu run refuses before any command reads or writes
+// the state, says why and what to do, and Terraform carries on afterwards.
+// (Subtest names stay short: a provider's socket path must fit 108 bytes.)
 func TestSwitchingRuntimes(t *testing.T) {
-	t.Run("Terraform to OpenTofu on a chunked state", func(t *testing.T) {
+	t.Run("small", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, "tofu", "module")
+		res, code := f.Run(runner.OpApply, nil)
+		wantOK(t, res, code)
+		for i, rt := range []string{"terraform", "tofu"} {
+			f.Opts.Bin = []string{runnertest.RuntimeBin(t, env, rt)}
+			f.Opts.Workdir = filepath.Join(f.Dir, "w"+strconv.Itoa(i))
+			setInputs(f, map[string]any{"name": "demo", "generation": i + 2})
+			res, code := f.Run(runner.OpApply, nil)
+			wantOK(t, res, code)
+			if st, err := state.Decode(f.Suffix, f.StateSecrets()); err != nil || st.ManagedResources == 0 || len(f.StateSecrets()) != 1 {
+				t.Fatalf("after the %s apply: %+v, %v", rt, st, err)
+			}
+		}
+	})
+	t.Run("chunked", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, "terraform", "large")
 		res, code := f.Run(runner.OpApply, nil)
