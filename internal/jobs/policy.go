@@ -55,9 +55,13 @@ type Policy struct {
 	PodSecurityContext *corev1.PodSecurityContext
 
 	// ActiveDeadlineFrom and LockTimeoutFrom say where the two values
-	// Validate compares came from, for its message.
-	ActiveDeadlineFrom Origin
-	LockTimeoutFrom    Origin
+	// Validate compares came from, for its message; SecurityContextFrom
+	// and PodSecurityContextFrom where the security contexts did, for
+	// ValidateSecurity's.
+	ActiveDeadlineFrom     Origin
+	LockTimeoutFrom        Origin
+	SecurityContextFrom    Origin
+	PodSecurityContextFrom Origin
 }
 
 // MergePolicy resolves the jobs policy of an object. own is the object's
@@ -84,6 +88,8 @@ func MergePolicy(own, clusterDefaults, clusterOwn *infrav1.JobsSpec) Policy {
 		Resources:                  defaultResources(),
 		ActiveDeadlineFrom:         FromDefault,
 		LockTimeoutFrom:            FromDefault,
+		SecurityContextFrom:        FromDefault,
+		PodSecurityContextFrom:     FromDefault,
 	}
 	var sc *corev1.SecurityContext
 	var psc *corev1.PodSecurityContext
@@ -112,10 +118,10 @@ func MergePolicy(own, clusterDefaults, clusterOwn *infrav1.JobsSpec) Policy {
 			p.Resources = *j.Resources.DeepCopy()
 		}
 		if j.SecurityContext != nil {
-			sc = j.SecurityContext
+			sc, p.SecurityContextFrom = j.SecurityContext, from
 		}
 		if j.PodSecurityContext != nil {
-			psc = j.PodSecurityContext
+			psc, p.PodSecurityContextFrom = j.PodSecurityContext, from
 		}
 	}
 	for _, l := range levels {

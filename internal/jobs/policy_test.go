@@ -39,8 +39,9 @@ func TestMergePolicyDefaults(t *testing.T) {
 					FSGroup:        ptr.To[int64](65532),
 					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				},
-				ActiveDeadlineFrom: FromDefault,
-				LockTimeoutFrom:    FromDefault,
+				ActiveDeadlineFrom:  FromDefault,
+				LockTimeoutFrom:     FromDefault,
+				SecurityContextFrom: FromDefault, PodSecurityContextFrom: FromDefault,
 			}
 			if !equality.Semantic.DeepEqual(p, want) {
 				t.Fatalf("policy:\n got %+v\nwant %+v", p, want)

@@ -153,6 +153,9 @@ func (s Spec) validate() error {
 		bad("image pull policy %q is unknown: want IfNotPresent, Always or Never", s.PullPolicy)
 	}
 	s.validatePolicy(bad)
+	if err := s.Policy.ValidateSecurity(); err != nil {
+		bad("%s", err)
+	}
 	s.validateOpInputs(bad)
 	return errors.Join(errs...)
 }

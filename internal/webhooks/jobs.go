@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	captfjobs "captf.io/captf/internal/jobs"
 )
 
 // reservedEnvPrefixes are env name prefixes the runner owns: TF_* would move
@@ -20,8 +21,8 @@ func validateJobs(jobs *infrav1.JobsSpec, path *field.Path) field.ErrorList {
 		return nil
 	}
 	var errs field.ErrorList
-	errs = append(errs, validateSecurityContext(jobs.SecurityContext, path.Child("securityContext"))...)
-	errs = append(errs, validatePodSecurityContext(jobs.PodSecurityContext, path.Child("podSecurityContext"))...)
+	errs = append(errs, captfjobs.ValidateSecurityContext(jobs.SecurityContext, path.Child("securityContext"))...)
+	errs = append(errs, captfjobs.ValidatePodSecurityContext(jobs.PodSecurityContext, path.Child("podSecurityContext"))...)
 	for i, e := range jobs.Env {
 		for _, p := range reservedEnvPrefixes {
 			if strings.HasPrefix(e.Name, p) {

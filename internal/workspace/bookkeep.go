@@ -121,6 +121,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
 		}
 	}
+	if o.op == OpPlan && o.succeeded && planUnreadable(o) {
+		j.Annotations[infrav1.PlanUnreadableAnnotation] = "true"
+	}
 	if o.result == nil && !o.succeeded && !o.deadline && !o.podFound {
 		// No result and no pod: it was stopped from outside (pod deleted,
 		// node lost). A pod that ended without a result (killed for its
@@ -321,6 +324,11 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImagePullFailedReason
 		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", j.Name, sourceImage(j))
 		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
+	case o.succeeded && o.op == OpPlan && planUnreadable(o):
+		c.Status, c.Reason = metav1.ConditionFalse, failReason
+		c.Message = fmt.Sprintf("Job %s: the plan Job succeeded but reported no readable plan, so there is nothing to approve; "+
+			"it counts as a failed plan and is planned again with the backoff. Check the Job's logs and that its runner image matches the manager", j.Name)
+		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
 	case o.succeeded && o.op == OpPlan:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, fmt.Sprintf("Job %s planned the inputs", j.Name)
 		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
@@ -422,7 +430,8 @@ func (p *pass) markBookkept(ctx context.Context) error {
 	for _, j := range p.bookkept {
 		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
 		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
-		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation, infrav1.RescuedSerialAnnotation, infrav1.PlanHashAnnotation} {
+		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation,
+			infrav1.RescuedSerialAnnotation, infrav1.PlanHashAnnotation, infrav1.PlanUnreadableAnnotation} {
 			if v, ok := j.Annotations[k]; ok {
 				ann[k] = v
 			}
@@ -434,3 +443,7 @@ func (p *pass) markBookkept(ctx context.Context) error {
 	}
 	return nil
 }
+
+// planUnreadable: a plan Job's result carries no plan (or there is no
+// result at all).
+func planUnreadable(o outcome) bool { return o.result == nil || o.result.Plan == nil }

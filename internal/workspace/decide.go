@@ -308,7 +308,7 @@ func (s Snapshot) newest(op Operation) *FinishedJob {
 func (s Snapshot) consecutiveFailures(op Operation) (int, time.Time) {
 	n, last := 0, time.Time{}
 	for _, j := range s.byNewest(op) {
-		if j.Succeeded {
+		if j.Succeeded && !j.countsAsFailure() {
 			break
 		}
 		if j.countsAsFailure() {

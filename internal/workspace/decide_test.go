@@ -128,6 +128,12 @@ func TestDecide(t *testing.T) {
 			s.Manual, s.InputsHash = true, "h2:b"
 			s.History = append(s.History, failed(OpPlan, 30*time.Second))
 		}, wait(Backoff(ReasonInputsChanged), 30*time.Second)},
+		{"Manual: a plan Job that succeeded without a readable plan backs off, never plans in a loop", func(s *Snapshot) {
+			s.Manual, s.InputsHash = true, "h2:b"
+			j := failed(OpPlan, 30*time.Second)
+			j.Succeeded, j.PlanUnreadable = true, true
+			s.History = append(s.History, j)
+		}, wait(Backoff(ReasonInputsChanged), 30*time.Second)},
 		{"a blocked remediation is not retried until its plan is approved", func(s *Snapshot) {
 			j := failed(OpApply, time.Minute)
 			j.Blocked, j.Remediation, j.InputsHash = true, true, "h2:a"

@@ -86,13 +86,14 @@ func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
 	a := j.Annotations
 	return FinishedJob{
 		Name: j.Name, Op: jobOp(j), Succeeded: succeeded, FinishedAt: at,
-		InputsHash:  a[infrav1.InputsHashAnnotation],
-		Blocked:     a[infrav1.DestructivePlanBlockedAnnotation] == "true",
-		PlanChanged: a[infrav1.PlanChangedAnnotation] == "true",
-		Interrupted: a[infrav1.InterruptedAnnotation] == "true",
-		Remediation: a[infrav1.DriftRemediationAnnotation] == "true",
-		Rescued:     a[infrav1.RescuedSerialAnnotation] != "",
-		PlanHash:    a[infrav1.PlanHashAnnotation],
+		InputsHash:     a[infrav1.InputsHashAnnotation],
+		Blocked:        a[infrav1.DestructivePlanBlockedAnnotation] == "true",
+		PlanChanged:    a[infrav1.PlanChangedAnnotation] == "true",
+		Interrupted:    a[infrav1.InterruptedAnnotation] == "true",
+		Remediation:    a[infrav1.DriftRemediationAnnotation] == "true",
+		Rescued:        a[infrav1.RescuedSerialAnnotation] != "",
+		PlanHash:       a[infrav1.PlanHashAnnotation],
+		PlanUnreadable: a[infrav1.PlanUnreadableAnnotation] == "true",
 	}, true
 }
 

@@ -62,11 +62,15 @@ type FinishedJob struct {
 	Rescued bool
 	// PlanHash is the fingerprint a plan Job reported.
 	PlanHash string
+	// PlanUnreadable: a plan Job succeeded without a readable plan.
+	PlanUnreadable bool
 }
 
-// countsAsFailure reports whether the Job counts toward backoff.
+// countsAsFailure reports whether the Job counts toward backoff: a plan
+// Job that succeeded without a readable plan does, so that it is never
+// planned again in a loop.
 func (j FinishedJob) countsAsFailure() bool {
-	return !j.Succeeded && !j.Blocked && !j.PlanChanged && !j.Interrupted
+	return (!j.Succeeded || j.PlanUnreadable) && !j.Blocked && !j.PlanChanged && !j.Interrupted
 }
 
 // Schedule is what the periodic checks need.

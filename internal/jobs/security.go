@@ -1,6 +1,9 @@
-package webhooks
+package jobs
 
 import (
+	"errors"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -21,10 +24,16 @@ var safeSysctls = map[string]bool{
 
 const weakens = "weakens the Job's isolation; remove it (the module runs with the Job's secure defaults)"
 
-// validateSecurityContext refuses what would weaken the module container's
+// The Pod Security rules of a jobs policy, which the admission webhook
+// applies to spec.jobs and spec.defaults.jobs and the manager to the
+// effective policy before building any Job (Policy.ValidateSecurity): an
+// object written while the webhook was down, or before a rule existed,
+// runs nothing that weakens the Job's isolation.
+
+// ValidateSecurityContext refuses what would weaken the module container's
 // defaults (seccomp RuntimeDefault, no privilege escalation, all
 // capabilities dropped, read-only root filesystem).
-func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path) field.ErrorList {
+func ValidateSecurityContext(sc *corev1.SecurityContext, path *field.Path) field.ErrorList {
 	if sc == nil {
 		return nil
 	}
@@ -48,9 +57,9 @@ func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path) field
 		sc.RunAsUser, sc.RunAsNonRoot, path)...)
 }
 
-// validatePodSecurityContext applies the same rules to the pod's security
+// ValidatePodSecurityContext applies the same rules to the pod's security
 // context, and allows only the Pod Security Standards' safe sysctls.
-func validatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path) field.ErrorList {
+func ValidatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path) field.ErrorList {
 	if sc == nil {
 		return nil
 	}
@@ -93,4 +102,31 @@ func commonSecurity(seccomp *corev1.SeccompProfile, apparmor *corev1.AppArmorPro
 		errs = append(errs, field.Forbidden(path.Child("runAsNonRoot"), "asks for root explicitly; leave it unset"))
 	}
 	return errs
+}
+
+// ValidateSecurity applies the Pod Security rules to the effective
+// security contexts; its message names each offending field where the
+// user wrote it (the object's spec.jobs or its TerraformCluster's) and
+// what to do. It holds for every operation, destroy and restore included.
+func (p Policy) ValidateSecurity() error {
+	var msgs []string
+	for _, e := range ValidateSecurityContext(p.SecurityContext, field.NewPath("securityContext")) {
+		msgs = append(msgs, describeField(p.SecurityContextFrom, e))
+	}
+	for _, e := range ValidatePodSecurityContext(p.PodSecurityContext, field.NewPath("podSecurityContext")) {
+		msgs = append(msgs, describeField(p.PodSecurityContextFrom, e))
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New("the jobs policy weakens the Job's isolation, so no Job runs: " + strings.Join(msgs, "; "))
+}
+
+// describeField names a field error where its policy came from.
+func describeField(from Origin, e *field.Error) string {
+	where := string(from) + "." + e.Field
+	if from == "" || from == FromDefault {
+		where = e.Field
+	}
+	return where + ": " + e.Detail
 }
