@@ -81,8 +81,9 @@ func TestStateLocks(t *testing.T) {
 		t.Error("no apply Job was handed the stale lock to force-unlock")
 	}
 	w.waitEvent(tc.Name, "ForceUnlocked")
-	w.get(tc)
-	if c := conditionOf(tc, infrav1.StateReadableCondition); c.Reason != infrav1.StateReadReason {
-		t.Errorf("StateReadable = %+v after the unlock, want StateRead", c)
-	}
+	w.eventually(time.Minute, "StateRead after the unlock", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.StateReadableCondition)
+		return c != nil && c.Reason == infrav1.StateReadReason, nil
+	})
 }

@@ -88,6 +88,10 @@ func runManager() error {
 	if err != nil {
 		return err
 	}
+	// The suite's tests run side by side: some thirty clusters' worth of
+	// passes at once, more than the manager's default client-side rate
+	// limits (setup.DefaultQPS) serve without stalling a test's wait.
+	cfg.QPS, cfg.Burst = 4*setup.DefaultQPS, 4*setup.DefaultBurst
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

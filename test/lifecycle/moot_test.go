@@ -79,7 +79,7 @@ func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
 	w.setPodCIDR("10.5.0.0/16")
 	plan := w.waitBlocked(tc)
 	w.setPodCIDR(applied...)
-	w.eventually(time.Minute, "the block withdrawn", func() (bool, error) {
+	w.eventually(2*time.Minute, "the block withdrawn", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
 		return c.Status == metav1.ConditionTrue && tc.Status.PendingPlanRef == nil, nil

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -158,11 +159,16 @@ func (w *world) succeeded(kind, name, op string) int {
 	return n
 }
 
+// update reads obj, changes it and writes it, reading again when the
+// manager wrote it meanwhile (a conflict), as kubectl edit would.
 func (w *world) update(obj client.Object, change func(client.Object)) {
 	w.t.Helper()
-	w.get(obj)
-	change(obj)
-	if err := env.Client.Update(w.t.Context(), obj); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w.get(obj)
+		change(obj)
+		return env.Client.Update(w.t.Context(), obj)
+	})
+	if err != nil {
 		w.t.Fatalf("updating %s: %v", obj.GetName(), err)
 	}
 }
