@@ -12,7 +12,7 @@ import (
 
 func parseProbability(v string) float64 {
 	p, err := strconv.ParseFloat(v, 64)
-	if err != nil || p < 0 {
+	if err != nil || p != p || p < 0 { // p != p: NaN
 		return 0
 	}
 	return min(p, 1)

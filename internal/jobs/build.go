@@ -30,9 +30,10 @@ const TerminationGracePeriodSeconds int64 = 600
 // Secret, owned by the Job (OwnPerRunSecret), so that deleting the Job
 // deletes it.
 //
-// Build does not check Policy.Validate: the manager does that before
-// starting an apply, plan, refresh or drift, and never for destroy or
-// restore.
+// Build refuses a policy that breaks the Pod Security rules
+// (Policy.ValidateSecurity), for every operation. It does not check
+// Policy.Validate: the manager does that before starting an apply, plan,
+// refresh or drift, and never for destroy or restore.
 func Build(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	if err := s.validate(); err != nil {
 		return nil, nil, fmt.Errorf("cannot build the %s Job of %s %s/%s: %w", s.Op, s.Kind, s.Namespace, s.ObjectName, err)

@@ -52,7 +52,7 @@ func (r *run) chunkedState() (string, error) {
 	}
 	runtime := strings.TrimSpace(name + " " + version)
 	if runtime == "" {
-		runtime = "this image's runtime"
+		runtime = "this image's runtime, which could not be identified (its `version` names neither Terraform nor OpenTofu), is taken to be one that"
 	}
 	return fmt.Sprintf("the state is split across %d Secrets (%s and %s, %.1f MiB compressed), as Terraform 1.6 and later write a state over 1 MiB; "+
 		"%s reads and writes only the base Secret and would corrupt it, so nothing was run. "+

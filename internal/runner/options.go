@@ -62,7 +62,7 @@ type Options struct {
 	EventObject string
 	JobName     string
 	// RedactEnv names environment variables (the object's spec.jobs.env)
-	// whose values are redacted whatever their name or length.
+	// whose values are redacted whatever their name (from 4 bytes).
 	RedactEnv []string
 }
 
@@ -116,7 +116,7 @@ func ParseRunFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&o.RestoreResources, "restore-resources", 0, "restore: the backup's resource count; non-zero requires state list to show one")
 	fs.StringVar(&o.EventObject, "event-object", "", "<apiVersion>/<kind>/<namespace>/<name>/<uid> of the object progress events concern; none when empty")
 	fs.StringVar(&o.JobName, "job-name", "", "the Job's name, related to the progress events")
-	fs.Var(&stringArray{values: &o.RedactEnv}, "redact-env", "name of an environment variable whose value is redacted whatever its name or length; repeatable")
+	fs.Var(&stringArray{values: &o.RedactEnv}, "redact-env", "name of an environment variable whose value (from 4 bytes) is redacted whatever its name; repeatable")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -158,8 +158,10 @@ func prunable(all []batchv1.Job, keepSucceeded, keepFailed int) []*batchv1.Job {
 		})
 		succeeded, failed, seenSuccess := 0, 0, false
 		for i, j := range list {
+			// A plan Job that succeeded without a readable plan is kept as
+			// a failure: its backoff counts it.
 			_, ok, _, _ := jobs.Finished(j)
-			if ok {
+			if ok && j.Annotations[infrav1.PlanUnreadableAnnotation] != "true" {
 				succeeded++
 				if succeeded > max(keepSucceeded, 1) {
 					out = append(out, list[i])

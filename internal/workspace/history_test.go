@@ -72,6 +72,16 @@ func TestPrunable(t *testing.T) {
 			}
 		})
 	}
+	// Plan Jobs that succeeded without a readable plan are kept as
+	// failures (their backoff counts them), not as successes.
+	unreadable := func(attempt, ago int) batchv1.Job {
+		j := job(OpPlan, attempt, yes, ago)
+		j.Annotations[infrav1.PlanUnreadableAnnotation] = "true"
+		return j
+	}
+	if got := names(prunable([]batchv1.Job{unreadable(1, 3), unreadable(2, 2), unreadable(3, 1)}, 1, 3)); len(got) != 0 {
+		t.Errorf("unreadable plans pruned as successes beyond the limit: %v", got)
+	}
 	notBookkept := job(OpApply, 1, yes, 5)
 	notBookkept.Annotations = nil
 	if got := prunable([]batchv1.Job{notBookkept, job(OpApply, 2, yes, 2), job(OpApply, 3, yes, 1)}, 1, 1); len(got) != 1 || got[0].Name != "apply-a2" {

@@ -87,11 +87,6 @@ func (p *pass) inputsFor(op Operation) (runInputs, string) {
 // then the Job, its per-run Secret and (apply) the attempt record.
 func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Result, error) {
 	op := d.Op
-	// No Job of any operation runs with a policy that weakens its
-	// isolation, whatever admission let through.
-	if err := p.eff.Policy.ValidateSecurity(); err != nil {
-		return p.waitOn(op, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
-	}
 	if op != OpDestroy && op != OpRestore {
 		if err := p.eff.Policy.Validate(); err != nil {
 			return p.waitOn(OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
@@ -112,6 +107,12 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		if held {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, p.namespaceTerminatingMessage(op), GateRequeue)
 		}
+	}
+	// No Job of any operation runs with a policy that weakens its
+	// isolation, whatever admission let through. Reported on
+	// ApplyJobSucceeded, which feeds Ready, for every operation.
+	if err := p.eff.Policy.ValidateSecurity(); err != nil {
+		return p.waitOn(OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
 	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
