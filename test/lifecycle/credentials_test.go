@@ -42,7 +42,7 @@ func TestRevokedIdentityHoldsTheDestroy(t *testing.T) {
 	w.update(identity, func(o client.Object) {
 		o.(*infrav1.TerraformClusterIdentity).Spec.AllowedNamespaces = &infrav1.AllowedNamespaces{List: []string{"elsewhere"}}
 	})
-	w.annotate(tc, "poke", "1")
+	// No poke: the identity's spec change wakes the objects that use it.
 	w.eventually(time.Minute, "the revocation reported and the mirror deleted", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.IdentityAllowedCondition)

@@ -26,17 +26,19 @@ type Concurrency struct {
 
 // Setup registers the three workload controllers with engine.
 func Setup(mgr ctrl.Manager, engine *workspace.Engine, c Concurrency) error {
+	reader := mgr.GetClient()
 	cl := &Reconciler{Role: roles.Cluster{}, Engine: engine}
 	if err := cl.builder(mgr, "terraformcluster", c.Cluster, c.WatchFilter).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToInfra)).
+		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Cluster{}, &infrav1.TerraformClusterList{})), specChanged).
 		Complete(cl); err != nil {
 		return err
 	}
 	m := &Reconciler{Role: roles.Machine{}, Engine: engine}
-	reader := mgr.GetClient()
 	if err := m.builder(mgr, "terraformmachine", c.Machine, c.WatchFilter).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToInfra)).
 		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
+		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Machine{}, &infrav1.TerraformMachineList{})), specChanged).
 		Complete(m); err != nil {
 		return err
 	}
@@ -44,7 +46,20 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, c Concurrency) error {
 	return mp.builder(mgr, "terraformmachinepool", c.MachinePool, c.WatchFilter).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(poolToInfra)).
 		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
+		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.MachinePool{}, &infrav1.TerraformMachinePoolList{})), specChanged).
 		Complete(mp)
+}
+
+// clusterNameOf is the Cluster a TerraformCluster belongs to: its owner
+// Cluster, else its cluster-name label.
+func clusterNameOf(tc client.Object) string {
+	cluster := tc.GetLabels()[infrav1.ClusterNameLabel]
+	for _, ref := range tc.GetOwnerReferences() {
+		if ref.Kind == "Cluster" {
+			cluster = ref.Name
+		}
+	}
+	return cluster
 }
 
 // infraRequest maps a Cluster API object to the Terraform* object its
@@ -75,12 +90,7 @@ func poolToInfra(_ context.Context, o client.Object) []reconcile.Request {
 // cluster, so that they see its exports and defaults at once.
 func clusterMembers(r client.Reader, list client.ObjectList) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		cluster := o.GetLabels()[infrav1.ClusterNameLabel]
-		for _, ref := range o.GetOwnerReferences() {
-			if ref.Kind == "Cluster" {
-				cluster = ref.Name
-			}
-		}
+		cluster := clusterNameOf(o)
 		if cluster == "" {
 			return nil
 		}
