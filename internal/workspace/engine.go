@@ -184,7 +184,10 @@ func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }
 func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, error) {
 	obj := role.New()
 	if err := e.Client.Get(ctx, key, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, e.sweepOrphanedJobs(ctx, role, key)
+		}
+		return ctrl.Result{}, err
 	}
 	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now()}
 	if roles.IsExternallyManaged(obj) {

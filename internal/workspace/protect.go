@@ -14,6 +14,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -165,6 +166,33 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 				continue // gone, or changed: the next pass looks again
 			}
 			return fmt.Errorf("protecting Secret %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// sweepOrphanedJobs deletes, with their pods, the Jobs without an owner
+// reference (those of a deleting object) that name key, an object of
+// role's kind that no longer exists: the ones its release did not delete
+// because the manager stopped between removing the finalizer and
+// deleting them (deleteUnownedJobs). The Job watch brings them here at
+// every start; their ttlSecondsAfterFinished is only the last resort.
+func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key client.ObjectKey) error {
+	owner := state.OwnerLabels(role.Kind(), key.Name, "")
+	var list batchv1.JobList
+	if err := e.Client.List(ctx, &list, client.InNamespace(key.Namespace), client.MatchingLabels{
+		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
+	}); err != nil {
+		return fmt.Errorf("listing the Jobs of %s %s: %w", role.Kind(), key, err)
+	}
+	for i := range list.Items {
+		j := &list.Items[i]
+		if metav1.GetControllerOf(j) != nil || j.Annotations[infrav1.OwnerAnnotation] != key.Name || !j.DeletionTimestamp.IsZero() {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleting a Job whose object is gone", "job", j.Name)
+		if err := e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Job %s: %w", j.Name, err)
 		}
 	}
 	return nil
