@@ -57,8 +57,10 @@ func tail(b []byte, n int) []byte {
 // real runs on the local node; the real Cluster API takes the results;
 // invalid objects are rejected naming their fields; deleting the Cluster
 // destroys everything with destroy Jobs and nothing is left.
+//
+// Not parallel: its checks cover the whole shared environment (every run of
+// the local node, every CAPTF Secret), so it runs before the flows start.
 func TestQuickstartProvisionsAndDestroys(t *testing.T) {
-	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	env := up(t, ctx)
