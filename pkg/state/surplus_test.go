@@ -10,15 +10,9 @@ import (
 )
 
 func TestSurplus(t *testing.T) {
-	const suffix = "0123456789abcdef-c"
+	const suffix = pieceSuffix
 	now := metav1.Now()
-	piece := func(index, size int, deleting bool) corev1.Secret {
-		s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ChunkName(suffix, index)}, Data: map[string][]byte{DataKey: bytes.Repeat([]byte{1}, size)}}
-		if deleting {
-			s.DeletionTimestamp = &now
-		}
-		return s
-	}
+	piece := func(index, size int, deleting bool) corev1.Secret { return testPiece(&now, index, size, deleting) }
 	testCases := []struct {
 		name    string
 		secrets []corev1.Secret
@@ -44,15 +38,9 @@ func TestSurplus(t *testing.T) {
 }
 
 func TestParts(t *testing.T) {
-	const suffix = "0123456789abcdef-c"
+	const suffix = pieceSuffix
 	now := metav1.Now()
-	piece := func(index, size int, deleting bool) corev1.Secret {
-		s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ChunkName(suffix, index)}, Data: map[string][]byte{DataKey: bytes.Repeat([]byte{1}, size)}}
-		if deleting {
-			s.DeletionTimestamp = &now
-		}
-		return s
-	}
+	piece := func(index, size int, deleting bool) corev1.Secret { return testPiece(&now, index, size, deleting) }
 	testCases := []struct {
 		name    string
 		secrets []corev1.Secret
@@ -74,4 +62,17 @@ func TestParts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pieceSuffix is the state suffix of testPiece's Secrets.
+const pieceSuffix = "0123456789abcdef-c"
+
+// testPiece is state piece index of pieceSuffix with size bytes of data,
+// being deleted (since now) when deleting.
+func testPiece(now *metav1.Time, index, size int, deleting bool) corev1.Secret {
+	s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ChunkName(pieceSuffix, index)}, Data: map[string][]byte{DataKey: bytes.Repeat([]byte{1}, size)}}
+	if deleting {
+		s.DeletionTimestamp = now
+	}
+	return s
 }
