@@ -66,8 +66,11 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 // go back to the applied ones, nothing waits any more: the plan is
 // superseded and the cluster reports its last successful apply again
 // (Ready), naming the withdrawn Job.
+//
+// Not parallel: under the suite's parallel load the withdrawal waited past
+// two minutes in CI (a wake missed, seen at a requeue); it runs alone, as
+// before the suite went parallel, until the engine's wakes are event-driven.
 func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
-	t.Parallel()
 	w := newWorld(t, "tofu")
 	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
