@@ -183,7 +183,11 @@ func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }
 // Reconcile runs one pass over the object key of role's kind.
 func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, error) {
 	obj := role.New()
-	if err := e.Client.Get(ctx, key, obj); err != nil {
+	// Read live, not from the cache: a pass that starts from a status older
+	// than the one the previous pass wrote would write that older status
+	// back (the merge patch replaces the whole conditions list), undoing a
+	// report that only a transition makes, such as a withdrawn block.
+	if err := e.APIReader.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, e.sweepOrphanedJobs(ctx, role, key)
 		}

@@ -206,9 +206,6 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 				typ = corev1.EventTypeWarning
 			}
 			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, why)
-			if noApplyDue {
-				p.reportWithdrawn(pl)
-			}
 		case planApproved(pl) && planPhase(pl) != infrav1.PlanPhaseApproved:
 			if changed, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil || !changed {
 				if err != nil {
@@ -222,6 +219,9 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 				return err
 			}
 		}
+	}
+	if noApplyDue && p.livePlan() == nil {
+		p.reportWithdrawn()
 	}
 	if !frozen {
 		if err := p.prunePlans(ctx); err != nil {
@@ -276,10 +276,20 @@ func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan
 
 // reportWithdrawn: once the change a blocked apply (or a Manual plan)
 // waited for is moot and no apply is due, ApplyJobSucceeded reports the
-// last real outcome again, naming the withdrawn Job, instead of the wait.
-func (p *pass) reportWithdrawn(pl *infrav1.TerraformPlan) {
+// last real outcome again, naming the withdrawn Job and plan, instead of
+// the wait. It looks at the condition, not at the supersession, so that a
+// pass that superseded the plan but could not write its status (a crash,
+// a failed patch) is made good by the next one.
+func (p *pass) reportWithdrawn() {
 	if c := p.current(infrav1.ApplyJobSucceededCondition); c == nil || (c.Reason != infrav1.DestructivePlanBlockedReason && c.Reason != infrav1.PlanAwaitingApprovalReason) {
 		return
+	}
+	plan := "its plan was deleted"
+	for i := range p.plans {
+		if planPhase(&p.plans[i]) == infrav1.PlanPhaseSuperseded {
+			plan = "TerraformPlan " + p.plans[i].Name
+			break
+		}
 	}
 	withdrawn := ""
 	for _, j := range (Snapshot{History: p.history()}).byNewest(OpApply) {
@@ -289,9 +299,9 @@ func (p *pass) reportWithdrawn(pl *infrav1.TerraformPlan) {
 			}
 			continue
 		}
-		change := fmt.Sprintf("the change TerraformPlan %s planned", pl.Name)
+		change := fmt.Sprintf("the change planned (%s)", plan)
 		if withdrawn != "" {
-			change = fmt.Sprintf("the change Job %s stopped before (TerraformPlan %s)", withdrawn, pl.Name)
+			change = fmt.Sprintf("the change Job %s stopped before (%s)", withdrawn, plan)
 		}
 		c := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
 			Message: fmt.Sprintf("Job %s applied the current inputs; %s was withdrawn", j.Name, change)}
@@ -424,12 +434,14 @@ func (p *pass) finishApprovedApply(ctx context.Context, o outcome, kind infrav1.
 // on the fresh plan.
 func (p *pass) setPlanPhase(ctx context.Context, pl *infrav1.TerraformPlan, phase infrav1.PlanPhase) (changed bool, err error) {
 	if planPhase(pl) != phase {
-		patch := client.MergeFromWithOptions(pl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		base := pl.DeepCopy()
+		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 		if pl.Labels == nil {
 			pl.Labels = map[string]string{}
 		}
 		pl.Labels[infrav1.PlanPhaseLabel] = string(phase)
 		if err := p.e.Client.Patch(ctx, pl, patch); err != nil {
+			*pl = *base // the pass goes on with the plan as it was read
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				return false, nil
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -66,11 +67,10 @@ func TestApplyPolicyChangeSupersedesTheManualPlan(t *testing.T) {
 // go back to the applied ones, nothing waits any more: the plan is
 // superseded and the cluster reports its last successful apply again
 // (Ready), naming the withdrawn Job.
-//
-// Not parallel: under the suite's parallel load the withdrawal waited past
-// two minutes in CI (a wake missed, seen at a requeue); it runs alone, as
-// before the suite went parallel, until the engine's wakes are event-driven.
+// A manager that superseded the plan but died before writing the status
+// leaves the block reported: the next pass reports the withdrawal then.
 func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "tofu")
 	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
@@ -97,6 +97,19 @@ func TestRevertedInputsWithdrawTheBlock(t *testing.T) {
 	if plan.Labels[infrav1.PlanPhaseLabel] != string(infrav1.PlanPhaseSuperseded) {
 		t.Errorf("the withdrawn plan is %q, want Superseded", plan.Labels[infrav1.PlanPhaseLabel])
 	}
+	// The status a manager killed after the supersession never wrote.
+	lost := tc.DeepCopy()
+	meta.SetStatusCondition(&lost.Status.Conditions, metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse,
+		Reason: infrav1.DestructivePlanBlockedReason, Message: "TerraformPlan " + plan.Name + " waits for approval", ObservedGeneration: tc.Generation})
+	lost.Status.PendingPlanRef = &infrav1.PlanReference{Name: plan.Name}
+	if err := env.Client.Status().Patch(t.Context(), lost, client.MergeFrom(tc)); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(2*time.Minute, "the withdrawal reported again", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "withdrawn") && tc.Status.PendingPlanRef == nil, nil
+	})
 	if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 1 {
 		t.Errorf("%d successful applies, want the first only: the withdrawn change applied nothing", n)
 	}
