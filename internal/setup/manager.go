@@ -133,7 +133,8 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
 			ClusterOperationGate: o.ClusterOperationGate},
 	}
-	if err := workload.Setup(mgr, engine, workload.Concurrency{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency, WatchFilter: o.WatchFilter}); err != nil {
+	if err := workload.Setup(mgr, engine, workload.Options{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency,
+		WatchFilter: o.WatchFilter, Namespace: o.Namespace}); err != nil {
 		return Built{}, fmt.Errorf("setting up the workload controllers: %w", err)
 	}
 	if err := webhooks.SetupWebhooks(mgr); err != nil {

@@ -42,3 +42,11 @@ variable "cluster_network" {
   default  = null
   nullable = true
 }
+
+# A user variable (spec.variables or spec.variablesFrom), not a contract
+# input: it changes nothing the module creates, so changing it applies
+# without a plan to approve.
+variable "description" {
+  type    = string
+  default = ""
+}

@@ -5,9 +5,11 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
@@ -15,39 +17,54 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// Concurrency is the number of workers per kind (the
-// --<kind>-concurrency flags).
-type Concurrency struct {
+// Options are the workload controllers' settings from the manager's flags.
+type Options struct {
+	// Cluster, Machine and MachinePool are the workers per kind (the
+	// --<kind>-concurrency flags).
 	Cluster, Machine, MachinePool int
 	// WatchFilter, when set, limits the controllers to objects labelled
 	// cluster.x-k8s.io/watch-filter=<WatchFilter> (--watch-filter).
 	WatchFilter string
+	// Namespace, when set, is the one namespace watched (--namespace).
+	Namespace string
 }
 
 // Setup registers the three workload controllers with engine.
-func Setup(mgr ctrl.Manager, engine *workspace.Engine, c Concurrency) error {
+func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	reader := mgr.GetClient()
+	sources, err := sourcesCache(mgr, o.Namespace)
+	if err != nil {
+		return err
+	}
 	cl := &Reconciler{Role: roles.Cluster{}, Engine: engine}
-	if err := cl.builder(mgr, "terraformcluster", c.Cluster, c.WatchFilter).
+	b := cl.builder(mgr, "terraformcluster", o.Cluster, o.WatchFilter).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToInfra)).
-		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Cluster{}, &infrav1.TerraformClusterList{})), specChanged).
-		Complete(cl); err != nil {
+		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Cluster{}, &infrav1.TerraformClusterList{})), specChanged)
+	if err := withSources(b, sourceWatches(sources, reader, roles.Cluster{}, &infrav1.TerraformClusterList{})).Complete(cl); err != nil {
 		return err
 	}
 	m := &Reconciler{Role: roles.Machine{}, Engine: engine}
-	if err := m.builder(mgr, "terraformmachine", c.Machine, c.WatchFilter).
+	b = m.builder(mgr, "terraformmachine", o.Machine, o.WatchFilter).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToInfra)).
 		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
-		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Machine{}, &infrav1.TerraformMachineList{})), specChanged).
-		Complete(m); err != nil {
+		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Machine{}, &infrav1.TerraformMachineList{})), specChanged)
+	if err := withSources(b, sourceWatches(sources, reader, roles.Machine{}, &infrav1.TerraformMachineList{})).Complete(m); err != nil {
 		return err
 	}
 	mp := &Reconciler{Role: roles.MachinePool{}, Engine: engine}
-	return mp.builder(mgr, "terraformmachinepool", c.MachinePool, c.WatchFilter).
+	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, o.WatchFilter).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(poolToInfra)).
 		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
-		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.MachinePool{}, &infrav1.TerraformMachinePoolList{})), specChanged).
-		Complete(mp)
+		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.MachinePool{}, &infrav1.TerraformMachinePoolList{})), specChanged)
+	return withSources(b, sourceWatches(sources, reader, roles.MachinePool{}, &infrav1.TerraformMachinePoolList{})).Complete(mp)
+}
+
+// withSources adds the raw source watches to b.
+func withSources(b *builder.Builder, srcs []source.Source) *builder.Builder {
+	for _, s := range srcs {
+		b = b.WatchesRawSource(s)
+	}
+	return b
 }
 
 // clusterNameOf is the Cluster a TerraformCluster belongs to: its owner
