@@ -139,3 +139,28 @@ func ForKind(kind string) (Role, bool) {
 	}
 	return nil, false
 }
+
+// Of returns the role of a workload object (nil for any other object).
+func Of(obj client.Object) Role {
+	switch obj.(type) {
+	case *infrav1.TerraformCluster:
+		return Cluster{}
+	case *infrav1.TerraformMachine:
+		return Machine{}
+	case *infrav1.TerraformMachinePool:
+		return MachinePool{}
+	}
+	return nil
+}
+
+// ClusterNameOf is the Cluster a TerraformCluster belongs to: its owner
+// Cluster, else its cluster-name label.
+func ClusterNameOf(tc client.Object) string {
+	cluster := tc.GetLabels()[infrav1.ClusterNameLabel]
+	for _, ref := range tc.GetOwnerReferences() {
+		if ref.Kind == "Cluster" {
+			cluster = ref.Name
+		}
+	}
+	return cluster
+}

@@ -7,5 +7,5 @@ package setup
 
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=terraformclustertemplates;terraformmachinetemplates;terraformmachinepooltemplates;terraformplans,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=terraformclustertemplates/status;terraformmachinetemplates/status;terraformplans/status;terraformclusteridentities/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=terraformplans,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=terraformplans/status;terraformclusteridentities/status,verbs=patch

@@ -12,6 +12,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/runnerrbac"
 )
 
 // Requeue intervals of the waits act reports.
@@ -158,7 +159,7 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	if !p.creds.Ready {
 		return nil
 	}
-	cond, err := p.e.runnerRBAC(ctx, p.obj.GetNamespace(), p.eff.Policy.ServiceAccountName)
+	cond, err := runnerrbac.Ensure(ctx, p.e.Client, p.obj.GetNamespace(), p.eff.Policy.ServiceAccountName)
 	p.set(cond)
 	p.rbacReady = cond.Status == metav1.ConditionTrue
 	return err

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/apierr"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -259,8 +260,8 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if err := p.createJob(ctx, job, secret); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			_ = p.releaseRunLease(ctx, name)
-			p.eventf(corev1.EventTypeWarning, "JobFailed", "Job %s could not be created: %s", name, apiReason(err))
-			return p.waitOn(op, metav1.ConditionFalse, failReasonOf(op), fmt.Sprintf("Job %s could not be created: %s", name, apiReason(err)), PolicyRequeue)
+			p.eventf(corev1.EventTypeWarning, "JobFailed", "Job %s could not be created: %s", name, apierr.Reason(err))
+			return p.waitOn(op, metav1.ConditionFalse, failReasonOf(op), fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err)), PolicyRequeue)
 		}
 		return ctrl.Result{}, err
 	}

@@ -38,7 +38,7 @@ func identityUsers(r client.Reader, role roles.Role, list client.ObjectList) han
 			}
 			for i := range tcs.Items {
 				if d := tcs.Items[i].Spec.Defaults; d != nil && names(d.IdentityRef) {
-					inherited[client.ObjectKey{Namespace: tcs.Items[i].Namespace, Name: clusterNameOf(&tcs.Items[i])}] = true
+					inherited[client.ObjectKey{Namespace: tcs.Items[i].Namespace, Name: roles.ClusterNameOf(&tcs.Items[i])}] = true
 				}
 			}
 		}

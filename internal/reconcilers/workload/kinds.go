@@ -67,18 +67,6 @@ func withSources(b *builder.Builder, srcs []source.Source) *builder.Builder {
 	return b
 }
 
-// clusterNameOf is the Cluster a TerraformCluster belongs to: its owner
-// Cluster, else its cluster-name label.
-func clusterNameOf(tc client.Object) string {
-	cluster := tc.GetLabels()[infrav1.ClusterNameLabel]
-	for _, ref := range tc.GetOwnerReferences() {
-		if ref.Kind == "Cluster" {
-			cluster = ref.Name
-		}
-	}
-	return cluster
-}
-
 // infraRequest maps a Cluster API object to the Terraform* object its
 // infrastructure reference names.
 func infraRequest(ns string, ref clusterv1.ContractVersionedObjectReference, kind string) []reconcile.Request {
@@ -107,7 +95,7 @@ func poolToInfra(_ context.Context, o client.Object) []reconcile.Request {
 // cluster, so that they see its exports and defaults at once.
 func clusterMembers(r client.Reader, list client.ObjectList) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		cluster := clusterNameOf(o)
+		cluster := roles.ClusterNameOf(o)
 		if cluster == "" {
 			return nil
 		}
