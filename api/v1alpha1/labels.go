@@ -66,6 +66,10 @@ const (
 	VariablesLabel = "captf.io/variables"
 	// RunnerLabel ("true") opts a ServiceAccount in as a custom runner account.
 	RunnerLabel = "captf.io/runner"
+	// WatchFilterLabel is Cluster API's label that --watch-filter selects
+	// on: a manager started with --watch-filter=<value> reconciles only the
+	// objects labelled with that value (and their Jobs carry it too).
+	WatchFilterLabel = "cluster.x-k8s.io/watch-filter"
 )
 
 // Annotations users set on workload objects.

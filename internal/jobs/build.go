@@ -84,10 +84,10 @@ func Build(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 
 // jobLabels are the labels of the Job and its pod: operation, attempt,
 // owner kind and name, cluster name (names hashed as in the state's
-// labels) and captf.io/managed.
+// labels), captf.io/managed, and the object's watch-filter label.
 func jobLabels(s Spec) map[string]string {
 	owner := state.OwnerLabels(s.Kind, s.ObjectName, s.ClusterName)
-	return map[string]string{
+	labels := map[string]string{
 		infrav1.OperationLabel:   string(s.Op),
 		infrav1.AttemptLabel:     strconv.Itoa(s.Attempt),
 		infrav1.OwnerKindLabel:   owner[state.LabelOwnerKind],
@@ -95,6 +95,10 @@ func jobLabels(s Spec) map[string]string {
 		infrav1.ClusterNameLabel: owner[state.LabelClusterName],
 		infrav1.ManagedLabel:     "true",
 	}
+	if s.WatchFilter != "" {
+		labels[infrav1.WatchFilterLabel] = s.WatchFilter
+	}
+	return labels
 }
 
 // jobAnnotations name the object the Job runs for (its UID and name) and,

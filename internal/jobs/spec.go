@@ -19,6 +19,9 @@ type Spec struct {
 	// Kind is the workload kind: TerraformCluster, TerraformMachine or
 	// TerraformMachinePool.
 	Kind string
+	// WatchFilter is the object's cluster.x-k8s.io/watch-filter label, if
+	// any: the Job carries it, so that it stays in the manager's shard.
+	WatchFilter string
 	// ObjectName, Namespace and UID identify the object; the Job is
 	// created in Namespace and owned by the object, unless Unowned.
 	ObjectName string

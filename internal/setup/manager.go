@@ -101,7 +101,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 		HealthProbeBindAddress:        o.HealthAddr,
 		PprofBindAddress:              o.ProfilerAddress,
 		LeaderElection:                o.LeaderElect,
-		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionID:              o.leaderElectionID(),
 		LeaderElectionNamespace:       os.Getenv("POD_NAMESPACE"),
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &o.LeaderElectLeaseDuration,
@@ -130,7 +130,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	}
 	engine := &workspace.Engine{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
-		Options: workspace.Options{RunnerImage: o.RunnerImage, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
+		Options: workspace.Options{RunnerImage: o.RunnerImage, WatchFilter: o.WatchFilter, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
 			ClusterOperationGate: o.ClusterOperationGate},
 	}

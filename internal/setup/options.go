@@ -7,6 +7,8 @@
 package setup
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"strings"
 	"time"
@@ -60,6 +62,17 @@ type Options struct {
 
 // LeaderElectionID is the leader election Lease, in the manager's namespace.
 const LeaderElectionID = "controller-leader-election-captf"
+
+// leaderElectionID is the Lease this manager elects its leader on: one per
+// shard, so that managers of different --watch-filter values each have a
+// leader (with one Lease only one of them would ever work).
+func (o Options) leaderElectionID() string {
+	if o.WatchFilter == "" {
+		return LeaderElectionID
+	}
+	sum := sha256.Sum256([]byte(o.WatchFilter))
+	return LeaderElectionID + "-" + hex.EncodeToString(sum[:5])
+}
 
 // Flag groups, in the order --help prints them.
 const (

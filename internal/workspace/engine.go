@@ -28,6 +28,10 @@ type Options struct {
 	// RunnerImage is the image of the Jobs' init container that copies the
 	// runner.
 	RunnerImage string
+	// WatchFilter, when set, is this manager's shard (--watch-filter): a
+	// pass acts only on an object labelled cluster.x-k8s.io/watch-filter
+	// with that value, and sweeps only the Jobs labelled so.
+	WatchFilter string
 	// DriftDefault is --drift-default-interval.
 	DriftDefault time.Duration
 	// RunnerEvents passes the event flags to the runner (--runner-events).
@@ -192,6 +196,9 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 			return ctrl.Result{}, e.sweepOrphanedJobs(ctx, role, key)
 		}
 		return ctrl.Result{}, err
+	}
+	if e.Options.WatchFilter != "" && obj.GetLabels()[infrav1.WatchFilterLabel] != e.Options.WatchFilter {
+		return ctrl.Result{}, nil // another manager's shard: not even read further
 	}
 	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now()}
 	if roles.IsExternallyManaged(obj) {

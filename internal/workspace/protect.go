@@ -179,10 +179,12 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 // every start; their ttlSecondsAfterFinished is only the last resort.
 func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key client.ObjectKey) error {
 	owner := state.OwnerLabels(role.Kind(), key.Name, "")
+	selector := client.MatchingLabels{infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName]}
+	if e.Options.WatchFilter != "" {
+		selector[infrav1.WatchFilterLabel] = e.Options.WatchFilter // a gone object of another shard is not ours to sweep
+	}
 	var list batchv1.JobList
-	if err := e.Client.List(ctx, &list, client.InNamespace(key.Namespace), client.MatchingLabels{
-		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
-	}); err != nil {
+	if err := e.Client.List(ctx, &list, client.InNamespace(key.Namespace), selector); err != nil {
 		return fmt.Errorf("listing the Jobs of %s %s: %w", role.Kind(), key, err)
 	}
 	for i := range list.Items {

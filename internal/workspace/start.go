@@ -162,6 +162,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	}
 	spec := jobs.Spec{
 		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(), Unowned: deleting,
+		WatchFilter: p.obj.GetLabels()[infrav1.WatchFilterLabel],
 		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
 		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: p.eff.Policy,
 		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,

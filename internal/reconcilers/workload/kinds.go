@@ -36,27 +36,34 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	if err != nil {
 		return err
 	}
-	cl := &Reconciler{Role: roles.Cluster{}, Engine: engine}
-	b := cl.builder(mgr, "terraformcluster", o.Cluster, o.WatchFilter).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToInfra)).
-		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Cluster{}, &infrav1.TerraformClusterList{})), specChanged)
-	if err := withSources(b, sourceWatches(sources, reader, roles.Cluster{}, &infrav1.TerraformClusterList{})).Complete(cl); err != nil {
+	shardOf := func(role roles.Role) shard { return shard{reader: reader, role: role, value: o.WatchFilter} }
+
+	s := shardOf(roles.Cluster{})
+	cl := &Reconciler{Role: s.role, Engine: engine}
+	b := cl.builder(mgr, "terraformcluster", o.Cluster, s).
+		Watches(&clusterv1.Cluster{}, s.mapped(clusterToInfra)).
+		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformClusterList{})), specChanged)
+	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformClusterList{})).Complete(cl); err != nil {
 		return err
 	}
-	m := &Reconciler{Role: roles.Machine{}, Engine: engine}
-	b = m.builder(mgr, "terraformmachine", o.Machine, o.WatchFilter).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToInfra)).
-		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
-		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.Machine{}, &infrav1.TerraformMachineList{})), specChanged)
-	if err := withSources(b, sourceWatches(sources, reader, roles.Machine{}, &infrav1.TerraformMachineList{})).Complete(m); err != nil {
+
+	s = shardOf(roles.Machine{})
+	m := &Reconciler{Role: s.role, Engine: engine}
+	b = m.builder(mgr, "terraformmachine", o.Machine, s).
+		Watches(&clusterv1.Machine{}, s.mapped(machineToInfra)).
+		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
+		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachineList{})), specChanged)
+	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachineList{})).Complete(m); err != nil {
 		return err
 	}
-	mp := &Reconciler{Role: roles.MachinePool{}, Engine: engine}
-	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, o.WatchFilter).
-		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(poolToInfra)).
-		Watches(&infrav1.TerraformCluster{}, handler.EnqueueRequestsFromMapFunc(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
-		Watches(&infrav1.TerraformClusterIdentity{}, handler.EnqueueRequestsFromMapFunc(identityUsers(reader, roles.MachinePool{}, &infrav1.TerraformMachinePoolList{})), specChanged)
-	return withSources(b, sourceWatches(sources, reader, roles.MachinePool{}, &infrav1.TerraformMachinePoolList{})).Complete(mp)
+
+	s = shardOf(roles.MachinePool{})
+	mp := &Reconciler{Role: s.role, Engine: engine}
+	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, s).
+		Watches(&clusterv1.MachinePool{}, s.mapped(poolToInfra)).
+		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
+		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachinePoolList{})), specChanged)
+	return withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachinePoolList{})).Complete(mp)
 }
 
 // withSources adds the raw source watches to b.
@@ -116,4 +123,13 @@ func clusterMembers(r client.Reader, list client.ObjectList) handler.MapFunc {
 		}
 		return requests(objs...)
 	}
+}
+
+// requests turns objects into reconcile requests.
+func requests(objs ...client.Object) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	return out
 }

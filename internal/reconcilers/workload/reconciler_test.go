@@ -1,18 +1,24 @@
 package workload
 
 import (
+	"slices"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/test/envtest"
 )
 
 func TestWatchFilter(t *testing.T) {
-	labelled := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{WatchFilterLabel: "team-a"}}}
-	other := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{WatchFilterLabel: "team-b"}}}
+	labelled := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{infrav1.WatchFilterLabel: "team-a"}}}
+	other := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{infrav1.WatchFilterLabel: "team-b"}}}
 	plain := &infrav1.TerraformMachine{}
 	testCases := []struct {
 		filter string
@@ -22,7 +28,7 @@ func TestWatchFilter(t *testing.T) {
 		{"team-a", [3]bool{true, false, false}},
 	}
 	for _, tc := range testCases {
-		p := watchFilterPredicate(tc.filter)
+		p := shard{role: roles.Machine{}, value: tc.filter}.own()
 		for i, obj := range []*infrav1.TerraformMachine{labelled, other, plain} {
 			if got := p.Create(event.CreateEvent{Object: obj}); got != tc.want[i] {
 				t.Errorf("--watch-filter=%q admits object %d: %v, want %v", tc.filter, i, got, tc.want[i])
@@ -31,32 +37,74 @@ func TestWatchFilter(t *testing.T) {
 	}
 }
 
-func TestUnownedJobToObject(t *testing.T) {
+func TestJobToObject(t *testing.T) {
 	owned := true
-	job := func(kind string, controller bool) *batchv1.Job {
+	job := func(kind string, controller bool, shardValue string) *batchv1.Job {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "captf-m-web-0-destroy-a1-abcdef",
 			Labels:      map[string]string{infrav1.OwnerKindLabel: kind},
 			Annotations: map[string]string{infrav1.OwnerAnnotation: "web-0", infrav1.OwnerUIDAnnotation: "uid-1"}}}
 		if controller {
-			j.OwnerReferences = []metav1.OwnerReference{{Kind: kind, Name: "web-0", UID: "uid-1", Controller: &owned}}
+			j.OwnerReferences = []metav1.OwnerReference{{APIVersion: infrav1.GroupVersion.String(), Kind: kind, Name: "web-0", UID: "uid-1", Controller: &owned}}
+		}
+		if shardValue != "" {
+			j.Labels[infrav1.WatchFilterLabel] = shardValue
 		}
 		return j
 	}
 	testCases := []struct {
-		name string
-		job  *batchv1.Job
-		want int
+		name   string
+		filter string
+		job    *batchv1.Job
+		want   int
 	}{
-		{"an unowned Job of a machine wakes the machine", job("TerraformMachine", false), 1},
-		{"an owned Job is the owner watch's", job("TerraformMachine", true), 0},
-		{"another kind's Job", job("TerraformCluster", false), 0},
+		{"an unowned Job of a machine wakes the machine", "", job("TerraformMachine", false, ""), 1},
+		{"an owned Job wakes its owner", "", job("TerraformMachine", true, ""), 1},
+		{"another kind's Job", "", job("TerraformCluster", false, ""), 0},
+		{"another kind's owned Job", "", job("TerraformCluster", true, ""), 0},
+		{"an unowned Job of this shard", "team-a", job("TerraformMachine", false, "team-a"), 1},
+		{"an unowned Job of another shard", "team-a", job("TerraformMachine", false, "team-b"), 0},
+		{"an unowned Job of no shard", "team-a", job("TerraformMachine", false, ""), 0},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := unownedJobToObject("TerraformMachine")(t.Context(), tc.job)
+			got := shard{role: roles.Machine{}, value: tc.filter}.jobToObject(t.Context(), tc.job)
 			if len(got) != tc.want || (tc.want == 1 && got[0].Name != "web-0" || tc.want == 1 && got[0].Namespace != "ns") {
 				t.Errorf("requests %v, want %d for ns/web-0", got, tc.want)
 			}
 		})
+	}
+}
+
+// Under --watch-filter a mapped watch enqueues, of the objects it maps to
+// (read from the real API server), this shard's and the gone ones only.
+func TestShardKeep(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	ns := "shard-keep"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, value := range map[string]string{"mine": "a", "theirs": "b", "nobodys": ""} {
+		tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "local/noop:tofu"}, IdentityRef: &infrav1.IdentityReference{Name: "id"}}}
+		if value != "" {
+			tc.Labels = map[string]string{infrav1.WatchFilterLabel: value}
+		}
+		if err := env.Client.Create(ctx, tc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var reqs []reconcile.Request
+	for _, name := range []string{"mine", "theirs", "nobodys", "gone"} {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}})
+	}
+	for value, want := range map[string][]string{"a": {"mine", "gone"}, "": {"mine", "theirs", "nobodys", "gone"}} {
+		var got []string
+		for _, r := range (shard{reader: env.Client, role: roles.Cluster{}, value: value}).keep(ctx, slices.Clone(reqs)) {
+			got = append(got, r.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("--watch-filter=%q keeps %v, want %v", value, got, want)
+		}
 	}
 }

@@ -51,14 +51,17 @@ func sourceMeta(kind string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
 }
 
-// sourceWatches are the watches that wake, at once, the objects of role's
-// kind whose spec.variablesFrom names a labelled source that changed,
-// appeared, or lost its label or went away.
-func sourceWatches(c cache.Cache, r client.Reader, role roles.Role, list client.ObjectList) []source.Source {
+// sourceWatches are the watches that wake, at once, the objects of the
+// shard's kind whose spec.variablesFrom names a labelled source that
+// changed, appeared, or lost its label or went away.
+func sourceWatches(c cache.Cache, s shard, list client.ObjectList) []source.Source {
 	var out []source.Source
 	for _, kind := range []string{kindConfigMap, kindSecret} {
+		users := sourceUsers(s.reader, s.role, list, kind)
 		out = append(out, source.Kind(c, sourceMeta(kind),
-			handler.TypedEnqueueRequestsFromMapFunc(sourceUsers(r, role, list, kind)),
+			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, src *metav1.PartialObjectMetadata) []reconcile.Request {
+				return s.keep(ctx, users(ctx, src))
+			}),
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}
 	return out

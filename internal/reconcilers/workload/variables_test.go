@@ -49,7 +49,7 @@ func TestVariablesSourceWakesItsUsers(t *testing.T) {
 	woken := make(recorder, 100)
 	b := ctrl.NewControllerManagedBy(mgr).Named("vars-wake").For(&infrav1.TerraformCluster{}).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
-	if err := withSources(b, sourceWatches(sources, mgr.GetClient(), roles.Cluster{}, &infrav1.TerraformClusterList{})).Complete(woken); err != nil {
+	if err := withSources(b, sourceWatches(sources, shard{reader: mgr.GetClient(), role: roles.Cluster{}}, &infrav1.TerraformClusterList{})).Complete(woken); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()

@@ -1,0 +1,107 @@
+package workload
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/pkg/state"
+)
+
+// shard is a manager's share of the objects of one kind under
+// --watch-filter: every watch of the kind's controller maps its events to
+// objects through it, so that an object of another shard is never
+// enqueued (the pass checks the label again on the object it reads live).
+type shard struct {
+	reader client.Reader
+	role   roles.Role
+	// value is the --watch-filter value; empty admits every object.
+	value string
+}
+
+// admits reports whether o is this shard's.
+func (s shard) admits(o client.Object) bool {
+	return s.value == "" || o.GetLabels()[infrav1.WatchFilterLabel] == s.value
+}
+
+// keep drops the requests for objects of other shards, reading them from
+// the cache. A request for an object that is gone is kept: its pass only
+// sweeps the Jobs labelled with this shard's value.
+func (s shard) keep(ctx context.Context, reqs []reconcile.Request) []reconcile.Request {
+	if s.value == "" {
+		return reqs
+	}
+	out := reqs[:0]
+	for _, req := range reqs {
+		obj := s.role.New()
+		err := s.reader.Get(ctx, req.NamespacedName, obj)
+		if apierrors.IsNotFound(err) || (err == nil && s.admits(obj)) {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// mapped wraps a map function so that it enqueues this shard's objects only.
+func (s shard) mapped(f handler.MapFunc) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return s.keep(ctx, f(ctx, o))
+	})
+}
+
+// own is the predicate of the kind's own objects.
+func (s shard) own() predicate.Predicate {
+	return predicate.NewPredicateFuncs(s.admits)
+}
+
+// jobToObject maps a Job of the kind's objects to its object: the
+// controller owner, or, for a Job without one (started while its object
+// was being deleted), the object its captf.io/owner annotation names.
+// Under --watch-filter a Job labelled for another shard maps to nothing,
+// so that the sweep of a gone object's Jobs stays in its own shard.
+func (s shard) jobToObject(ctx context.Context, o client.Object) []reconcile.Request {
+	if s.value != "" && o.GetLabels()[infrav1.WatchFilterLabel] != s.value && metav1.GetControllerOf(o) == nil {
+		return nil
+	}
+	if reqs := ownerToObject(s.role.Kind())(ctx, o); len(reqs) > 0 {
+		return reqs
+	}
+	return unownedJobToObject(s.role.Kind())(ctx, o)
+}
+
+// ownerToObject maps an object controlled by one of kind's objects (a Job,
+// a TerraformPlan) to that object.
+func ownerToObject(kind string) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		ref := metav1.GetControllerOf(o)
+		if ref == nil || ref.Kind != kind {
+			return nil
+		}
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != infrav1.GroupVersion.Group {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: ref.Name}}}
+	}
+}
+
+// unownedJobToObject maps a Job of kind's objects that has no owner
+// reference (one started while its object was being deleted) to its
+// object, named by the Job's captf.io/owner annotation.
+func unownedJobToObject(kind string) handler.MapFunc {
+	kindLabel := state.OwnerLabels(kind, "", "")[state.LabelOwnerKind]
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		name := o.GetAnnotations()[infrav1.OwnerAnnotation]
+		if metav1.GetControllerOf(o) != nil || o.GetLabels()[infrav1.OwnerKindLabel] != kindLabel || name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+	}
+}
