@@ -199,6 +199,9 @@ const (
 	StateBackupDigestAnnotation = "captf.io/state-backup-digest"
 	// StateBackupResourcesAnnotation counts the state's managed resources.
 	StateBackupResourcesAnnotation = "captf.io/state-backup-resources"
+	// StateBackupBytesAnnotation is a piece's size (its compressed state
+	// bytes), so that backups are listed without their data.
+	StateBackupBytesAnnotation = "captf.io/state-backup-bytes"
 	// StateBackupSetAnnotation names the set's first Secret.
 	StateBackupSetAnnotation = "captf.io/state-backup-set"
 	// StateBackupChunkAnnotation is a piece's index, from 0.

@@ -15,13 +15,47 @@ import (
 )
 
 // StateLister lists state Secrets through r (the manager passes its
-// uncached API reader: Secret data is never cached).
+// uncached API reader: Secret data is never cached): their metadata first,
+// and their data only when they are a plausible state (state.Plausible);
+// otherwise the metadata alone, on which Decode finds the same fault.
 func StateLister(r client.Reader) state.Lister {
 	return state.ListerFunc(func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
-		var list corev1.SecretList
-		err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector})
-		return list.Items, err
+		var metas metav1.PartialObjectMetadataList
+		metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+		if err := r.List(ctx, &metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+			return nil, err
+		}
+		suffix, _ := selector.RequiresExactMatch(state.LabelSecretSuffix)
+		if state.Plausible(suffix, metas.Items) != nil {
+			secrets := make([]corev1.Secret, len(metas.Items))
+			for i := range metas.Items {
+				secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
+			}
+			return secrets, nil
+		}
+		return ListStateData(ctx, r, namespace, selector)
 	})
+}
+
+// ListStateData lists the state Secrets selector selects with their data,
+// live, a page at a time and never more than state.MaxChunks+1 of them:
+// enough for Decode to refuse a state with too many pieces, and a bound on
+// what Secrets that appeared since their metadata was checked can cost.
+func ListStateData(ctx context.Context, r client.Reader, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
+	var out []corev1.Secret
+	opts := &client.ListOptions{Namespace: namespace, LabelSelector: selector}
+	for {
+		opts.Limit = int64(state.MaxChunks + 1 - len(out))
+		var list corev1.SecretList
+		if err := r.List(ctx, &list, opts); err != nil {
+			return nil, err
+		}
+		out = append(out, list.Items...)
+		if list.Continue == "" || len(out) > state.MaxChunks {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
 }
 
 // ClusterStateReader is a client.Reader that also serves a

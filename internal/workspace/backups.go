@@ -19,6 +19,7 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -30,18 +31,23 @@ func (p *pass) backupSets() client.MatchingLabels {
 	return client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}
 }
 
-// listBackups reads the object's backup sets, live, newest first.
+// listBackups reads the object's backup sets, live, newest first, by
+// their metadata only: sizes are annotated, and Secrets that merely carry
+// the backup labels must cost no memory.
 func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
-	var list corev1.SecretList
-	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
+	list := secretMetadataList()
+	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
 		p.backupSets()); err != nil {
 		return nil, fmt.Errorf("listing the state backups: %w", err)
 	}
-	p.backupSecrets = list.Items
+	p.backupSecrets = make([]corev1.Secret, len(list.Items))
+	for i := range list.Items {
+		p.backupSecrets[i].ObjectMeta = list.Items[i].ObjectMeta
+	}
 	if err := p.reownBackups(ctx); err != nil {
 		return nil, err
 	}
-	return state.Backups(list.Items), nil
+	return state.Backups(p.backupSecrets), nil
 }
 
 // reownBackups gives the object's owner reference to its backup Secrets
@@ -87,15 +93,14 @@ func (p *pass) backUp(ctx context.Context, deleting bool) error {
 
 func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
 	if !p.stData {
-		var list corev1.SecretList
-		if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()),
-			client.MatchingLabelsSelector{Selector: state.Selector(p.suffix())}); err != nil {
+		secrets, err := roles.ListStateData(ctx, p.e.APIReader, p.obj.GetNamespace(), state.Selector(p.suffix()))
+		if err != nil {
 			return sets, fmt.Errorf("reading the state to back up: %w", err)
 		}
-		if state.Fingerprint(list.Items) != p.st.Fingerprint {
+		if state.Fingerprint(secrets) != p.st.Fingerprint {
 			return sets, nil // the state moved on: the next pass backs it up
 		}
-		p.stSecrets, p.stData = list.Items, true
+		p.stSecrets, p.stData = secrets, true
 	}
 	chunks := make([][]byte, 0, len(p.st.Secrets))
 	byName := map[string]*corev1.Secret{}

@@ -263,13 +263,16 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 // hash is "": the restored state's inputs are unknown.
 func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 	suffix := p.suffix()
-	var list corev1.SecretList
-	if err := p.e.APIReader.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+	// Metadata only: adopting writes no data, and Secrets that merely
+	// carry the state's labels must cost no memory.
+	list := secretMetadataList()
+	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return err
 	}
 	adopted := false
 	for i := range list.Items {
 		s := &list.Items[i]
+		s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		changed := false
 		if s.Name == state.SecretName(suffix) && (hash != "" || exact) && s.Annotations[infrav1.InputsHashAnnotation] != hash {
@@ -310,9 +313,9 @@ func hasOwner(s metav1.Object, obj client.Object) bool {
 
 // ownersOtherThan drops references to earlier objects of the same kind
 // and name (an earlier UID).
-func ownersOtherThan(s *corev1.Secret, obj client.Object) []metav1.OwnerReference {
+func ownersOtherThan(s metav1.Object, obj client.Object) []metav1.OwnerReference {
 	var out []metav1.OwnerReference
-	for _, r := range s.OwnerReferences {
+	for _, r := range s.GetOwnerReferences() {
 		if r.Name != obj.GetName() || r.UID == obj.GetUID() {
 			out = append(out, r)
 		}

@@ -15,6 +15,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -182,27 +183,35 @@ func (p *pass) everApplied() bool {
 
 // listState reads the state Secrets of the object uid live: their metadata
 // first, and their data only when their names or resourceVersions changed
-// since the object's last decode, so that an idle pass transfers no state.
-// withData says whether the Secrets carry their data.
+// since the object's last decode and they are a plausible state
+// (state.Plausible), so that an idle pass transfers no state and Secrets
+// that merely carry the state's labels cost no memory. withData says
+// whether the Secrets carry their data; without it, decode answers from
+// what it remembers of these Secrets.
 func (e *Engine) listState(ctx context.Context, uid types.UID, namespace, suffix string) (secrets []corev1.Secret, withData bool, err error) {
-	opts := []client.ListOption{client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}}
 	var metas metav1.PartialObjectMetadataList
 	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	if err := e.APIReader.List(ctx, &metas, opts...); err != nil {
+	if err := e.APIReader.List(ctx, &metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
 	}
-	if cached, ok := e.states.Load(uid); ok && len(metas.Items) > 0 && cached.(*state.State).Fingerprint == state.Fingerprint(metas.Items) {
-		secrets = make([]corev1.Secret, len(metas.Items))
-		for i := range metas.Items {
-			secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
-		}
+	secrets = make([]corev1.Secret, len(metas.Items))
+	for i := range metas.Items {
+		secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
+	}
+	if len(metas.Items) == 0 {
+		return secrets, true, nil
+	}
+	if _, known := e.decoded(uid, state.Fingerprint(metas.Items)); known {
 		return secrets, false, nil
 	}
-	var list corev1.SecretList
-	if err := e.APIReader.List(ctx, &list, opts...); err != nil {
+	if err := state.Plausible(suffix, metas.Items); err != nil {
+		e.states.Store(uid, err) // refused on its metadata: decode answers with it
+		return secrets, false, nil
+	}
+	if secrets, err = roles.ListStateData(ctx, e.APIReader, namespace, state.Selector(suffix)); err != nil {
 		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
 	}
-	return list.Items, true, nil
+	return secrets, true, nil
 }
 
 // rolesReader is the engine's API reader for the roles: it also serves a
@@ -223,21 +232,46 @@ func (r rolesReader) ReadClusterState(ctx context.Context, tc *infrav1.Terraform
 	return r.e.decode(tc.UID, suffix, secrets)
 }
 
-// decode decodes a state, or returns the one decoded last for uid when
-// its Secrets did not change since.
+// decode decodes a state, or answers as it did last for uid when its
+// Secrets did not change since: the state decoded then, or the error, so
+// that a state that cannot be read is not fetched and decoded again at
+// every pass.
 func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret) (*state.State, error) {
+	if len(secrets) == 0 {
+		return state.Decode(suffix, secrets)
+	}
 	fp := state.Fingerprint(secrets)
-	if cached, ok := e.states.Load(uid); ok && len(secrets) > 0 && cached.(*state.State).Fingerprint == fp {
-		return cached.(*state.State), nil
+	if known, ok := e.decoded(uid, fp); ok {
+		if st, isState := known.(*state.State); isState {
+			return st, nil
+		}
+		return nil, known.(error)
 	}
 	st, err := state.Decode(suffix, secrets)
-	if len(secrets) > 0 {
-		e.decodes.Add(1)
-	}
+	e.decodes.Add(1)
 	if err != nil {
-		e.states.Delete(uid)
+		var refused *state.Error
+		if errors.As(err, &refused) {
+			e.states.Store(uid, refused)
+		}
 		return nil, err
 	}
 	e.states.Store(uid, st)
 	return st, nil
+}
+
+// decoded is what the engine remembers of uid's state Secrets of
+// fingerprint fp: a *state.State, or the *state.Error they gave.
+func (e *Engine) decoded(uid types.UID, fp string) (any, bool) {
+	known, ok := e.states.Load(uid)
+	if !ok {
+		return nil, false
+	}
+	switch v := known.(type) {
+	case *state.State:
+		return v, v.Fingerprint == fp
+	case *state.Error:
+		return v, v.Fingerprint == fp
+	}
+	return nil, false
 }

@@ -19,26 +19,24 @@ import (
 
 // keptSecrets are the Secrets deletionPolicy Retain keeps and a recreated
 // object may adopt: the state, the input records and the state backups,
-// read live.
-func (p *pass) keptSecrets(ctx context.Context) ([]corev1.Secret, error) {
+// read live, metadata only (retaining and adopting write no data, and
+// Secrets that merely carry these labels must cost no memory).
+func (p *pass) keptSecrets(ctx context.Context) ([]metav1.PartialObjectMetadata, error) {
 	ns := p.obj.GetNamespace()
-	var out []corev1.Secret
-	for _, sel := range []client.MatchingLabelsSelector{
-		{Selector: state.Selector(p.suffix())},
+	var out []metav1.PartialObjectMetadata
+	for _, sel := range []client.ListOption{
+		client.MatchingLabelsSelector{Selector: state.Selector(p.suffix())},
+		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix()},
 	} {
-		var list corev1.SecretList
-		if err := p.e.APIReader.List(ctx, &list, client.InNamespace(ns), sel); err != nil {
+		list := secretMetadataList()
+		if err := p.e.APIReader.List(ctx, list, client.InNamespace(ns), sel); err != nil {
 			return nil, err
 		}
 		out = append(out, list.Items...)
 	}
-	var backups corev1.SecretList
-	if err := p.e.APIReader.List(ctx, &backups, client.InNamespace(ns), client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix()}); err != nil {
-		return nil, err
-	}
-	out = append(out, backups.Items...)
 	for _, name := range p.recordNames() {
-		s := &corev1.Secret{}
+		s := &metav1.PartialObjectMetadata{}
+		s.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 		err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
 		if apierrors.IsNotFound(err) {
 			continue
@@ -47,6 +45,9 @@ func (p *pass) keptSecrets(ctx context.Context) ([]corev1.Secret, error) {
 			return nil, err
 		}
 		out = append(out, *s)
+	}
+	for i := range out {
+		out[i].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	}
 	return out, nil
 }

@@ -81,6 +81,7 @@ func NewBackupSet(b BackupSpec) []corev1.Secret {
 			infrav1.StateBackupSetAnnotation:       base,
 			infrav1.StateBackupChunkAnnotation:     strconv.Itoa(i),
 			infrav1.StateBackupChunksAnnotation:    strconv.Itoa(len(b.Chunks)),
+			infrav1.StateBackupBytesAnnotation:     strconv.Itoa(len(part)),
 		}
 		if b.SourceJob != "" {
 			ann[infrav1.StateBackupSourceJobAnnotation] = b.SourceJob
@@ -125,7 +126,8 @@ type Backup struct {
 // Backups groups backup Secrets (for example those labelled
 // captf.io/state-backup-suffix=<suffix>) into sets, newest first (by
 // serial, then time taken). Only metadata is read, and the size from the
-// data when present.
+// data when present, else from each piece's captf.io/state-backup-bytes
+// (0 for a piece written before CAPTF recorded it).
 func Backups(secrets []corev1.Secret) []Backup {
 	sets := map[string]*Backup{}
 	var order []string
@@ -155,7 +157,12 @@ func Backups(secrets []corev1.Secret) []Backup {
 			continue
 		}
 		b.Chunks[idx] = s.Name
-		b.Bytes += int64(len(s.Data[DataKey]))
+		if data, ok := s.Data[DataKey]; ok {
+			b.Bytes += int64(len(data))
+		} else {
+			n, _ := strconv.ParseInt(a[infrav1.StateBackupBytesAnnotation], 10, 64)
+			b.Bytes += max(n, 0)
+		}
 		if idx == 0 {
 			b.InputsHash = a[infrav1.InputsHashAnnotation]
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Limits on what the reader accepts. A kubernetes-backend Secret holds at
@@ -97,23 +98,54 @@ func decode(suffix string, secrets []corev1.Secret, keepRaw bool, step int) (*St
 	return st, raw, nil
 }
 
+// Plausible checks, on the Secrets' metadata alone, what Decode checks
+// before it reads any data: at most MaxChunks Secrets, each named as a
+// piece of suffix's state. A reader that lists the metadata first fetches
+// the data only of a plausible state, so that Secrets that merely carry a
+// state's labels (a hundred of 1 MiB, say) cost it no memory. It returns
+// nil or an *Error (ReasonCorrupt, ReasonInconsistent).
+func Plausible[O any, PO interface {
+	*O
+	metav1.Object
+}](suffix string, objs []O) error {
+	if err := plausible[O, PO](suffix, objs); err != nil {
+		err.Fingerprint = Fingerprint[O, PO](objs)
+		return err
+	}
+	return nil
+}
+
+func plausible[O any, PO interface {
+	*O
+	metav1.Object
+}](suffix string, objs []O) *Error {
+	if len(objs) > MaxChunks {
+		return corrupt("state has %d Secrets, more than the %d the reader accepts", len(objs), MaxChunks)
+	}
+	base := SecretName(suffix)
+	for i := range objs {
+		var o PO = &objs[i]
+		if _, ok := chunkIndex(suffix, o.GetName()); !ok {
+			return inconsistent("state Secret %s has an unexpected name: want %s or %s-part-<N>", o.GetName(), base, base)
+		}
+	}
+	return nil
+}
+
 // order checks that the Secrets form the sequence base, -part-1, ...,
 // -part-N and returns them in that order.
 func order(suffix string, secrets []corev1.Secret) ([]chunk, *Error) {
 	base := SecretName(suffix)
-	switch {
-	case len(secrets) == 0:
+	if len(secrets) == 0 {
 		return nil, &Error{Reason: ReasonNotFound, Message: fmt.Sprintf("no state Secret %s", base)}
-	case len(secrets) > MaxChunks:
-		return nil, corrupt("state has %d Secrets, more than the %d the reader accepts", len(secrets), MaxChunks)
+	}
+	if err := plausible[corev1.Secret](suffix, secrets); err != nil {
+		return nil, err
 	}
 	chunks := make([]chunk, 0, len(secrets))
 	for i := range secrets {
 		sec := &secrets[i]
-		index, ok := chunkIndex(suffix, sec.Name)
-		if !ok {
-			return nil, inconsistent("state Secret %s has an unexpected name: want %s or %s-part-<N>", sec.Name, base, base)
-		}
+		index, _ := chunkIndex(suffix, sec.Name)
 		data, ok := sec.Data[DataKey]
 		if !ok {
 			return nil, inconsistent("state Secret %s has no %q data key", sec.Name, DataKey)

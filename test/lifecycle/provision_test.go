@@ -54,9 +54,10 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 			if n := testutil.ToFloat64(metrics.JobsTotal.WithLabelValues(state.KindCluster, "apply", "succeeded")); n < 1 {
 				t.Errorf("captf_jobs_total{apply,succeeded} = %v after a successful apply", n)
 			}
-			if v := testutil.ToFloat64(metrics.Ready.WithLabelValues(state.KindCluster, w.ns, tc.Name)); v != 1 {
-				t.Errorf("captf_ready = %v for a Ready cluster, want 1", v)
-			}
+			// The gauge moves right after the status it reports is written.
+			w.eventually(10*time.Second, "captf_ready = 1 for a Ready cluster", func() (bool, error) {
+				return testutil.ToFloat64(metrics.Ready.WithLabelValues(state.KindCluster, w.ns, tc.Name)) == 1, nil
+			})
 
 			tm := w.newMachine("m-0")
 			tmp := w.newPool("pool", 2)
