@@ -2,12 +2,15 @@ package runnerrbac
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -61,11 +64,19 @@ func Ensure(ctx context.Context, c client.Client, ns, sa string) (metav1.Conditi
 			"RoleBinding %s exists but is not managed by CAPTF (no %s=true label); CAPTF never modifies it: delete it or label it", ClusterRole, infrav1.ManagedLabel), nil
 	case err == nil && rb.RoleRef != roleRef:
 		// A roleRef cannot change in place: the binding is made again,
-		// with the subjects it had.
+		// with the namespace's ServiceAccounts it had (never a user, a
+		// group or another namespace's account: what the runner role
+		// grants, CAPTF grants to its runners only).
 		if err := c.Delete(ctx, rb, client.Preconditions{UID: &rb.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not replace RoleBinding %s bound to %s %s: %s", ClusterRole, rb.RoleRef.Kind, rb.RoleRef.Name, apierr.Reason(err)), err
 		}
-		err = create(ctx, c, ns, append(withoutSubject(rb.Subjects, subject), subject))
+		var kept []rbacv1.Subject
+		for _, s := range withoutSubject(rb.Subjects, subject) {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == ns {
+				kept = append(kept, s)
+			}
+		}
+		err = create(ctx, c, ns, append(kept, subject))
 	case apierrors.IsNotFound(err):
 		err = create(ctx, c, ns, []rbacv1.Subject{subject})
 	case err != nil:
@@ -87,10 +98,23 @@ func create(ctx context.Context, c client.Client, ns string, subjects []rbacv1.S
 		RoleRef:    roleRef,
 		Subjects:   subjects,
 	}
-	if err := c.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := c.Create(ctx, rb)
+	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	return nil
+	// Another pass created it first, perhaps for another account, and the
+	// cache may not show it yet: add this pass's account without reading
+	// it (a subject listed twice grants nothing more), provided CAPTF
+	// manages it.
+	managed := "/metadata/labels/" + strings.ReplaceAll(infrav1.ManagedLabel, "/", "~1")
+	add, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": managed, "value": "true"},
+		{"op": "add", "path": "/subjects/-", "value": subjects[len(subjects)-1]},
+	})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ClusterRole}}, client.RawPatch(types.JSONPatchType, add))
 }
 
 // unbind removes the ServiceAccount sa of ns from the managed RoleBinding.

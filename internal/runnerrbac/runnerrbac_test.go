@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -99,7 +100,10 @@ func TestEnsure(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := context.Background()
 	ns := "ensure"
-	fixture(t, ns, sa("custom", true), binding(ns, "edit", "someone"))
+	changed := binding(ns, "edit", "someone")
+	changed.Subjects = append(changed.Subjects, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "mallory"},
+		rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "elsewhere", Name: "intruder"})
+	fixture(t, ns, sa("custom", true), changed)
 
 	cond, err := runnerrbac.Ensure(ctx, env.Client, ns, "captf-runner")
 	if err != nil || cond.Status != metav1.ConditionTrue {
@@ -168,6 +172,19 @@ func TestSweep(t *testing.T) {
 		sa("own", true), sa("defaulted", true), sa("stale", true), sa("unlabelled", false),
 		binding("populated", runnerrbac.ClusterRole, "own", "defaulted", "captf-runner", "stale", "unlabelled"), lease("run", managed))
 
+	// A Job still runs as the account the cluster used before its spec
+	// moved to another one: both stay bound until it ends.
+	running := func(account string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "captf-c-moved-apply-a1-abcdef", Labels: managed},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{ServiceAccountName: account,
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "runner", Image: "local/runner"}}}}}}
+	}
+	fixture(t, "moved", cluster("moved", func(tc *infrav1.TerraformCluster) { tc.Spec.Jobs = jobsAs("after") }),
+		sa("before", true), sa("after", true), binding("moved", runnerrbac.ClusterRole, "before", "after"), running("before"))
+	// A namespace whose last object is gone while its destroy Job still
+	// runs keeps its RBAC until the Job ends.
+	fixture(t, "draining", binding("draining", runnerrbac.ClusterRole, "captf-runner"), running("captf-runner"))
+
 	fixture(t, "unresolved",
 		cluster("b", func(tc *infrav1.TerraformCluster) {
 			tc.Spec.Defaults = &infrav1.ClusterDefaults{Jobs: jobsAs("b-default")}
@@ -175,7 +192,8 @@ func TestSweep(t *testing.T) {
 		machine("m", "ghost", nil), sa("b-default", true), sa("stale", true),
 		binding("unresolved", runnerrbac.ClusterRole, "b-default", "captf-runner", "stale"))
 
-	for ns, want := range map[string][]string{"populated": {"defaulted", "own"}, "unresolved": {"b-default", "captf-runner"}} {
+	for ns, want := range map[string][]string{"populated": {"defaulted", "own"}, "unresolved": {"b-default", "captf-runner"},
+		"moved": {"after", "before"}, "draining": {"captf-runner"}} {
 		if err := runnerrbac.Sweep(ctx, env.Client, env.Client, ns); err != nil {
 			t.Fatal(err)
 		}

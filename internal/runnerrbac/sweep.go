@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -40,7 +41,9 @@ func (s *Sweeper) NeedLeaderElection() bool { return true }
 func (s *Sweeper) Start(ctx context.Context) error {
 	ctx = ctrl.LoggerInto(ctx, ctrl.Log.WithName("orphan-sweep"))
 	for {
-		s.SweepAll(ctx)
+		if err := s.SweepAll(ctx); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Sweeping the runner RBAC")
+		}
 		wait := s.Period + time.Duration(rand.Int64N(int64(s.Period)/10+1))
 		select {
 		case <-ctx.Done():
@@ -50,75 +53,142 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	}
 }
 
-// SweepAll sweeps every namespace in scope; failures are logged only.
-func (s *Sweeper) SweepAll(ctx context.Context) {
-	log := ctrl.LoggerFrom(ctx)
-	namespaces := []string{s.Namespace}
-	if s.Namespace == "" {
-		var list corev1.NamespaceList
-		if err := s.Reader.List(ctx, &list); err != nil {
-			log.Error(err, "Listing the namespaces to sweep")
-			return
-		}
-		namespaces = namespaces[:0]
-		for _, ns := range list.Items {
-			namespaces = append(namespaces, ns.Name)
+// SweepAll sweeps every namespace in scope from one inventory (seven
+// lists, whatever the number of namespaces); a namespace that fails is
+// logged and the others go on.
+func (s *Sweeper) SweepAll(ctx context.Context) error {
+	var opts []client.ListOption
+	if s.Namespace != "" {
+		opts = append(opts, client.InNamespace(s.Namespace))
+	}
+	inv, err := take(ctx, s.Reader, opts...)
+	if err != nil {
+		return err
+	}
+	for ns := range inv.namespaces() {
+		if err := inv.sweep(ctx, s.Client, s.Reader, ns); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Sweeping the runner RBAC", "namespace", ns)
 		}
 	}
-	for _, ns := range namespaces {
-		if err := Sweep(ctx, s.Client, s.Reader, ns); err != nil {
-			log.Error(err, "Sweeping the runner RBAC", "namespace", ns)
-		}
-	}
+	return nil
 }
 
 // Sweep is the sweep of one namespace: with no TerraformCluster,
-// TerraformMachine or TerraformMachinePool left in it, CAPTF's
-// ServiceAccounts, RoleBindings and Leases (captf.io/managed=true) go;
-// otherwise the RoleBinding captf-runner keeps only the ServiceAccounts in
-// use (each object's own, else its cluster's default, else captf-runner)
-// that may still run Jobs.
+// TerraformMachine or TerraformMachinePool left in it and no CAPTF Job
+// running there, CAPTF's ServiceAccounts, RoleBindings and Leases
+// (captf.io/managed=true) go; otherwise the RoleBinding captf-runner keeps
+// only the ServiceAccounts in use (each object's own, else its cluster's
+// default, else captf-runner, and those of the Jobs still running) that
+// may still run Jobs.
 func Sweep(ctx context.Context, c client.Client, r client.Reader, ns string) error {
-	var objs []client.Object
-	var clusters []*infrav1.TerraformCluster
-	for _, list := range []client.ObjectList{&infrav1.TerraformClusterList{}, &infrav1.TerraformMachineList{}, &infrav1.TerraformMachinePoolList{}} {
-		if err := r.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return fmt.Errorf("listing the CAPTF objects: %w", err)
-		}
-		_ = meta.EachListItem(list, func(o runtime.Object) error {
-			objs = append(objs, o.(client.Object))
-			if tc, ok := o.(*infrav1.TerraformCluster); ok {
-				clusters = append(clusters, tc)
-			}
-			return nil
-		})
+	inv, err := take(ctx, r, client.InNamespace(ns))
+	if err != nil {
+		return err
 	}
-	if len(objs) == 0 {
-		return removeManaged(ctx, c, r, ns)
-	}
-	return prune(ctx, c, r, ns, inUse(objs, clusters))
+	return inv.sweep(ctx, c, r, ns)
 }
 
-// removeManaged deletes the managed ServiceAccounts, RoleBindings and
-// Leases of an empty namespace.
-func removeManaged(ctx context.Context, c client.Client, r client.Reader, ns string) error {
-	managed := client.MatchingLabels{infrav1.ManagedLabel: "true"}
-	for _, list := range []client.ObjectList{&corev1.ServiceAccountList{}, &rbacv1.RoleBindingList{}, &coordinationv1.LeaseList{}} {
-		if err := r.List(ctx, list, client.InNamespace(ns), managed); err != nil {
-			return err
+// SweepIfEmpty sweeps ns only when it holds no CAPTF object any more
+// (one object of each kind at most is read): the check after a finalizer
+// removal, cheap when a namespace's objects go one by one. Pruning waits
+// for the periodic sweep.
+func SweepIfEmpty(ctx context.Context, c client.Client, r client.Reader, ns string) error {
+	for _, list := range []client.ObjectList{&infrav1.TerraformClusterList{}, &infrav1.TerraformMachineList{}, &infrav1.TerraformMachinePoolList{}} {
+		if err := r.List(ctx, list, client.InNamespace(ns), client.Limit(1)); err != nil {
+			return fmt.Errorf("listing the CAPTF objects: %w", err)
 		}
-		err := meta.EachListItem(list, func(o runtime.Object) error {
-			obj := o.(client.Object)
-			uid := obj.GetUID()
-			if err := c.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return err
-			}
-			ctrl.LoggerFrom(ctx).Info("Deleted an orphan of a namespace without CAPTF objects", "namespace", ns, "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
+		if meta.LenList(list) > 0 {
 			return nil
-		})
-		if err != nil {
+		}
+	}
+	return Sweep(ctx, c, r, ns)
+}
+
+// inventory is what the sweep decides on, by namespace.
+type inventory struct {
+	objects   map[string][]client.Object
+	clusters  map[string][]*infrav1.TerraformCluster
+	running   map[string]map[string]bool // the ServiceAccounts of unfinished Jobs
+	leftovers map[string][]client.Object // managed ServiceAccounts, RoleBindings, Leases
+}
+
+func take(ctx context.Context, r client.Reader, opts ...client.ListOption) (*inventory, error) {
+	inv := &inventory{objects: map[string][]client.Object{}, clusters: map[string][]*infrav1.TerraformCluster{},
+		running: map[string]map[string]bool{}, leftovers: map[string][]client.Object{}}
+	each := func(list client.ObjectList, opts []client.ListOption, f func(client.Object)) error {
+		if err := r.List(ctx, list, opts...); err != nil {
 			return err
 		}
+		return meta.EachListItem(list, func(o runtime.Object) error { f(o.(client.Object)); return nil })
+	}
+	for _, list := range []client.ObjectList{&infrav1.TerraformClusterList{}, &infrav1.TerraformMachineList{}, &infrav1.TerraformMachinePoolList{}} {
+		if err := each(list, opts, func(o client.Object) {
+			inv.objects[o.GetNamespace()] = append(inv.objects[o.GetNamespace()], o)
+			if tc, ok := o.(*infrav1.TerraformCluster); ok {
+				inv.clusters[o.GetNamespace()] = append(inv.clusters[o.GetNamespace()], tc)
+			}
+		}); err != nil {
+			return nil, fmt.Errorf("listing the CAPTF objects: %w", err)
+		}
+	}
+	managed := append([]client.ListOption{client.MatchingLabels{infrav1.ManagedLabel: "true"}}, opts...)
+	if err := each(&batchv1.JobList{}, managed, func(o client.Object) {
+		j := o.(*batchv1.Job)
+		if finished, _, _, _ := jobs.Finished(j); finished {
+			return
+		}
+		if inv.running[j.Namespace] == nil {
+			inv.running[j.Namespace] = map[string]bool{}
+		}
+		inv.running[j.Namespace][j.Spec.Template.Spec.ServiceAccountName] = true
+	}); err != nil {
+		return nil, fmt.Errorf("listing the CAPTF Jobs: %w", err)
+	}
+	for _, list := range []client.ObjectList{&corev1.ServiceAccountList{}, &rbacv1.RoleBindingList{}, &coordinationv1.LeaseList{}} {
+		if err := each(list, managed, func(o client.Object) {
+			inv.leftovers[o.GetNamespace()] = append(inv.leftovers[o.GetNamespace()], o)
+		}); err != nil {
+			return nil, fmt.Errorf("listing what CAPTF left: %w", err)
+		}
+	}
+	return inv, nil
+}
+
+// namespaces are those with something to sweep: CAPTF's leftovers.
+func (inv *inventory) namespaces() map[string]bool {
+	out := map[string]bool{}
+	for ns := range inv.leftovers {
+		out[ns] = true
+	}
+	return out
+}
+
+func (inv *inventory) sweep(ctx context.Context, c client.Client, r client.Reader, ns string) error {
+	if len(inv.objects[ns]) > 0 || len(inv.running[ns]) > 0 {
+		names := inUse(inv.objects[ns], inv.clusters[ns])
+		for sa := range inv.running[ns] {
+			names[sa] = true
+		}
+		return prune(ctx, c, r, ns, names)
+	}
+	if len(inv.leftovers[ns]) == 0 {
+		return nil
+	}
+	// Looked at again just before deleting: an object created, or a Job
+	// started, since the inventory keeps the namespace.
+	again, err := take(ctx, r, client.InNamespace(ns))
+	if err != nil {
+		return err
+	}
+	if len(again.objects[ns]) > 0 || len(again.running[ns]) > 0 {
+		return nil
+	}
+	for _, obj := range again.leftovers[ns] {
+		uid := obj.GetUID()
+		if err := c.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleted an orphan of a namespace without CAPTF objects", "namespace", ns, "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
 	}
 	return nil
 }
@@ -156,7 +226,7 @@ func inUse(objs []client.Object, clusters []*infrav1.TerraformCluster) map[strin
 
 // prune keeps, of the managed RoleBinding's subjects, the ServiceAccounts
 // of ns in use that may still run Jobs (captf-runner, or labelled
-// captf.io/runner=true).
+// captf.io/runner=true, or running a Job now).
 func prune(ctx context.Context, c client.Client, r client.Reader, ns string, names map[string]bool) error {
 	rb := &rbacv1.RoleBinding{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: ClusterRole}, rb); err != nil || rb.Labels[infrav1.ManagedLabel] != "true" {

@@ -185,10 +185,9 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 	p.waitOver()
 	p.e.states.Delete(p.obj.GetUID())
 	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
-	// The runner RBAC follows: pruned to the ServiceAccounts still in use,
-	// or gone with the namespace's last object. A failure waits for the
-	// periodic sweep.
-	if err := runnerrbac.Sweep(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace()); err != nil {
+	// The runner RBAC goes with the namespace's last object; pruning and
+	// a failure here wait for the periodic sweep.
+	if err := runnerrbac.SweepIfEmpty(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace()); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Sweeping the runner RBAC of the namespace")
 	}
 	return nil

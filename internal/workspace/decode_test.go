@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestDecodeSkipsUnchangedState(t *testing.T) {
 	suffix := "0123456789abcdef-c"
 	secrets := []corev1.Secret{stateSecret(t, suffix, 1, "10")}
 	for range 5 {
-		st, err := e.decode("uid-1", suffix, secrets)
+		st, err := e.decode("uid-1", suffix, secrets, true)
 		if err != nil || st.Serial != 1 {
 			t.Fatalf("decode = %v, %v", st, err)
 		}
@@ -46,10 +47,10 @@ func TestDecodeSkipsUnchangedState(t *testing.T) {
 		t.Errorf("%d decompressions for 5 passes over an unchanged state, want 1", n)
 	}
 	changed := []corev1.Secret{stateSecret(t, suffix, 2, "11")}
-	if st, _ := e.decode("uid-1", suffix, changed); st.Serial != 2 || e.Decodes() != 2 {
+	if st, _ := e.decode("uid-1", suffix, changed, true); st.Serial != 2 || e.Decodes() != 2 {
 		t.Errorf("a changed state read serial %d after %d decompressions, want serial 2 after 2", st.Serial, e.Decodes())
 	}
-	if _, _ = e.decode("uid-2", suffix, changed); e.Decodes() != 3 {
+	if _, _ = e.decode("uid-2", suffix, changed, true); e.Decodes() != 3 {
 		t.Error("another object reused the first one's state")
 	}
 }
@@ -62,14 +63,14 @@ func BenchmarkObserveUnchangedState(b *testing.B) {
 	suffix := "0123456789abcdef-c"
 	secrets := []corev1.Secret{stateSecret(b, suffix, 1, "10")}
 	e := &Engine{}
-	if _, err := e.decode("uid", suffix, secrets); err != nil {
+	if _, err := e.decode("uid", suffix, secrets, true); err != nil {
 		b.Fatal(err)
 	}
 	before := e.Decodes()
 	var pass, baseline time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if _, err := e.decode("uid", suffix, secrets); err != nil {
+		if _, err := e.decode("uid", suffix, secrets, true); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()
@@ -112,5 +113,22 @@ func TestClusterStateServedFromTheDecodeCache(t *testing.T) {
 	}
 	if st, err := r.ReadClusterState(t.Context(), tc, suffix); err != nil || st.Serial != 4 || e.Decodes() != 2 {
 		t.Errorf("after a change: serial %v (%v) after %d decompressions, want serial 4 after 2", st, err, e.Decodes())
+	}
+}
+
+// A pass that listed the state without its data because it was known, and
+// finds it forgotten when it decodes (another pass stored an older read
+// meanwhile), reads again: it never takes the metadata for a state, and
+// remembers nothing of it.
+func TestDecodeNeverRemembersMetadataAlone(t *testing.T) {
+	e := &Engine{}
+	suffix := "0123456789abcdef-c"
+	meta := []corev1.Secret{{ObjectMeta: stateSecret(t, suffix, 2, "20").ObjectMeta}}
+	if _, err := e.decode("uid", suffix, meta, false); !errors.Is(err, errStateMoved) {
+		t.Fatalf("decode of unknown Secrets without their data = %v, want errStateMoved", err)
+	}
+	full := []corev1.Secret{stateSecret(t, suffix, 2, "20")}
+	if st, err := e.decode("uid", suffix, full, true); err != nil || st.Serial != 2 {
+		t.Fatalf("the read again = %v, %v; want serial 2", st, err)
 	}
 }

@@ -95,7 +95,7 @@ func TestStateFloodIsRefusedOnMetadata(t *testing.T) {
 				if withData || len(secrets) != tc.n {
 					t.Fatalf("pass %d: %d Secrets listed, withData %v; want their %d metadata only", pass, len(secrets), withData, tc.n)
 				}
-				_, err = e.decode("victim-uid", suffix, secrets)
+				_, err = e.decode("victim-uid", suffix, secrets, withData)
 				if reason, _ := state.ReasonOf(err); reason != tc.reason || !strings.Contains(err.Error(), tc.message) {
 					t.Fatalf("pass %d: decode gave %v (%s), want %s: %q", pass, err, reason, tc.reason, tc.message)
 				}
@@ -135,11 +135,11 @@ func BenchmarkStatePassUnderFlood(b *testing.B) {
 		b.Fatal(err)
 	}
 	pass := func(e *Engine, ns string) {
-		secrets, _, err := e.listState(ctx, "uid", ns, suffix)
+		secrets, withData, err := e.listState(ctx, "uid", ns, suffix)
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = e.decode("uid", suffix, secrets)
+		_, _ = e.decode("uid", suffix, secrets, withData)
 	}
 	// Bytes allocated per pass, after the first read of each state.
 	perPass := func(ns string) float64 {

@@ -145,7 +145,10 @@ func (p *pass) observeState(ctx context.Context) error {
 	if err := p.releaseSurplus(ctx); err != nil {
 		return err
 	}
-	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets)
+	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets, p.stData)
+	if errors.Is(p.stErr, errStateMoved) {
+		return p.stErr
+	}
 	p.w.Status.StateSecretSuffix = suffix
 	cond := metav1.Condition{Type: infrav1.StateReadableCondition}
 	switch {
@@ -225,18 +228,18 @@ type rolesReader struct {
 
 // ReadClusterState implements roles.ClusterStateReader.
 func (r rolesReader) ReadClusterState(ctx context.Context, tc *infrav1.TerraformCluster, suffix string) (*state.State, error) {
-	secrets, _, err := r.e.listState(ctx, tc.UID, tc.Namespace, suffix)
+	secrets, withData, err := r.e.listState(ctx, tc.UID, tc.Namespace, suffix)
 	if err != nil {
 		return nil, err
 	}
-	return r.e.decode(tc.UID, suffix, secrets)
+	return r.e.decode(tc.UID, suffix, secrets, withData)
 }
 
 // decode decodes a state, or answers as it did last for uid when its
 // Secrets did not change since: the state decoded then, or the error, so
 // that a state that cannot be read is not fetched and decoded again at
 // every pass.
-func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret) (*state.State, error) {
+func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret, withData bool) (*state.State, error) {
 	if len(secrets) == 0 {
 		return state.Decode(suffix, secrets)
 	}
@@ -246,6 +249,12 @@ func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret) (
 			return st, nil
 		}
 		return nil, known.(error)
+	}
+	if !withData {
+		// Listed without data because they were known, and forgotten
+		// since (another pass of this state stored an older read): read
+		// again rather than take their metadata for a state.
+		return nil, errStateMoved
 	}
 	st, err := state.Decode(suffix, secrets)
 	e.decodes.Add(1)
@@ -259,6 +268,10 @@ func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret) (
 	e.states.Store(uid, st)
 	return st, nil
 }
+
+// errStateMoved: the pass read the state while another pass of it stored
+// an older read; the pass is retried.
+var errStateMoved = errors.New("the state Secrets' remembered read was replaced while they were listed; reading again")
 
 // decoded is what the engine remembers of uid's state Secrets of
 // fingerprint fp: a *state.State, or the *state.Error they gave.

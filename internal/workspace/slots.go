@@ -54,8 +54,14 @@ func (p *pass) jobSlot(ctx context.Context, op Operation) (string, error) {
 	if o.MaxActiveJobs <= 0 && perCluster <= 0 {
 		return "", nil
 	}
+	// A shard (--watch-filter) counts its own Jobs: another manager's are
+	// held against that manager's limits.
+	selector := client.MatchingLabels{infrav1.ManagedLabel: "true"}
+	if o.WatchFilter != "" {
+		selector[infrav1.WatchFilterLabel] = o.WatchFilter
+	}
 	var list batchv1.JobList
-	if err := p.e.Client.List(ctx, &list, client.MatchingLabels{infrav1.ManagedLabel: "true"}); err != nil {
+	if err := p.e.Client.List(ctx, &list, selector); err != nil {
 		return "", err
 	}
 	clusterLabel := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)[state.LabelClusterName]

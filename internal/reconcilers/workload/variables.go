@@ -34,8 +34,8 @@ const (
 func sourcesCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	labelled := labels.SelectorFromSet(labels.Set{infrav1.VariablesLabel: "true"})
 	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), ByObject: map[client.Object]cache.ByObject{
-		sourceMeta(kindConfigMap): {Label: labelled},
-		sourceMeta(kindSecret):    {Label: labelled},
+		sourceMeta(kindConfigMap): {Label: labelled, Transform: identityOnly},
+		sourceMeta(kindSecret):    {Label: labelled, Transform: identityOnly},
 	}}
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
@@ -45,6 +45,16 @@ func sourcesCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 		return nil, fmt.Errorf("creating the variables sources cache: %w", err)
 	}
 	return c, mgr.Add(c)
+}
+
+// identityOnly keeps of a cached source what the wake needs (name,
+// namespace, labels, resourceVersion): a tenant's large annotations or
+// managed fields cost the manager no memory.
+func identityOnly(o any) (any, error) {
+	if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+		m.Annotations, m.ManagedFields, m.OwnerReferences, m.Finalizers = nil, nil, nil, nil
+	}
+	return o, nil
 }
 
 func sourceMeta(kind string) *metav1.PartialObjectMetadata {
