@@ -27,11 +27,7 @@ func StateLister(r client.Reader) state.Lister {
 		}
 		suffix, _ := selector.RequiresExactMatch(state.LabelSecretSuffix)
 		if state.Plausible(suffix, metas.Items) != nil {
-			secrets := make([]corev1.Secret, len(metas.Items))
-			for i := range metas.Items {
-				secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
-			}
-			return secrets, nil
+			return state.MetadataOnly(metas.Items), nil
 		}
 		return ListStateData(ctx, r, namespace, selector)
 	})

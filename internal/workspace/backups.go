@@ -40,10 +40,7 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 		p.backupSets()); err != nil {
 		return nil, fmt.Errorf("listing the state backups: %w", err)
 	}
-	p.backupSecrets = make([]corev1.Secret, len(list.Items))
-	for i := range list.Items {
-		p.backupSecrets[i].ObjectMeta = list.Items[i].ObjectMeta
-	}
+	p.backupSecrets = state.MetadataOnly(list.Items)
 	if err := p.reownBackups(ctx); err != nil {
 		return nil, err
 	}

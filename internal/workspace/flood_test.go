@@ -44,6 +44,13 @@ func (m *measuring) List(ctx context.Context, list client.ObjectList, opts ...cl
 	return err
 }
 
+// stateLabels are the labels the backend gives the state Secrets of suffix.
+func stateLabels(suffix string) map[string]string {
+	labels := state.OwnerLabels("TerraformCluster", "victim", "victim")
+	labels[state.LabelState], labels[state.LabelSecretSuffix], labels[state.LabelWorkspace] = "true", suffix, state.Workspace
+	return labels
+}
+
 // flood creates n Secrets of size bytes each carrying the state labels of
 // suffix, as a hostile neighbour with edit rights in the namespace could.
 func flood(t testing.TB, ns, suffix string, n, size int) {
@@ -52,8 +59,7 @@ func flood(t testing.TB, ns, suffix string, n, size int) {
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	labels := state.OwnerLabels("TerraformCluster", "victim", "victim")
-	labels[state.LabelState], labels[state.LabelSecretSuffix], labels[state.LabelWorkspace] = "true", suffix, state.Workspace
+	labels := stateLabels(suffix)
 	payload := bytes.Repeat([]byte{'x'}, size)
 	for i := range n {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("decoy-%03d", i), Labels: labels},
@@ -126,8 +132,7 @@ func BenchmarkStatePassUnderFlood(b *testing.B) {
 	flood(b, "bench-flood", suffix, 100, 1<<20)
 	plain := stateSecret(b, suffix, 1, "")
 	plain.Namespace = "bench-plain"
-	plain.Labels = state.OwnerLabels("TerraformCluster", "victim", "victim")
-	plain.Labels[state.LabelState], plain.Labels[state.LabelSecretSuffix], plain.Labels[state.LabelWorkspace] = "true", suffix, state.Workspace
+	plain.Labels = stateLabels(suffix)
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: plain.Namespace}}); err != nil {
 		b.Fatal(err)
 	}

@@ -192,15 +192,11 @@ func (p *pass) everApplied() bool {
 // whether the Secrets carry their data; without it, decode answers from
 // what it remembers of these Secrets.
 func (e *Engine) listState(ctx context.Context, uid types.UID, namespace, suffix string) (secrets []corev1.Secret, withData bool, err error) {
-	var metas metav1.PartialObjectMetadataList
-	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	if err := e.APIReader.List(ctx, &metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+	metas := secretMetadataList()
+	if err := e.APIReader.List(ctx, metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
 	}
-	secrets = make([]corev1.Secret, len(metas.Items))
-	for i := range metas.Items {
-		secrets[i].ObjectMeta = metas.Items[i].ObjectMeta
-	}
+	secrets = state.MetadataOnly(metas.Items)
 	if len(metas.Items) == 0 {
 		return secrets, true, nil
 	}

@@ -98,6 +98,16 @@ func decode(suffix string, secrets []corev1.Secret, keepRaw bool, step int) (*St
 	return st, raw, nil
 }
 
+// MetadataOnly turns what a metadata list returned into Secrets without
+// data, for the callers that read names, labels and annotations alike.
+func MetadataOnly(metas []metav1.PartialObjectMetadata) []corev1.Secret {
+	secrets := make([]corev1.Secret, len(metas))
+	for i := range metas {
+		secrets[i].ObjectMeta = metas[i].ObjectMeta
+	}
+	return secrets
+}
+
 // Plausible checks, on the Secrets' metadata alone, what Decode checks
 // before it reads any data: at most MaxChunks Secrets, each named as a
 // piece of suffix's state. A reader that lists the metadata first fetches
