@@ -2,22 +2,38 @@ package inputs
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"captf.io/captf/internal/canonjson"
 	"captf.io/captf/pkg/contract"
 )
 
 // HashScheme is the scheme of the inputs hash, its value's prefix.
-const HashScheme = "h2"
+const HashScheme = "h3"
 
-// Hash returns the inputs hash of a run, "h2:" and the lowercase hex
-// SHA-256 of a canonical document (encoded as described in canonical.go):
+// digestScheme is the scheme of the unkeyed digest the keyed hash is
+// taken over: the inputs hash of releases before h3, which a reader of a
+// Job or a TerraformPlan could test guesses of a secret input against.
+// It is never written anywhere; a stored one is rekeyed (Rekey).
+const digestScheme = "h2"
+
+// MinKeyBytes is the shortest key the inputs hash accepts.
+const MinKeyBytes = 32
+
+// Hash returns the inputs hash of a run:
+//
+//	"h3:" + hex(HMAC-SHA256(key, digest))
+//
+// where key is the object's plan key and digest is "h2:" and the
+// lowercase hex SHA-256 of a canonical document (encoded as described in
+// canonical.go):
 //
 //	{"contract":"v1alpha1",
 //	 "image":<spec.source.image as written>,
@@ -32,20 +48,52 @@ const HashScheme = "h2"
 // variables member is present only when there are user variables (an
 // object without any hashes as it did before variables existed). Member
 // order above is the canonical (sorted) order; there is no whitespace.
+// The digest is the inputs hash of earlier releases: keying it lets a
+// stored one be rekeyed without the inputs it was taken over (Rekey), and
+// keeps anyone without the key from confirming a guess of a secret input.
 //
 // A fractional or exponent number anywhere makes the inputs unhashable: a
 // *NumberError (FromExports when it came from captf_cluster_outputs).
-func Hash(role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool) (string, error) {
-	return hash(role, image, tfvars, userVars, sensitive, false)
+func Hash(key []byte, role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool) (string, error) {
+	return keyedDigest(key, role, image, tfvars, userVars, sensitive, false)
 }
 
 // ApprovalHash is Hash without bootstrap_data: a machine pool's bootstrap
 // token rotates every few minutes, and an approval must survive that.
-func ApprovalHash(role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool) (string, error) {
-	return hash(role, image, tfvars, userVars, sensitive, true)
+func ApprovalHash(key []byte, role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool) (string, error) {
+	return keyedDigest(key, role, image, tfvars, userVars, sensitive, true)
 }
 
-func hash(role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool, approval bool) (string, error) {
+// Rekey returns a stored inputs or approval hash in the current scheme:
+// an h2 digest written by an earlier release becomes the h3 hash of the
+// same inputs under key; any other value (h3, empty, unknown) is returned
+// as it is. Compare stored hashes through it, never write its h2 input
+// anywhere.
+func Rekey(key []byte, stored string) string {
+	if len(key) < MinKeyBytes || !strings.HasPrefix(stored, digestScheme+":") {
+		return stored
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(stored))
+	return HashScheme + ":" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func keyedDigest(key []byte, role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool, approval bool) (string, error) {
+	if len(key) < MinKeyBytes {
+		return "", fmt.Errorf("the inputs hash key has %d bytes, it needs at least %d", len(key), MinKeyBytes)
+	}
+	d, err := Digest(role, image, tfvars, userVars, sensitive, approval)
+	if err != nil {
+		return "", err
+	}
+	return Rekey(key, d), nil
+}
+
+// Digest is the unkeyed h2 digest of the inputs (see Hash), without
+// bootstrap_data when approval is set: what Hash keys, and what a reader
+// who guesses every input can compute. For migration and tests; never
+// write it anywhere.
+func Digest(role contract.Role, image string, tfvars []byte, userVars map[string]json.RawMessage, sensitive map[string]bool, approval bool) (string, error) {
 	inputs, err := hashedInputs(role, tfvars)
 	if err != nil {
 		return "", err
@@ -58,7 +106,7 @@ func hash(role contract.Role, image string, tfvars []byte, userVars map[string]j
 		"image":    image,
 		"inputs":   inputs,
 		"role":     string(role),
-		"scheme":   HashScheme,
+		"scheme":   digestScheme,
 	}
 	if len(userVars) > 0 {
 		vars := make(map[string]any, len(userVars))
@@ -76,7 +124,7 @@ func hash(role contract.Role, image string, tfvars []byte, userVars map[string]j
 		return "", numberError(err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	return HashScheme + ":" + hex.EncodeToString(sum[:]), nil
+	return digestScheme + ":" + hex.EncodeToString(sum[:]), nil
 }
 
 // hashedInputs decodes the role inputs and drops what the hash excludes.

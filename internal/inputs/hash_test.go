@@ -18,6 +18,9 @@ import (
 
 const image = "ghcr.io/example/pool:0.4.1"
 
+// testKey is an object's plan key.
+var testKey = bytes.Repeat([]byte{0x5a}, inputs.MinKeyBytes)
+
 func mustHash(t *testing.T, approval bool, in inputs.RoleInputs, vars map[string]json.RawMessage, sensitive map[string]bool) string {
 	t.Helper()
 	data, err := in.Tfvars()
@@ -28,12 +31,12 @@ func mustHash(t *testing.T, approval bool, in inputs.RoleInputs, vars map[string
 	if approval {
 		f = inputs.ApprovalHash
 	}
-	h, err := f(in.Role(), image, data, vars, sensitive)
+	h, err := f(testKey, in.Role(), image, data, vars, sensitive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(h, "h2:") || len(h) != 3+64 {
-		t.Fatalf("hash %q is not h2:<sha256 hex>", h)
+	if !strings.HasPrefix(h, "h3:") || len(h) != 3+64 {
+		t.Fatalf("hash %q is not h3:<hmac-sha256 hex>", h)
 	}
 	return h
 }
@@ -42,7 +45,7 @@ func TestHashEncodingIsTheDocumentedOne(t *testing.T) {
 	tfvars := []byte(`{"captf_contract":"v1alpha1", "machine_name":"m\u0041\n", "control_plane":false, "captf_cluster_outputs":{"b":[1,-0],"a":null}}`)
 	preimage := `{"contract":"v1alpha1","image":"reg/img:1","inputs":{"captf_cluster_outputs":{"a":null,"b":[1,0]},"captf_contract":"v1alpha1","control_plane":false,"machine_name":"mA\u000a"},"role":"machine","scheme":"h2"}`
 	sum := sha256.Sum256([]byte(preimage))
-	got, err := inputs.Hash(contract.RoleMachine, "reg/img:1", tfvars, nil, nil)
+	got, err := inputs.Digest(contract.RoleMachine, "reg/img:1", tfvars, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +55,14 @@ func TestHashEncodingIsTheDocumentedOne(t *testing.T) {
 	for _, empty := range []map[string]json.RawMessage{{}, nil} {
 		// An object without variables hashes as before variables existed,
 		// whatever the sensitivity map says.
-		if again, _ := inputs.Hash(contract.RoleMachine, "reg/img:1", tfvars, empty, map[string]bool{"key": true}); again != got {
+		if again, _ := inputs.Digest(contract.RoleMachine, "reg/img:1", tfvars, empty, map[string]bool{"key": true}, false); again != got {
 			t.Errorf("no variables hash %s, want %s", again, got)
 		}
 	}
 	vars := map[string]json.RawMessage{"size": json.RawMessage(`"40"`), "key": json.RawMessage(`{"z":1,"a":"<&>"}`)}
 	withVars := preimage[:len(preimage)-1] + `,"variables":{"key":{"sensitive":true,"value":{"a":"<&>","z":1}},"size":{"sensitive":false,"value":"40"}}}`
 	sum = sha256.Sum256([]byte(withVars))
-	got, err = inputs.Hash(contract.RoleMachine, "reg/img:1", tfvars, vars, map[string]bool{"key": true})
+	got, err = inputs.Digest(contract.RoleMachine, "reg/img:1", tfvars, vars, map[string]bool{"key": true}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +133,7 @@ func TestHashChanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := inputs.Hash(r.Role(), img, data, v, s)
+			h, err := inputs.Hash(testKey, r.Role(), img, data, v, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,8 +222,8 @@ func TestHashRejectsNonIntegers(t *testing.T) {
 				t.Fatal(err)
 			}
 			validate(t, r, data)
-			for _, f := range []func(contract.Role, string, []byte, map[string]json.RawMessage, map[string]bool) (string, error){inputs.Hash, inputs.ApprovalHash} {
-				_, err = f(r.Role(), image, data, tc.vars, nil)
+			for _, f := range []func([]byte, contract.Role, string, []byte, map[string]json.RawMessage, map[string]bool) (string, error){inputs.Hash, inputs.ApprovalHash} {
+				_, err = f(testKey, r.Role(), image, data, tc.vars, nil)
 				var ne *inputs.NumberError
 				if !errors.As(err, &ne) || !errors.Is(err, inputs.ErrNonInteger) {
 					t.Fatalf("error %v, want a NumberError", err)
@@ -259,7 +262,7 @@ func TestHashRefusesWhatIsNotRoleInputs(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			if _, err := inputs.Hash(tc.role, image, tc.tfvars, tc.vars, nil); err == nil {
+			if _, err := inputs.Hash(testKey, tc.role, image, tc.tfvars, tc.vars, nil); err == nil {
 				t.Error("hashed")
 			}
 		})
@@ -295,7 +298,7 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = inputs.Hash(contract.RoleMachine, "img", data, map[string]json.RawMessage{"v": data}, nil)
+		_, _ = inputs.Hash(testKey, contract.RoleMachine, "img", data, map[string]json.RawMessage{"v": data}, nil)
 		canon, err := inputs.Canonical(data)
 		if err != nil {
 			return
@@ -317,8 +320,8 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("key order changed the canonical form: %q vs %q (%v)", reversed.Bytes(), canon, err)
 		}
 		wrap := func(doc []byte) []byte { return []byte(`{"captf_cluster_outputs":` + string(doc) + `}`) }
-		h1, err1 := inputs.Hash(contract.RoleMachine, "img", wrap(data), nil, nil)
-		h2, err2 := inputs.Hash(contract.RoleMachine, "img", wrap(reversed.Bytes()), nil, nil)
+		h1, err1 := inputs.Hash(testKey, contract.RoleMachine, "img", wrap(data), nil, nil)
+		h2, err2 := inputs.Hash(testKey, contract.RoleMachine, "img", wrap(reversed.Bytes()), nil, nil)
 		if err1 != nil || err2 != nil || h1 != h2 {
 			t.Fatalf("equal documents hash differently: %s %s (%v, %v)", h1, h2, err1, err2)
 		}

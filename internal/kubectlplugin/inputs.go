@@ -21,6 +21,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
+	captfinputs "captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 	"captf.io/captf/pkg/state"
@@ -82,6 +83,9 @@ func inputs(ctx context.Context, flags *genericclioptions.ConfigFlags, out io.Wr
 	if err := r.readState(ctx, cl); err != nil {
 		return err
 	}
+	if err := r.rekey(ctx, cl); err != nil {
+		return err
+	}
 	var mismatch bool
 	if r.rec, mismatch = records.ForDestroy(r.attempt, r.applied, r.stateHash); r.rec == nil {
 		return noRecordError(t, ns)
@@ -108,6 +112,29 @@ func liveClient(flags *genericclioptions.ConfigFlags) (client.Client, string, er
 	}
 	cl, err := client.New(cfg, client.Options{Scheme: s})
 	return cl, ns, err
+}
+
+// rekey brings the hashes an earlier release wrote (h2) to the current
+// scheme with the object's plan key, so that records and state written
+// on either side of the upgrade compare as the manager compares them.
+// Without the key (none yet, or not readable) they compare as written.
+func (r *rendered) rekey(ctx context.Context, cl client.Client) error {
+	s := &corev1.Secret{}
+	err := cl.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: records.PlanKeyName(r.t.Kind, r.t.Name)}, s)
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the plan key of %s %s/%s: %w", r.t.Kind, r.ns, r.t.Name, err)
+	}
+	key := s.Data["key"]
+	r.stateHash = captfinputs.Rekey(key, r.stateHash)
+	for _, rec := range []*records.Record{r.attempt, r.applied} {
+		if rec != nil {
+			rec.InputsHash = captfinputs.Rekey(key, rec.InputsHash)
+		}
+	}
+	return nil
 }
 
 // readState reads the base state Secret's inputs hash and labels (never

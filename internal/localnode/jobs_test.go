@@ -1,6 +1,7 @@
 package localnode_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -66,7 +67,7 @@ func startApply(t *testing.T, ns, image string, machine bool) *batchv1.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, err := inputs.Hash(role, image, roleTfvars, nil, nil)
+	hash, err := inputs.Hash(bytes.Repeat([]byte{7}, inputs.MinKeyBytes), role, image, roleTfvars, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

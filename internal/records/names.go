@@ -18,6 +18,7 @@ const (
 const (
 	AttemptPrefix = "captf-inputs-"
 	AppliedPrefix = "captf-applied-"
+	PlanKeyPrefix = "captf-plankey-"
 )
 
 // maxNameLength is the longest name a Secret may have.
@@ -35,6 +36,13 @@ func AttemptName(kind, name string) string {
 // captf-applied-<kindshort>-<name>, or "" for another kind.
 func AppliedName(kind, name string) string {
 	return recordName(AppliedPrefix, kind, name)
+}
+
+// PlanKeyName returns the name of an object's plan key Secret, the key
+// of its plan, inputs and approval hashes:
+// captf-plankey-<kindshort>-<name>, or "" for another kind.
+func PlanKeyName(kind, name string) string {
+	return recordName(PlanKeyPrefix, kind, name)
 }
 
 // recordName is <prefix><kindshort>-<name>, or the prefix, the kind short

@@ -9,7 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -126,7 +128,10 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 			return fmt.Errorf("deleting the input records: %w", err)
 		}
 	}
-	if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()}); err != nil {
+	// A plan key retained with the state stays with it.
+	notRetained, _ := labels.NewRequirement(infrav1.RetainedFromUIDLabel, selection.DoesNotExist, nil)
+	if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()},
+		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notRetained)}); err != nil {
 		return fmt.Errorf("deleting the plan key Secret: %w", err)
 	}
 	// The run lease and (a cluster's) cluster lease carry the object's

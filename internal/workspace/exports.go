@@ -46,7 +46,7 @@ func (p *pass) appliedExports() (hash string, known bool) {
 	if p.stateStatus() == StateAbsent {
 		return "", true // nothing applied
 	}
-	if ap := p.inputs.applied; ap != nil && ap.InputsHash != "" && ap.InputsHash == p.stateInputsHash() {
+	if ap := p.inputs.applied; ap != nil && ap.InputsHash != "" && p.keyed(ap.InputsHash) == p.stateInputsHash() {
 		return inputs.ExportsHash(ap.Tfvars), true
 	}
 	return "", false
@@ -94,7 +94,7 @@ func (p *pass) holdBack(r rendered) *heldChange {
 		return nil
 	}
 	pl := p.livePlan()
-	if pl == nil || pl.Spec.Reason != infrav1.PlanReasonExportsChange || planApproved(pl) || pl.Spec.InputsHash != r.approval {
+	if pl == nil || pl.Spec.Reason != infrav1.PlanReasonExportsChange || planApproved(pl) || p.keyed(pl.Spec.InputsHash) != r.approval {
 		return nil
 	}
 	ap := p.inputs.applied

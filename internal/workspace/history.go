@@ -102,6 +102,7 @@ func (p *pass) history() []FinishedJob {
 	var out []FinishedJob
 	for i := range p.jobs {
 		if fj, ok := finishedJob(&p.jobs[i]); ok {
+			fj.InputsHash = p.keyed(fj.InputsHash)
 			fj.PlanEnded = fj.Blocked && p.blockEnded(fj)
 			out = append(out, fj)
 		}

@@ -34,13 +34,19 @@ type built struct {
 	held *heldChange
 	// tooLarge is set when the rendered root exceeds the cap.
 	tooLarge error
+	// key is the object's plan key, which keys the hashes (nil while it
+	// has none).
+	key []byte
 }
 
-// loadRecords reads the object's input records, live.
+// loadRecords reads the object's input records and plan key, live.
 func (p *pass) loadRecords(ctx context.Context) error {
 	var err error
 	p.inputs.attempt, p.inputs.applied, err = records.Load(ctx, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
-	return err
+	if err != nil {
+		return err
+	}
+	return p.loadKey(ctx)
 }
 
 // buildInputs renders the current inputs of a mutable object, or of an
@@ -66,6 +72,9 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	values, sensitive, err := p.variables(ctx)
 	if err != nil {
 		return p.inputsFailed(err)
+	}
+	if _, err := p.ensurePlanKey(ctx); err != nil {
+		return err
 	}
 	roleTfvars, err := ri.Tfvars()
 	if err != nil {
@@ -117,11 +126,11 @@ func (p *pass) render(roleTfvars []byte, values map[string]json.RawMessage, sens
 	if r.mainTF, r.tfvars, err = inputs.Files(p.role.Contract(), roleTfvars, values, sensitive); err != nil {
 		return r, err
 	}
-	if r.hash, err = inputs.Hash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
+	if r.hash, err = inputs.Hash(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
 		return r, err
 	}
 	if p.role.Kind() == state.KindMachinePool {
-		if r.approval, err = inputs.ApprovalHash(p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
+		if r.approval, err = inputs.ApprovalHash(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
 			return r, err
 		}
 		r.exports = inputs.ExportsHash(roleTfvars)

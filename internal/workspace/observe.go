@@ -97,10 +97,11 @@ func (p *pass) stateStatus() StateStatus {
 	return StateUnreadable
 }
 
-// stateInputsHash is the captf.io/inputs-hash of the base state Secret.
+// stateInputsHash is the captf.io/inputs-hash of the base state Secret,
+// rekeyed when an earlier release wrote it.
 func (p *pass) stateInputsHash() string {
 	if base := p.baseStateSecret(); base != nil {
-		return base.Annotations[infrav1.InputsHashAnnotation]
+		return p.keyed(base.Annotations[infrav1.InputsHashAnnotation])
 	}
 	return ""
 }

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -21,8 +20,6 @@ import (
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
-	"captf.io/captf/internal/protection"
-	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runner"
 	"captf.io/captf/pkg/state"
 )
@@ -57,39 +54,6 @@ func (p *pass) planInputs() string {
 		return h.approval
 	}
 	return p.inputs.approval
-}
-
-// planKeyName is the object's plan key Secret.
-func (p *pass) planKeyName() string {
-	return "captf-plankey-" + state.KindShort(p.role.Kind()) + "-" + p.obj.GetName()
-}
-
-// ensurePlanKey creates the object's plan key Secret, 32 random bytes
-// owned and protected by the object, the first time a Job needs it; it is
-// never rotated.
-func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
-	name := p.planKeyName()
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}})
-	if err == nil || !apierrors.IsNotFound(err) {
-		return name, err
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return "", err
-	}
-	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
-			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())},
-			Finalizers:      []string{protection.Finalizer}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{"key": key},
-	}
-	if err := p.e.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating the plan key Secret %s: %w", name, err)
-	}
-	return name, nil
 }
 
 // observePlans lists the object's TerraformPlans (from the cache).
@@ -137,7 +101,7 @@ func (p *pass) livePlan() *infrav1.TerraformPlan {
 // approvedPlan is the live, approved plan of the current inputs (nil when
 // none): its apply runs with --expect-plan.
 func (p *pass) approvedPlan() *infrav1.TerraformPlan {
-	if pl := p.livePlan(); pl != nil && planApproved(pl) && p.planInputs() != "" && pl.Spec.InputsHash == p.planInputs() {
+	if pl := p.livePlan(); pl != nil && planApproved(pl) && p.planInputs() != "" && p.keyed(pl.Spec.InputsHash) == p.planInputs() {
 		return pl
 	}
 	return nil
@@ -149,7 +113,7 @@ func (p *pass) approvedPlan() *infrav1.TerraformPlan {
 func (p *pass) pendingPlan() *infrav1.TerraformPlan {
 	pl := p.livePlan()
 	if pl == nil || planApproved(pl) || pl.Spec.Reason == infrav1.PlanReasonManual || p.inputs.held != nil ||
-		p.planInputs() == "" || pl.Spec.InputsHash != p.planInputs() {
+		p.planInputs() == "" || p.keyed(pl.Spec.InputsHash) != p.planInputs() {
 		return nil
 	}
 	return pl
@@ -238,7 +202,7 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 // changed, or a pool's exports change was withdrawn.
 func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
 	switch {
-	case pl.Spec.InputsHash != p.planInputs():
+	case p.keyed(pl.Spec.InputsHash) != p.planInputs():
 		return "the inputs no longer hash to " + pl.Spec.InputsHash
 	case p.exportsWithdrawn(pl):
 		return "the pool's inputs render the cluster exports of its last successful apply again"
@@ -366,7 +330,7 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 		Spec: infrav1.TerraformPlanSpec{
 			TargetRef:  infrav1.PlanTargetReference{Kind: p.role.Kind(), Name: p.obj.GetName()},
 			PlanHash:   rp.Hash,
-			InputsHash: planInputsOf(o.job),
+			InputsHash: p.keyed(planInputsOf(o.job)),
 			Reason:     reason,
 			Summary:    planSummary(rp),
 		},
@@ -526,7 +490,7 @@ func summaryCounts(s infrav1.PlanSummary) string {
 // blockedMessage says why an apply waits for approval and how to give it.
 func (p *pass) blockedMessage() string {
 	pl := p.livePlan()
-	if pl == nil || pl.Spec.InputsHash != p.planInputs() {
+	if pl == nil || p.keyed(pl.Spec.InputsHash) != p.planInputs() {
 		return "The newest apply of these inputs stopped before deleting or replacing resources and the runner reported no plan to approve; change the inputs, or wait for the next guarded apply"
 	}
 	var destructive []string
@@ -572,7 +536,7 @@ func (p *pass) planStatus() PlanStatus {
 	if p.approvedPlan() != nil {
 		return PlanApproved
 	}
-	if pl := p.livePlan(); pl != nil && pl.Spec.InputsHash == p.inputs.hash {
+	if pl := p.livePlan(); pl != nil && p.keyed(pl.Spec.InputsHash) == p.inputs.hash {
 		return PlanPending
 	}
 	h := Snapshot{History: p.history()}

@@ -41,11 +41,7 @@ func (p *pass) reownState(ctx context.Context) error {
 	}
 	// A state owned by an earlier UID says the object was re-created (a
 	// restore, a move): its other Secrets are owned by that UID too.
-	names := p.recordNames()
-	if p.planned() {
-		names = append(names, p.planKeyName())
-	}
-	for _, name := range names {
+	for _, name := range append(p.recordNames(), p.planKeyName()) {
 		s := &corev1.Secret{}
 		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
 			if apierrors.IsNotFound(err) {

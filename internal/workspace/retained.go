@@ -18,7 +18,8 @@ import (
 )
 
 // keptSecrets are the Secrets deletionPolicy Retain keeps and a recreated
-// object may adopt: the state, the input records and the state backups,
+// object may adopt: the state, the input records, the plan key (it keys
+// the inputs hash the state carries) and the state backups,
 // read live, metadata only (retaining and adopting write no data, and
 // Secrets that merely carry these labels must cost no memory).
 func (p *pass) keptSecrets(ctx context.Context) ([]metav1.PartialObjectMetadata, error) {
@@ -34,7 +35,8 @@ func (p *pass) keptSecrets(ctx context.Context) ([]metav1.PartialObjectMetadata,
 		}
 		out = append(out, list.Items...)
 	}
-	for _, name := range p.recordNames() {
+	// The plan key keys the inputs hash the retained state carries.
+	for _, name := range append(p.recordNames(), p.planKeyName()) {
 		s := &metav1.PartialObjectMetadata{}
 		s.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 		err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
@@ -87,10 +89,6 @@ func (p *pass) retain(ctx context.Context) error {
 			return fmt.Errorf("retaining Secret %s: %w", s.Name, err)
 		}
 	}
-	// The plan key is worth nothing without the object.
-	if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(p.obj.GetNamespace()), client.MatchingFields{"metadata.name": p.planKeyName()}); err != nil {
-		return fmt.Errorf("deleting the plan key Secret: %w", err)
-	}
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
 	if err := p.deleteEach(ctx, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
 		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: "run",
@@ -103,7 +101,7 @@ func (p *pass) retain(ctx context.Context) error {
 		}
 	}
 	p.eventf(corev1.EventTypeNormal, "InfrastructureRetained",
-		"deletionPolicy Retain: the infrastructure was not destroyed; %d Secrets (state, inputs records, backups) are kept, labelled %s=%s",
+		"deletionPolicy Retain: the infrastructure was not destroyed; %d Secrets (state, inputs records, plan key, backups) are kept, labelled %s=%s",
 		len(kept), infrav1.RetainedFromUIDLabel, p.obj.GetUID())
 	if err := p.removeFinalizer(ctx); err != nil {
 		return err
@@ -145,6 +143,6 @@ func (p *pass) adoptRetained(ctx context.Context, from string) error {
 			return fmt.Errorf("adopting retained Secret %s: %w", s.Name, err)
 		}
 	}
-	p.eventf(corev1.EventTypeNormal, "RetainedStateAdopted", "Adopted the state, inputs records and backups retained by deleted object %s", from)
+	p.eventf(corev1.EventTypeNormal, "RetainedStateAdopted", "Adopted the state, inputs records, plan key and backups retained by deleted object %s", from)
 	return nil
 }

@@ -56,7 +56,7 @@ type runInputs struct {
 // inputsFor picks what the Job of op renders and runs.
 func (p *pass) inputsFor(op Operation) (runInputs, string) {
 	if op == OpRestore {
-		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.restore.InputsHash, identity: p.creds.Identity, identityKind: p.creds.Kind}
+		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.keyed(p.restore.InputsHash), identity: p.creds.Identity, identityKind: p.creds.Kind}
 		p.pickImage(&ri, p.inputs.applied)
 		return ri, ""
 	}
@@ -207,7 +207,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 			job.Annotations = map[string]string{}
 		}
 		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
-		job.Annotations[infrav1.InputsHashAnnotation] = p.restore.InputsHash
+		job.Annotations[infrav1.InputsHashAnnotation] = p.keyed(p.restore.InputsHash)
 	}
 	if op == OpApply && p.role.Kind() == state.KindMachinePool {
 		if job.Annotations == nil {

@@ -217,7 +217,7 @@ func (w *world) wantStateAdopted(kind string, obj client.Object) {
 		w.t.Fatalf("%s has no state Secret", obj.GetName())
 	}
 	for _, s := range list.Items {
-		if s.Name == state.SecretName(suffix) && !strings.HasPrefix(s.Annotations[infrav1.InputsHashAnnotation], "h2:") {
+		if s.Name == state.SecretName(suffix) && !strings.HasPrefix(s.Annotations[infrav1.InputsHashAnnotation], "h3:") {
 			w.t.Errorf("state Secret %s lacks the inputs hash", s.Name)
 		}
 		if !metav1.IsControlledBy(&s, obj) && !slices.ContainsFunc(s.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == obj.GetUID() }) {

@@ -17,6 +17,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/contract"
 	"captf.io/captf/pkg/state"
@@ -119,7 +120,18 @@ func (w *world) newCluster(ctx context.Context) (*infrav1.TerraformCluster, erro
 			Defaults:             &infrav1.ClusterDefaults{Drift: &infrav1.ClusterDriftSpec{IntervalSeconds: driftOff()}},
 		},
 	}
-	hash, err := clusterInputsHash(ctx, tc)
+	// The cluster's plan key keys its inputs hash: the fixture makes it,
+	// as the manager would have at the first apply.
+	key := make([]byte, inputs.MinKeyBytes)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	planKey := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, clusterName)},
+		Data: map[string][]byte{"key": key}}
+	if err := createAll(ctx, planKey); err != nil {
+		return nil, err
+	}
+	hash, err := clusterInputsHash(ctx, tc, key)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +149,7 @@ func (w *world) newCluster(ctx context.Context) (*infrav1.TerraformCluster, erro
 // clusterInputsHash is the inputs hash the manager computes for tc (a
 // mutable object re-applies when it differs from its state's): the cluster
 // role's inputs, no user variables, hashed as in workspace's buildInputs.
-func clusterInputsHash(ctx context.Context, tc *infrav1.TerraformCluster) (string, error) {
+func clusterInputsHash(ctx context.Context, tc *infrav1.TerraformCluster, key []byte) (string, error) {
 	role := roles.Cluster{}
 	owner, err := role.Owner(ctx, env.Client, tc)
 	if err != nil {
@@ -158,7 +170,7 @@ func clusterInputsHash(ctx context.Context, tc *infrav1.TerraformCluster) (strin
 	if err != nil {
 		return "", err
 	}
-	return inputs.Hash(contract.RoleCluster, tc.Spec.Source.Image, tfvars, values, sensitive)
+	return inputs.Hash(key, contract.RoleCluster, tc.Spec.Source.Image, tfvars, values, sensitive)
 }
 
 func machineName(i int) string { return fmt.Sprintf("m-%04d", i) }

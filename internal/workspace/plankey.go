@@ -1,0 +1,102 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/records"
+)
+
+// The object's plan key (captf-plankey-<kindshort>-<name>, 32 random
+// bytes, never rotated) keys its plan hashes (the runner reads it) and
+// its inputs and approval hashes (the manager reads it), so that what a
+// reader of its Jobs and TerraformPlans sees confirms no guess of a
+// secret input.
+
+// planKeyName is the object's plan key Secret.
+func (p *pass) planKeyName() string {
+	return records.PlanKeyName(p.role.Kind(), p.obj.GetName())
+}
+
+// loadKey reads the object's plan key, live; it stays nil when there is
+// none yet.
+func (p *pass) loadKey(ctx context.Context) error {
+	s := &corev1.Secret{}
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: p.planKeyName()}, s)
+	switch {
+	case apierrors.IsNotFound(err):
+		p.inputs.key = nil
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the plan key Secret %s: %w", p.planKeyName(), err)
+	}
+	key := s.Data["key"]
+	if len(key) < inputs.MinKeyBytes {
+		return fmt.Errorf("the plan key Secret %s holds %d bytes under key, it needs %d: delete it and CAPTF makes a new one (the next apply then re-applies unchanged inputs once)",
+			p.planKeyName(), len(key), inputs.MinKeyBytes)
+	}
+	p.inputs.key = key
+	return nil
+}
+
+// ensurePlanKey makes sure the object has its plan key and returns the
+// Secret's name. A deleting object that has none gets a key for this pass
+// only: a destroy records no hash, and a namespace being deleted takes no
+// new Secret.
+func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
+	name := p.planKeyName()
+	if p.inputs.key != nil {
+		return name, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", err
+	}
+	if !p.obj.GetDeletionTimestamp().IsZero() {
+		p.inputs.key = key
+		return name, nil
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
+			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())},
+			Finalizers:      []string{protection.Finalizer}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"key": key},
+	}
+	err := p.e.Client.Create(ctx, s)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return name, p.loadKey(ctx) // made since it was read: that one keys
+	case err != nil:
+		return "", fmt.Errorf("creating the plan key Secret %s: %w", name, err)
+	}
+	p.inputs.key = key
+	return name, nil
+}
+
+// keyedRecord is a copy of rec with its inputs hash keyed (nil for nil).
+func (p *pass) keyedRecord(rec *records.Record) *records.Record {
+	if rec == nil {
+		return nil
+	}
+	c := *rec
+	c.InputsHash = p.keyed(c.InputsHash)
+	return &c
+}
+
+// keyed is a stored inputs or approval hash in the current scheme (an h2
+// digest of an earlier release is rekeyed), for comparing with the
+// current ones.
+func (p *pass) keyed(stored string) string {
+	return inputs.Rekey(p.inputs.key, stored)
+}

@@ -1,0 +1,175 @@
+package lifecycle_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/contract"
+	"captf.io/captf/pkg/state"
+)
+
+// TestInputsHashConfirmsNoSecret: a user who can read Jobs and events
+// (the view role) and knows every input of a cluster but the value of a
+// Secret-sourced variable cannot test guesses of it against the inputs
+// hash: what they can read is keyed with the object's plan key. A
+// cluster applied by a release that wrote unkeyed h2 hashes (state,
+// records, no plan key) upgrades without an apply, and a change of the
+// secret still applies.
+func TestInputsHashConfirmsNoSecret(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "tofu")
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "secret-settings", Labels: map[string]string{infrav1.VariablesLabel: "true"}},
+		Data: map[string][]byte{"description": []byte("correct-horse")}}
+	w.create(source)
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) {
+		tc.Spec.VariablesFrom = []infrav1.VariablesFromSource{{SecretRef: &infrav1.LocalObjectReference{Name: source.Name}}}
+	})
+	w.waitProvisioned(tc)
+
+	guess := func(value string) string { return w.unkeyedDigest(tc, value) }
+	right := guess("correct-horse")
+	w.wantNoDigestReadable(tc, right, guess("wrong-guess"))
+	key := w.planKey(tc)
+	applied := w.jobsOf(state.KindCluster, tc.Name, "apply")[0].Annotations[infrav1.InputsHashAnnotation]
+	if want := inputs.Rekey(key, right); applied != want {
+		t.Fatalf("the apply Job carries inputs hash %s, want %s: the current inputs keyed with the plan key", applied, want)
+	}
+
+	// What an earlier release left: unkeyed hashes on the state and the
+	// records, and no plan key (it made one only to plan).
+	suffix, _ := state.Suffix(w.ns, state.KindCluster, tc.Name)
+	for _, name := range []string{state.SecretName(suffix), records.AttemptName(state.KindCluster, tc.Name), records.AppliedName(state.KindCluster, tc.Name)} {
+		w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}, func(o client.Object) {
+			a := o.GetAnnotations()
+			a[infrav1.InputsHashAnnotation] = right
+			o.SetAnnotations(a)
+		})
+	}
+	keySecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, tc.Name)}}
+	w.update(keySecret, func(o client.Object) { o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == protection.Finalizer })) })
+	if err := env.Client.Delete(t.Context(), keySecret); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+		before[j.Name] = true
+	}
+	// A spec change that leaves the inputs alone proves a pass ran.
+	w.update(tc, func(o client.Object) {
+		o.(*infrav1.TerraformCluster).Spec.Drift = &infrav1.ClusterDriftSpec{IntervalSeconds: ptr.To[int32](3600), Action: infrav1.DriftActionReport}
+	})
+	w.eventually(time.Minute, "a pass over the new generation", func() (bool, error) {
+		w.get(tc)
+		return tc.Status.ObservedGeneration == tc.Generation, nil
+	})
+	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+		if !before[j.Name] {
+			t.Fatalf("apply Job %s started after the upgrade, want none: the h2 state hash names the current inputs", j.Name)
+		}
+	}
+	if c := conditionOf(tc, infrav1.InputsAppliedCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("InputsApplied %+v after the upgrade, want True", c)
+	}
+	if newKey := w.planKey(tc); slices.Equal(newKey, key) {
+		t.Error("the plan key was not made anew")
+	}
+
+	// The secret changes: the change applies, and what a viewer reads
+	// confirms neither value.
+	w.update(source, func(o client.Object) { o.(*corev1.Secret).Data["description"] = []byte("battery-staple") })
+	w.eventually(time.Minute, "the new secret applied", func() (bool, error) {
+		return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
+	})
+	w.waitEvent(tc.Name, "InputsChanged")
+	w.wantNoDigestReadable(tc, right, guess("battery-staple"))
+}
+
+// unkeyedDigest is the h2 digest a reader computes for the cluster's
+// inputs with value guessed for its Secret-sourced variable description.
+func (w *world) unkeyedDigest(tc *infrav1.TerraformCluster, value string) string {
+	w.t.Helper()
+	role := roles.Cluster{}
+	w.get(tc)
+	owner, err := role.Owner(w.t.Context(), env.Client, tc)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ri, cond, err := role.Inputs(w.t.Context(), env.Client, tc, owner, nil)
+	if err != nil || cond != nil {
+		w.t.Fatalf("the cluster's inputs: %v %v", err, cond)
+	}
+	tfvars, err := ri.Tfvars()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	raw, _ := json.Marshal(value)
+	d, err := inputs.Digest(contract.RoleCluster, tc.Spec.Source.Image, tfvars,
+		map[string]json.RawMessage{"description": raw}, map[string]bool{"description": true}, false)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return d
+}
+
+// wantNoDigestReadable fails when a Job, its pod arguments or an event
+// of the cluster shows one of the digests.
+func (w *world) wantNoDigestReadable(tc *infrav1.TerraformCluster, digests ...string) {
+	w.t.Helper()
+	var readable []string
+	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "") {
+		for k, v := range j.Annotations {
+			readable = append(readable, k+"="+v)
+		}
+		for _, c := range j.Spec.Template.Spec.Containers {
+			readable = append(readable, c.Args...)
+		}
+	}
+	for _, n := range w.eventNotes(tc.Name) {
+		readable = append(readable, n[1])
+	}
+	var plans infrav1.TerraformPlanList
+	if err := env.Client.List(w.t.Context(), &plans, client.InNamespace(w.ns)); err != nil {
+		w.t.Fatal(err)
+	}
+	for _, p := range plans.Items {
+		readable = append(readable, p.Spec.InputsHash)
+	}
+	for _, d := range digests {
+		hexPart := strings.TrimPrefix(d, "h2:")
+		for _, r := range readable {
+			if strings.Contains(r, hexPart) {
+				w.t.Errorf("a viewer reads %q, which confirms a guess of the secret (digest %s)", r, d)
+			}
+		}
+	}
+	if len(readable) == 0 {
+		w.t.Fatal("nothing readable to check")
+	}
+}
+
+// planKey reads the object's plan key.
+func (w *world) planKey(tc *infrav1.TerraformCluster) []byte {
+	w.t.Helper()
+	s := &corev1.Secret{}
+	w.eventually(30*time.Second, "the plan key", func() (bool, error) {
+		err := env.Client.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, tc.Name)}, s)
+		return err == nil && s.DeletionTimestamp == nil, client.IgnoreNotFound(err)
+	})
+	return s.Data["key"]
+}
