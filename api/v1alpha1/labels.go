@@ -89,7 +89,7 @@ const (
 	// RemediationRequestedAnnotation (Machine) marks a remediation request
 	// CAPTF made.
 	RemediationRequestedAnnotation = "captf.io/remediation-requested"
-	// InputsHashAnnotation is the h2: inputs hash of the apply that wrote a
+	// InputsHashAnnotation is the (h3:, keyed) inputs hash of the apply that wrote a
 	// state (base state Secret, first backup chunk, apply/plan/restore Jobs,
 	// inputs records).
 	InputsHashAnnotation = "captf.io/inputs-hash"

@@ -9,7 +9,8 @@
 //     init's flags complete, one variable per input, the image's module
 //     called as module "role" { source = "../../module" }, and the role's
 //     contract outputs re-exported as sensitive outputs;
-//   - the h2 inputs hash over a canonical JSON encoding (Hash,
+//   - the inputs hash, keyed with the plan key over the h2 digest of a
+//     canonical JSON encoding (Hash, Digest, Rekey,
 //     ApprovalHash, Canonical);
 //   - the size cap of a run's inputs (MaxBytes, CheckSize).
 //

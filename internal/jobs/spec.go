@@ -77,7 +77,7 @@ type Spec struct {
 	// Restore lists the backup to restore; required for restore only.
 	Restore *Restore
 
-	// InputsHash is the h2: hash of the inputs the Job runs with (for
+	// InputsHash is the keyed h3: hash of the inputs the Job runs with (for
 	// restore: the backup's). It annotates apply, plan and restore Jobs
 	// and the per-run Secret; apply and plan need it.
 	InputsHash string

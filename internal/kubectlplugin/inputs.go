@@ -58,6 +58,7 @@ type rendered struct {
 	attempt, applied    *records.Record
 	stateHash           string
 	stateFound          bool
+	keyUnreadable       bool
 	backendLabels       map[string]string
 	image               string
 	pinned              bool
@@ -122,7 +123,10 @@ func (r *rendered) rekey(ctx context.Context, cl client.Client) error {
 	s := &corev1.Secret{}
 	err := cl.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: records.PlanKeyName(r.t.Kind, r.t.Name)}, s)
 	switch {
-	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsForbidden(err):
+		r.keyUnreadable = true
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading the plan key of %s %s/%s: %w", r.t.Kind, r.ns, r.t.Name, err)
@@ -247,6 +251,10 @@ func (r *rendered) printSummary(out io.Writer, mismatch bool) {
 	default:
 		fmt.Fprintf(out, "Warning: there is no state Secret %s: the object never applied or its state is lost "+
 			"(see the state-unreadable runbook); a destroy with these inputs finds nothing to destroy.\n", state.SecretName(r.suffix))
+	}
+	if r.keyUnreadable {
+		fmt.Fprintf(out, "Note: you may not read the plan key Secret %s: inputs hashes of an earlier release (h2:) are compared as written, "+
+			"so the record picked may differ from the manager's.\n", records.PlanKeyName(r.t.Kind, r.t.Name))
 	}
 	if mismatch {
 		fmt.Fprintf(out, "Warning: the record's inputs hash %s is not the state's %s (the manager's DestroyInputsMismatch): "+

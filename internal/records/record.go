@@ -32,7 +32,8 @@ type Record struct {
 	// captf.io/identity-kind).
 	Identity     string
 	IdentityKind infrav1.IdentityKind
-	// InputsHash is the h2: hash of the inputs (captf.io/inputs-hash).
+	// InputsHash is the inputs hash (captf.io/inputs-hash): h3:, or h2: when
+	// an earlier release wrote it.
 	InputsHash string
 	// MainTF and Tfvars are the two files. They hold sensitive values.
 	MainTF, Tfvars []byte

@@ -262,6 +262,10 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.observePlans(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Bookkeeping compares and writes hashes: the key first.
+	if err := p.loadKey(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := p.bookkeep(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

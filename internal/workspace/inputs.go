@@ -35,18 +35,23 @@ type built struct {
 	// tooLarge is set when the rendered root exceeds the cap.
 	tooLarge error
 	// key is the object's plan key, which keys the hashes (nil while it
-	// has none).
-	key []byte
+	// has none); ephemeral when it is this pass's only (see
+	// ensurePlanKey).
+	key       []byte
+	ephemeral bool
 }
 
-// loadRecords reads the object's input records and plan key, live.
+// loadRecords reads the object's input records, live, and makes sure it
+// has its plan key: every hash it compares or writes from here on is
+// keyed, a provisioned machine's and a deleting object's too.
 func (p *pass) loadRecords(ctx context.Context) error {
 	var err error
 	p.inputs.attempt, p.inputs.applied, err = records.Load(ctx, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
 	if err != nil {
 		return err
 	}
-	return p.loadKey(ctx)
+	_, err = p.ensurePlanKey(ctx)
+	return err
 }
 
 // buildInputs renders the current inputs of a mutable object, or of an
@@ -72,9 +77,6 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	values, sensitive, err := p.variables(ctx)
 	if err != nil {
 		return p.inputsFailed(err)
-	}
-	if _, err := p.ensurePlanKey(ctx); err != nil {
-		return err
 	}
 	roleTfvars, err := ri.Tfvars()
 	if err != nil {

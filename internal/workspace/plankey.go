@@ -27,9 +27,12 @@ func (p *pass) planKeyName() string {
 	return records.PlanKeyName(p.role.Kind(), p.obj.GetName())
 }
 
-// loadKey reads the object's plan key, live; it stays nil when there is
-// none yet.
+// loadKey reads the object's plan key, live, once a pass; it stays nil
+// when there is none yet.
 func (p *pass) loadKey(ctx context.Context) error {
+	if p.inputs.key != nil {
+		return nil
+	}
 	s := &corev1.Secret{}
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: p.planKeyName()}, s)
 	switch {
@@ -49,9 +52,10 @@ func (p *pass) loadKey(ctx context.Context) error {
 }
 
 // ensurePlanKey makes sure the object has its plan key and returns the
-// Secret's name. A deleting object that has none gets a key for this pass
-// only: a destroy records no hash, and a namespace being deleted takes no
-// new Secret.
+// Secret's name. In a namespace being deleted, which takes no new Secret,
+// a deleting object that has none gets a key for this pass only
+// (ephemeral): it only destroys, and an h2 hash it would key is dropped
+// instead (keyed).
 func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	name := p.planKeyName()
 	if p.inputs.key != nil {
@@ -60,10 +64,6 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return "", err
-	}
-	if !p.obj.GetDeletionTimestamp().IsZero() {
-		p.inputs.key = key
-		return name, nil
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
@@ -77,6 +77,9 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return name, p.loadKey(ctx) // made since it was read: that one keys
+	case apierrors.IsForbidden(err) && !p.obj.GetDeletionTimestamp().IsZero():
+		p.inputs.key, p.inputs.ephemeral = key, true
+		return name, nil
 	case err != nil:
 		return "", fmt.Errorf("creating the plan key Secret %s: %w", name, err)
 	}
@@ -96,7 +99,12 @@ func (p *pass) keyedRecord(rec *records.Record) *records.Record {
 
 // keyed is a stored inputs or approval hash in the current scheme (an h2
 // digest of an earlier release is rekeyed), for comparing with the
-// current ones.
+// current ones and for writing. Under an ephemeral key an h2 digest is
+// dropped: keyed with it, it would be written where nothing could ever
+// match it again, and as it is, it confirms guesses.
 func (p *pass) keyed(stored string) string {
+	if p.inputs.ephemeral && inputs.Rekey(p.inputs.key, stored) != stored {
+		return ""
+	}
 	return inputs.Rekey(p.inputs.key, stored)
 }

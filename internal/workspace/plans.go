@@ -203,7 +203,7 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
 	switch {
 	case p.keyed(pl.Spec.InputsHash) != p.planInputs():
-		return "the inputs no longer hash to " + pl.Spec.InputsHash
+		return "the inputs no longer hash to " + p.keyed(pl.Spec.InputsHash)
 	case p.exportsWithdrawn(pl):
 		return "the pool's inputs render the cluster exports of its last successful apply again"
 	case pl.Spec.Reason == infrav1.PlanReasonManual && !p.manual():
@@ -319,6 +319,11 @@ func planName(target, job, planHash string) string {
 // Manual plan Job's) into a Pending TerraformPlan of reason and
 // supersedes the older live one.
 func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanReason) error {
+	// The plan names the Job's hash keyed (bookkeeping may run before the
+	// pass made the key).
+	if _, err := p.ensurePlanKey(ctx); err != nil {
+		return err
+	}
 	rp := o.result.Plan
 	pl := &infrav1.TerraformPlan{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: planName(p.obj.GetName(), o.job.Name, rp.Hash),
@@ -361,7 +366,7 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 	}
 	p.plans = append([]infrav1.TerraformPlan{*pl}, p.plans...)
 	p.eventf(corev1.EventTypeNormal, "PlanReady", "TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.approveTarget())
+		pl.Name, p.keyed(pl.Spec.InputsHash), summaryCounts(pl.Spec.Summary), p.approveTarget())
 	return nil
 }
 
@@ -503,7 +508,7 @@ func (p *pass) blockedMessage() string {
 		destructive = append(destructive[:5], "…")
 	}
 	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied%s. Approve it with kubectl captf approve %s, or change the inputs",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.exportsNote(), p.approveTarget())
+		pl.Name, p.keyed(pl.Spec.InputsHash), summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.exportsNote(), p.approveTarget())
 }
 
 // manual: the object's applies wait for an approved plan (applyPolicy
@@ -563,7 +568,7 @@ func (p *pass) awaitingMessage() string {
 		return "The plan of the current inputs waits for approval"
 	}
 	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
-		pl.Name, pl.Spec.InputsHash, summaryCounts(pl.Spec.Summary), p.approveTarget())
+		pl.Name, p.keyed(pl.Spec.InputsHash), summaryCounts(pl.Spec.Summary), p.approveTarget())
 }
 
 // approveTarget is the object as kubectl captf approve names it.

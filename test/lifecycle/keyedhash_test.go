@@ -1,19 +1,25 @@
 package lifecycle_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/roles"
@@ -25,10 +31,12 @@ import (
 // TestInputsHashConfirmsNoSecret: a user who can read Jobs and events
 // (the view role) and knows every input of a cluster but the value of a
 // Secret-sourced variable cannot test guesses of it against the inputs
-// hash: what they can read is keyed with the object's plan key. A
-// cluster applied by a release that wrote unkeyed h2 hashes (state,
-// records, no plan key) upgrades without an apply, and a change of the
-// secret still applies.
+// hash: what they can read (annotations, arguments, Job names, plans,
+// events) is keyed with the object's plan key. A cluster applied by a
+// release that wrote unkeyed h2 hashes (state, records, no plan key)
+// upgrades without an apply, and a change of the secret still applies; a
+// machine provisioned by that release (it renders no inputs again) gets
+// its key too, and its destroy shows no h2 hash either.
 func TestInputsHashConfirmsNoSecret(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "tofu")
@@ -44,7 +52,9 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 
 	guess := func(value string) string { return w.unkeyedDigest(tc, value) }
 	right := guess("correct-horse")
-	w.wantNoDigestReadable(tc, right, guess("wrong-guess"))
+	w.wantNoDigestReadable(state.KindCluster, tc.Name, right, guess("wrong-guess"))
+	tm := w.newMachine("m-0")
+	w.waitProvisioned(tm)
 	key := w.planKey(tc)
 	applied := w.jobsOf(state.KindCluster, tc.Name, "apply")[0].Annotations[infrav1.InputsHashAnnotation]
 	if want := inputs.Rekey(key, right); applied != want {
@@ -52,20 +62,12 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 	}
 
 	// What an earlier release left: unkeyed hashes on the state and the
-	// records, and no plan key (it made one only to plan).
-	suffix, _ := state.Suffix(w.ns, state.KindCluster, tc.Name)
-	for _, name := range []string{state.SecretName(suffix), records.AttemptName(state.KindCluster, tc.Name), records.AppliedName(state.KindCluster, tc.Name)} {
-		w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}, func(o client.Object) {
-			a := o.GetAnnotations()
-			a[infrav1.InputsHashAnnotation] = right
-			o.SetAnnotations(a)
-		})
-	}
-	keySecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, tc.Name)}}
-	w.update(keySecret, func(o client.Object) { o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == protection.Finalizer })) })
-	if err := env.Client.Delete(t.Context(), keySecret); err != nil {
-		t.Fatal(err)
-	}
+	// records, and no plan key (it made one only to plan). The machine's
+	// hash only has to be an h2 one: a machine never compares it.
+	sum := sha256.Sum256([]byte("a machine's inputs"))
+	machineDigest := "h2:" + hex.EncodeToString(sum[:])
+	w.downgrade(state.KindCluster, tc.Name, right)
+	w.downgrade(state.KindMachine, tm.Name, machineDigest)
 	before := map[string]bool{}
 	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
 		before[j.Name] = true
@@ -97,7 +99,43 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 		return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
 	})
 	w.waitEvent(tc.Name, "InputsChanged")
-	w.wantNoDigestReadable(tc, right, guess("battery-staple"))
+	w.wantNoDigestReadable(state.KindCluster, tc.Name, right, guess("battery-staple"))
+
+	w.eventually(30*time.Second, "the machine's plan key made anew", func() (bool, error) {
+		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindMachine, tm.Name)}, &corev1.Secret{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err := env.Client.Delete(t.Context(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tm.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(t.Context(), tm); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(2*time.Minute, "the machine's destroy", func() (bool, error) {
+		return w.succeeded(state.KindMachine, tm.Name, "destroy") == 1, nil
+	})
+	w.wantNoDigestReadable(state.KindMachine, tm.Name, machineDigest)
+}
+
+// downgrade leaves an object as a release before the keyed hash did:
+// digest on its state and records, no plan key.
+func (w *world) downgrade(kind, name, digest string) {
+	w.t.Helper()
+	suffix, _ := state.Suffix(w.ns, kind, name)
+	for _, n := range []string{state.SecretName(suffix), records.AttemptName(kind, name), records.AppliedName(kind, name)} {
+		w.update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: n}}, func(o client.Object) {
+			a := o.GetAnnotations()
+			a[infrav1.InputsHashAnnotation] = digest
+			o.SetAnnotations(a)
+		})
+	}
+	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: records.PlanKeyName(kind, name)}}
+	w.update(key, func(o client.Object) {
+		o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == protection.Finalizer }))
+	})
+	if err := env.Client.Delete(w.t.Context(), key); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 // unkeyedDigest is the h2 digest a reader computes for the cluster's
@@ -127,12 +165,15 @@ func (w *world) unkeyedDigest(tc *infrav1.TerraformCluster, value string) string
 	return d
 }
 
-// wantNoDigestReadable fails when a Job, its pod arguments or an event
-// of the cluster shows one of the digests.
-func (w *world) wantNoDigestReadable(tc *infrav1.TerraformCluster, digests ...string) {
+// wantNoDigestReadable fails when a Job of the object (its annotations,
+// pod arguments, or a name made from the digest), a TerraformPlan, an
+// event or a condition of the object shows one of the digests.
+func (w *world) wantNoDigestReadable(kind, name string, digests ...string) {
 	w.t.Helper()
 	var readable []string
-	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "") {
+	var named []batchv1.Job
+	for _, j := range w.jobsOf(kind, name, "") {
+		named = append(named, j)
 		for k, v := range j.Annotations {
 			readable = append(readable, k+"="+v)
 		}
@@ -140,8 +181,14 @@ func (w *world) wantNoDigestReadable(tc *infrav1.TerraformCluster, digests ...st
 			readable = append(readable, c.Args...)
 		}
 	}
-	for _, n := range w.eventNotes(tc.Name) {
+	for _, n := range w.eventNotes(name) {
 		readable = append(readable, n[1])
+	}
+	role, _ := roles.ForKind(kind)
+	if obj := role.New(); env.Client.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: name}, obj) == nil {
+		for _, c := range conditions(obj) {
+			readable = append(readable, c.Message)
+		}
 	}
 	var plans infrav1.TerraformPlanList
 	if err := env.Client.List(w.t.Context(), &plans, client.InNamespace(w.ns)); err != nil {
@@ -155,6 +202,16 @@ func (w *world) wantNoDigestReadable(tc *infrav1.TerraformCluster, digests ...st
 		for _, r := range readable {
 			if strings.Contains(r, hexPart) {
 				w.t.Errorf("a viewer reads %q, which confirms a guess of the secret (digest %s)", r, d)
+			}
+		}
+		for _, j := range named {
+			op, attempt := j.Labels[infrav1.OperationLabel], j.Labels[infrav1.AttemptLabel]
+			if op == "refresh" || op == "drift" || op == "restore" {
+				continue // their names take a tick too
+			}
+			n, _ := strconv.Atoi(attempt)
+			if strings.HasSuffix(j.Name, "-"+jobs.Hash6(d, op, n, "")) {
+				w.t.Errorf("Job %s is named from digest %s: its name confirms a guess", j.Name, d)
 			}
 		}
 	}
