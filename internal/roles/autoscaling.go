@@ -1,12 +1,11 @@
 package roles
 
 import (
-	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
@@ -16,49 +15,47 @@ import (
 // CAPTF sets on an autoscaled MachinePool.
 const ReplicasManager = "captf"
 
-// Autoscaling is what a pool's after-step did: its AutoscalingActive
-// condition and the events to emit (type, reason, note).
-type Autoscaling struct {
-	Condition metav1.Condition
-	Events    [][3]string
-}
-
 // SyncAutoscaling is a TerraformMachinePool's after-step: while the
 // MachinePool's autoscaler annotations are valid the module owns the
 // count, and the observed replicas are written back to
 // MachinePool.spec.replicas (unclamped), marked replicas-managed-by=captf.
 // A foreign replicas-managed-by stops the write-back. Nothing is written
-// to a MachinePool that does not reference the pool back.
-func SyncAutoscaling(ctx context.Context, c client.Client, tmp *infrav1.TerraformMachinePool, o Owner) (Autoscaling, error) {
+// to a MachinePool that does not reference the pool back. It returns the
+// AutoscalingActive condition, the events and the MachinePool patch.
+func SyncAutoscaling(tmp *infrav1.TerraformMachinePool, o Owner) AfterStep {
 	mp, ok := o.Object.(*clusterv1.MachinePool)
 	cond := func(status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
 		return metav1.Condition{Type: infrav1.AutoscalingActiveCondition, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
 	}
 	if !ok || o.Mismatch {
-		return Autoscaling{Condition: cond(metav1.ConditionFalse, infrav1.AutoscalingDisabledReason, "No MachinePool to read the autoscaler annotations from")}, nil
+		return AfterStep{Conditions: []metav1.Condition{cond(metav1.ConditionFalse, infrav1.AutoscalingDisabledReason, "No MachinePool to read the autoscaler annotations from")}}
 	}
+	base := mp
+	mp = mp.DeepCopy()
 	ann := mp.Annotations
 	_, hasMin := ann[infrav1.AutoscalerMinSizeAnnotation]
 	_, hasMax := ann[infrav1.AutoscalerMaxSizeAnnotation]
 	as := inputs.AutoscalingOf(ann)
 	manager := ann[infrav1.ReplicasManagedByAnnotation]
-	var out Autoscaling
+	var out AfterStep
+	var c metav1.Condition
 	switch {
 	case !hasMin && !hasMax:
-		out.Condition = cond(metav1.ConditionFalse, infrav1.AutoscalingDisabledReason, "MachinePool %s sets no autoscaler annotations: spec.replicas is the desired size", mp.Name)
+		c = cond(metav1.ConditionFalse, infrav1.AutoscalingDisabledReason, "MachinePool %s sets no autoscaler annotations: spec.replicas is the desired size", mp.Name)
 	case !as.Enabled:
-		out.Condition = cond(metav1.ConditionFalse, infrav1.AutoscalingAnnotationsInvalidReason,
+		c = cond(metav1.ConditionFalse, infrav1.AutoscalingAnnotationsInvalidReason,
 			"MachinePool %s needs both %s and %s, non-negative integers with min <= max", mp.Name, infrav1.AutoscalerMinSizeAnnotation, infrav1.AutoscalerMaxSizeAnnotation)
 	case manager != "" && manager != "false" && manager != ReplicasManager:
-		out.Condition = cond(metav1.ConditionFalse, infrav1.ReplicasManagedExternallyReason,
+		c = cond(metav1.ConditionFalse, infrav1.ReplicasManagedExternallyReason,
 			"MachinePool %s's %s is %q: CAPTF does not write its replicas back", mp.Name, infrav1.ReplicasManagedByAnnotation, manager)
-		out.Events = append(out.Events, [3]string{"Warning", "ReplicasManagedExternally", out.Condition.Message})
-		return out, nil
+		out.Conditions = []metav1.Condition{c}
+		out.Events = append(out.Events, Event{corev1.EventTypeWarning, "ReplicasManagedExternally", c.Message})
+		return out
 	default:
-		out.Condition = cond(metav1.ConditionTrue, infrav1.ReplicasManagedByModuleReason,
+		c = cond(metav1.ConditionTrue, infrav1.ReplicasManagedByModuleReason,
 			"The module owns the size of MachinePool %s (min %d, max %d); the observed replicas are written back", mp.Name, as.Min, as.Max)
 	}
-	patch := client.MergeFrom(mp.DeepCopy())
+	out.Conditions = []metav1.Condition{c}
 	changed := false
 	if as.Enabled {
 		if manager != ReplicasManager {
@@ -73,7 +70,7 @@ func SyncAutoscaling(ctx context.Context, c client.Client, tmp *infrav1.Terrafor
 			if mp.Spec.Replicas != nil {
 				from = fmt.Sprint(*mp.Spec.Replicas)
 			}
-			out.Events = append(out.Events, [3]string{"Normal", "ReplicasWrittenBack", fmt.Sprintf("MachinePool %s spec.replicas %s → %d", mp.Name, from, *observed)})
+			out.Events = append(out.Events, Event{corev1.EventTypeNormal, "ReplicasWrittenBack", fmt.Sprintf("MachinePool %s spec.replicas %s → %d", mp.Name, from, *observed)})
 			mp.Spec.Replicas = observed
 			changed = true
 		}
@@ -82,9 +79,7 @@ func SyncAutoscaling(ctx context.Context, c client.Client, tmp *infrav1.Terrafor
 		changed = true
 	}
 	if changed {
-		if err := c.Patch(ctx, mp, patch); err != nil {
-			return out, fmt.Errorf("writing MachinePool %s: %w", mp.Name, err)
-		}
+		out.Patch, out.PatchBase = mp, base
 	}
-	return out, nil
+	return out
 }

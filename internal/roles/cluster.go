@@ -26,6 +26,11 @@ func (Cluster) Contract() contract.Role { return contract.RoleCluster }
 // Mutable implements Role.
 func (Cluster) Mutable() bool { return true }
 
+// Capabilities implements Role.
+func (Cluster) Capabilities() Capabilities {
+	return Capabilities{Dependents: true, GuardsEveryApply: true, ShortName: "tfc"}
+}
+
 // Finalizer implements Role.
 func (Cluster) Finalizer() string { return infrav1.TerraformClusterFinalizer }
 

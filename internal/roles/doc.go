@@ -3,5 +3,9 @@
 // and checks its Cluster API owner, how it renders its role inputs from what
 // it observed, and how its module's outputs land on its spec and status.
 // The lifecycle they share lives in internal/workspace, which asks a Role
-// and never branches on the kind.
+// and never branches on the kind: what one kind does that the others do
+// not is a Capability (has dependents, guards every apply, guards exports,
+// refreshes after an apply, keeps applies in Ready). A role reads through
+// the reader it is given and never writes: its after-step returns the
+// owner patch, conditions and events it wants, and the engine acts on them.
 package roles

@@ -28,6 +28,11 @@ func (Machine) Contract() contract.Role { return contract.RoleMachine }
 // Mutable implements Role.
 func (Machine) Mutable() bool { return false }
 
+// Capabilities implements Role.
+func (Machine) Capabilities() Capabilities {
+	return Capabilities{RefreshesAfterApply: true, ShortName: "tfm"}
+}
+
 // Finalizer implements Role.
 func (Machine) Finalizer() string { return infrav1.TerraformMachineFinalizer }
 

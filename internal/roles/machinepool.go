@@ -27,6 +27,11 @@ func (MachinePool) Contract() contract.Role { return contract.RoleMachinePool }
 // Mutable implements Role.
 func (MachinePool) Mutable() bool { return true }
 
+// Capabilities implements Role.
+func (MachinePool) Capabilities() Capabilities {
+	return Capabilities{GuardsExports: true, RefreshesAfterApply: true, ReadyFollowsApplies: true, ShortName: "tfmp"}
+}
+
 // Finalizer implements Role.
 func (MachinePool) Finalizer() string { return infrav1.TerraformMachinePoolFinalizer }
 

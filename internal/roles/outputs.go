@@ -1,10 +1,10 @@
 package roles
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,17 +98,17 @@ func (Cluster) Apply(obj client.Object, c Contract) Applied {
 		}
 		tc.Annotations[infrav1.EndpointSourceAnnotation] = "module"
 		a.SpecChanged = true
-		a.Events = append(a.Events, [2]string{"ControlPlaneEndpointSet", "Set spec.controlPlaneEndpoint from the module's control_plane_endpoint output"})
+		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "ControlPlaneEndpointSet", "Set spec.controlPlaneEndpoint from the module's control_plane_endpoint output"})
 	}
 	if !equality.Semantic.DeepEqual(tc.Status.FailureDomains, cc.FailureDomains) {
 		tc.Status.FailureDomains = cc.FailureDomains
-		a.Events = append(a.Events, [2]string{"FailureDomainsChanged", fmt.Sprintf("status.failureDomains lists %d failure domains", len(cc.FailureDomains))})
+		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "FailureDomainsChanged", fmt.Sprintf("status.failureDomains lists %d failure domains", len(cc.FailureDomains))})
 	}
 	if cc.ExportsPublishable {
 		tc.Status.Exports = &apiextensionsv1.JSON{Raw: slices.Clone(cc.Exports)}
 	} else if tc.Status.Exports != nil {
 		tc.Status.Exports = nil
-		a.Warnings = append(a.Warnings, [2]string{"ExportsNotPublished", fmt.Sprintf("The exports output is larger than %d bytes of compact JSON; status.exports is cleared (machines and pools still read exports from state)", outputs.MaxExportsBytes)})
+		a.Events = append(a.Events, Event{corev1.EventTypeWarning, "ExportsNotPublished", fmt.Sprintf("The exports output is larger than %d bytes of compact JSON; status.exports is cleared (machines and pools still read exports from state)", outputs.MaxExportsBytes)})
 	}
 	return a
 }
@@ -139,7 +139,7 @@ func (Machine) Apply(obj client.Object, c Contract) Applied {
 	if mc.ProviderID != "" && tm.Spec.ProviderID == "" {
 		tm.Spec.ProviderID = mc.ProviderID
 		a.SpecChanged = true
-		a.Events = append(a.Events, [2]string{"ProviderIDSet", "Set spec.providerID from the module's provider_id output"})
+		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "ProviderIDSet", "Set spec.providerID from the module's provider_id output"})
 	}
 	if !mc.report.IsPending("addresses") {
 		tm.Status.Addresses = mc.Addresses
@@ -168,7 +168,7 @@ func (MachinePool) Apply(obj client.Object, c Contract) Applied {
 	if pc.ProviderID != "" && tmp.Spec.ProviderID == "" {
 		tmp.Spec.ProviderID = pc.ProviderID
 		a.SpecChanged = true
-		a.Events = append(a.Events, [2]string{"ProviderIDSet", "Set spec.providerID from the module's provider_id output"})
+		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "ProviderIDSet", "Set spec.providerID from the module's provider_id output"})
 	}
 	if !pc.report.IsPending("provider_id_list") && !slices.Equal(tmp.Spec.ProviderIDList, pc.ProviderIDList) {
 		tmp.Spec.ProviderIDList = pc.ProviderIDList
@@ -185,17 +185,12 @@ func (MachinePool) Apply(obj client.Object, c Contract) Applied {
 
 // After implements Role: a cluster's endpoint is written while reading
 // its state; nothing more.
-func (Cluster) After(context.Context, client.Client, client.Object, Owner) ([]metav1.Condition, [][3]string, error) {
-	return nil, nil, nil
-}
+func (Cluster) After(client.Object, Owner) AfterStep { return AfterStep{} }
 
 // After implements Role.
-func (Machine) After(context.Context, client.Client, client.Object, Owner) ([]metav1.Condition, [][3]string, error) {
-	return nil, nil, nil
-}
+func (Machine) After(client.Object, Owner) AfterStep { return AfterStep{} }
 
 // After implements Role: the autoscaling write-back.
-func (MachinePool) After(ctx context.Context, c client.Client, obj client.Object, o Owner) ([]metav1.Condition, [][3]string, error) {
-	as, err := SyncAutoscaling(ctx, c, obj.(*infrav1.TerraformMachinePool), o)
-	return []metav1.Condition{as.Condition}, as.Events, err
+func (MachinePool) After(obj client.Object, o Owner) AfterStep {
+	return SyncAutoscaling(obj.(*infrav1.TerraformMachinePool), o)
 }

@@ -113,18 +113,68 @@ type Role interface {
 	// names of spec fields it changed and event notes to emit.
 	Apply(obj client.Object, c Contract) Applied
 	// After is the kind's after-step on its Cluster API owner, once the
-	// state was read (never paused, deleting or on a mismatched owner): it
-	// returns conditions to set and events (type, reason, note).
-	After(ctx context.Context, c client.Client, obj client.Object, o Owner) ([]metav1.Condition, [][3]string, error)
+	// state was read (never paused, deleting or on a mismatched owner):
+	// the conditions to set, the events to emit and the write it wants on
+	// the owner. It writes nothing itself.
+	After(obj client.Object, o Owner) AfterStep
+	// Capabilities are what the kind does that the others do not.
+	Capabilities() Capabilities
+}
+
+// Capabilities are the differences between the kinds the lifecycle
+// engine acts on: it asks for them, never for the kind.
+type Capabilities struct {
+	// Dependents: the object's cluster has machines and pools that must be
+	// gone before it is destroyed, and its apply, destroy and restore take
+	// the cluster operation gate as the writer (a TerraformCluster).
+	Dependents bool
+	// GuardsEveryApply: every apply plans first and stops before a delete
+	// or a replace until a TerraformPlan is approved; applyPolicy Manual
+	// plans every change (a TerraformCluster).
+	GuardsEveryApply bool
+	// GuardsExports: an apply rendering other cluster exports than the last
+	// successful one is guarded until its ExportsChange plan is approved,
+	// by approval hash (the inputs hash without bootstrap_data), while the
+	// object keeps rendering the exports it applied (a TerraformMachinePool).
+	GuardsExports bool
+	// RefreshesAfterApply: a successful apply whose health output was
+	// pending is followed by a refresh, for the reading (a TerraformMachine
+	// or TerraformMachinePool).
+	RefreshesAfterApply bool
+	// ReadyFollowsApplies: once provisioned, Ready still summarises
+	// ApplyJobSucceeded, so a failed re-apply (a membership change) shows
+	// (a TerraformMachinePool).
+	ReadyFollowsApplies bool
+	// ShortName is the kind's kubectl short name (tfc, tfm, tfmp).
+	ShortName string
+}
+
+// Planned: the object can have TerraformPlans.
+func (c Capabilities) Planned() bool { return c.GuardsEveryApply || c.GuardsExports }
+
+// Event is an event a role asks the engine to emit about the object.
+type Event struct {
+	// Type is Normal or Warning.
+	Type   string
+	Reason string
+	Note   string
+}
+
+// AfterStep is what a role's after-step wants.
+type AfterStep struct {
+	Conditions []metav1.Condition
+	Events     []Event
+	// Patch, when set, is the owner with the role's changes: the engine
+	// writes it as a merge patch from PatchBase, the owner as read.
+	Patch, PatchBase client.Object
 }
 
 // Applied says what Role.Apply changed.
 type Applied struct {
 	// SpecChanged: a spec field was written; the caller patches the spec.
 	SpecChanged bool
-	// Events are Normal events and Warnings Warning events to emit:
-	// reason and note.
-	Events, Warnings [][2]string
+	// Events to emit.
+	Events []Event
 }
 
 // ForKind returns the role of a workload kind.

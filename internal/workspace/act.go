@@ -40,7 +40,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 	if p.inputs.tooLarge != nil {
 		s.InputsHash = ""
 	}
-	if deleting && p.role.Kind() == "TerraformCluster" {
+	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
 	}
 	s.History = p.history()
@@ -69,7 +69,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 // refreshAfterApplyDue: a machine's or pool's successful apply whose own
 // health reading was pending has not been followed by a refresh yet.
 func (p *pass) refreshAfterApplyDue(lastApply time.Time) bool {
-	if p.role.Kind() == "TerraformCluster" || lastApply.IsZero() || p.contract == nil || !p.contract.HealthPending() {
+	if !p.caps().RefreshesAfterApply || lastApply.IsZero() || p.contract == nil || !p.contract.HealthPending() {
 		return false
 	}
 	return p.w.Status.LastRefresh == nil || p.w.Status.LastRefresh.Time.Before(lastApply)
@@ -78,7 +78,7 @@ func (p *pass) refreshAfterApplyDue(lastApply time.Time) bool {
 // decideAndAct runs the credentials step, decides and does exactly one
 // thing.
 func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, error) {
-	if deleting && p.role.Kind() == "TerraformCluster" {
+	if deleting && p.caps().Dependents {
 		if err := p.countDependents(ctx); err != nil {
 			return ctrl.Result{}, err
 		}

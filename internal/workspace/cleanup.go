@@ -75,7 +75,7 @@ func (p *pass) releaseOwnerless(ctx context.Context, deleting bool) (bool, error
 	if held, err := p.runLeaseHeld(ctx); err != nil || held {
 		return false, err
 	}
-	if p.role.Kind() == state.KindCluster {
+	if p.caps().Dependents {
 		if err := p.countDependents(ctx); err != nil || p.dependents > 0 {
 			return false, err
 		}

@@ -314,15 +314,8 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, err
 		}
 		if p.st != nil && !deleting && !p.owner.Mismatch {
-			conds, events, err := p.role.After(ctx, p.e.Client, p.obj, p.owner)
-			if err != nil {
+			if err := p.afterStep(ctx); err != nil {
 				return ctrl.Result{}, err
-			}
-			for _, c := range conds {
-				p.set(c)
-			}
-			for _, ev := range events {
-				p.eventf(ev[0], ev[1], "%s", ev[2])
 			}
 			if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
 				if err := p.syncRemediation(ctx); err != nil {

@@ -10,7 +10,6 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/records"
-	"captf.io/captf/pkg/state"
 )
 
 // The pool exports guard. A pool apply rendering other cluster exports
@@ -56,7 +55,7 @@ func (p *pass) appliedExports() (hash string, known bool) {
 // differ from the last applied ones, or an earlier change may have partly
 // applied, or the last applied exports are unknown.
 func (p *pass) exportsDiffer(exports string) bool {
-	if p.role.Kind() != state.KindMachinePool || exports == "" {
+	if !p.caps().GuardsExports || exports == "" {
 		return false
 	}
 	if a := p.inputs.attempt; a != nil && a.PartialExports != "" {
@@ -72,7 +71,7 @@ func (p *pass) exportsGuarded() bool { return p.exportsDiffer(p.inputs.exports) 
 // exportsWithdrawn: a pool's live ExportsChange plan is moot because its
 // current inputs (held back or not) render the applied exports again.
 func (p *pass) exportsWithdrawn(pl *infrav1.TerraformPlan) bool {
-	if pl.Spec.Reason != infrav1.PlanReasonExportsChange || p.role.Kind() != state.KindMachinePool {
+	if pl.Spec.Reason != infrav1.PlanReasonExportsChange || !p.caps().GuardsExports {
 		return false
 	}
 	current := p.inputs.exports
@@ -90,7 +89,7 @@ func (p *pass) exportsWithdrawn(pl *infrav1.TerraformPlan) bool {
 // cluster.
 func (p *pass) holdBack(r rendered) *heldChange {
 	a := p.inputs.attempt
-	if p.role.Kind() != state.KindMachinePool || a == nil || a.AppliedExports == "" || a.PartialExports != "" || r.exports == a.AppliedExports {
+	if !p.caps().GuardsExports || a == nil || a.AppliedExports == "" || a.PartialExports != "" || r.exports == a.AppliedExports {
 		return nil
 	}
 	pl := p.livePlan()
@@ -135,7 +134,7 @@ func (p *pass) recordHold(ctx context.Context) error {
 // markPartialExports records that a pool apply Job that may have changed
 // members rendered an exports change (captf.io/partial-cluster-outputs).
 func (p *pass) markPartialExports(ctx context.Context, job string) error {
-	if p.role.Kind() != state.KindMachinePool {
+	if !p.caps().GuardsExports {
 		return nil
 	}
 	if _, err := records.MarkPartialExports(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
@@ -147,7 +146,7 @@ func (p *pass) markPartialExports(ctx context.Context, job string) error {
 // exportsNote says why every apply of a pool is guarded, when it is not
 // only because the exports changed ("" otherwise).
 func (p *pass) exportsNote() string {
-	if p.role.Kind() != state.KindMachinePool {
+	if !p.caps().GuardsExports {
 		return ""
 	}
 	if a := p.inputs.attempt; a != nil && a.PartialExports != "" {

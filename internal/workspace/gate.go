@@ -36,7 +36,7 @@ func (p *pass) gate(ctx context.Context, jobName string, op Operation) (reason, 
 		return "", "", nil
 	}
 	name := clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName)
-	if p.role.Kind() == state.KindCluster {
+	if p.caps().Dependents {
 		ok, msg, err := p.acquireLease(ctx, name, "cluster", jobName, op)
 		if err != nil || !ok {
 			return infrav1.WaitingForRunLeaseReason, msg, err

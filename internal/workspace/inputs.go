@@ -16,7 +16,6 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/contract"
-	"captf.io/captf/pkg/state"
 )
 
 // built are the object's inputs: the records of earlier applies and, when
@@ -131,7 +130,7 @@ func (p *pass) render(roleTfvars []byte, values map[string]json.RawMessage, sens
 	if r.hash, err = inputs.Hash(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
 		return r, err
 	}
-	if p.role.Kind() == state.KindMachinePool {
+	if p.caps().GuardsExports {
 		if r.approval, err = inputs.ApprovalHash(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
 			return r, err
 		}

@@ -21,7 +21,6 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/runner"
-	"captf.io/captf/pkg/state"
 )
 
 // The destructive guard. Every apply of a TerraformCluster plans first
@@ -37,17 +36,17 @@ import (
 const maxFinishedPlans = 10
 
 // guarded: the object's applies go through the destructive guard.
-func (p *pass) guarded() bool { return p.role.Kind() == state.KindCluster }
+func (p *pass) guarded() bool { return p.caps().GuardsEveryApply }
 
 // planned: the object can have TerraformPlans (a cluster's, or a pool's
 // for an exports change).
-func (p *pass) planned() bool { return p.guarded() || p.role.Kind() == state.KindMachinePool }
+func (p *pass) planned() bool { return p.caps().Planned() }
 
 // planInputs is the hash a plan of the object's current inputs names: the
 // inputs hash, or a pool's approval hash (bootstrap data rotates) of the
 // inputs it holds back, if any.
 func (p *pass) planInputs() string {
-	if p.role.Kind() != state.KindMachinePool {
+	if !p.caps().GuardsExports {
 		return p.inputs.hash
 	}
 	if h := p.inputs.held; h != nil {
@@ -573,8 +572,7 @@ func (p *pass) awaitingMessage() string {
 
 // approveTarget is the object as kubectl captf approve names it.
 func (p *pass) approveTarget() string {
-	short := map[string]string{state.KindCluster: "tfc", state.KindMachinePool: "tfmp", state.KindMachine: "tfm"}
-	return short[p.role.Kind()] + "/" + p.obj.GetName()
+	return p.caps().ShortName + "/" + p.obj.GetName()
 }
 
 // planInputsOf is the hash a plan made by Job j names: a pool's approval

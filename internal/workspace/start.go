@@ -209,7 +209,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
 		job.Annotations[infrav1.InputsHashAnnotation] = p.keyed(p.restore.InputsHash)
 	}
-	if op == OpApply && p.role.Kind() == state.KindMachinePool {
+	if op == OpApply && p.caps().GuardsExports {
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
@@ -270,7 +270,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	p.waitOver()
 	// From now on the leases' holder is a Job that ran, should it vanish.
 	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), name)
-	if gated(op) && p.e.Options.ClusterOperationGate && p.owner.ClusterName != "" && p.role.Kind() == state.KindCluster {
+	if gated(op) && p.e.Options.ClusterOperationGate && p.owner.ClusterName != "" && p.caps().Dependents {
 		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), name)
 	}
 	if p.forceUnlock != "" {

@@ -14,7 +14,6 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/pkg/state"
 )
 
 // applyOutputs maps the state's outputs onto the object and latches
@@ -38,12 +37,7 @@ func (p *pass) applyOutputs() {
 	}
 	applied := p.role.Apply(p.obj, c)
 	p.specChanged = p.specChanged || applied.SpecChanged
-	for _, ev := range applied.Events {
-		p.eventf(corev1.EventTypeNormal, ev[0], "%s", ev[1])
-	}
-	for _, ev := range applied.Warnings {
-		p.eventf(corev1.EventTypeWarning, ev[0], "%s", ev[1])
-	}
+	p.roleEvents(applied.Events)
 	if c.HealthPending() && newReading {
 		p.w.Status.PendingRefreshes++
 	} else if !c.HealthPending() {
@@ -74,7 +68,7 @@ func (p *pass) applyOutputs() {
 // infrastructure is gone.
 func (p *pass) readyInputs() []string {
 	if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
-		if p.role.Kind() == state.KindMachinePool {
+		if p.caps().ReadyFollowsApplies {
 			return []string{infrav1.InfrastructureHealthyCondition, infrav1.ApplyJobSucceededCondition, infrav1.DeletingCondition}
 		}
 		return []string{infrav1.InfrastructureHealthyCondition, infrav1.DeletingCondition}

@@ -1,0 +1,154 @@
+package roles_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/pkg/state"
+)
+
+// TestCapabilities: each kind answers the engine's questions as the
+// lifecycle documents it, and the lookups agree on the kind.
+func TestCapabilities(t *testing.T) {
+	testCases := []struct {
+		kind    string
+		obj     any
+		mutable bool
+		want    roles.Capabilities
+	}{
+		{kind: state.KindCluster, obj: &infrav1.TerraformCluster{}, mutable: true,
+			want: roles.Capabilities{Dependents: true, GuardsEveryApply: true, ShortName: "tfc"}},
+		{kind: state.KindMachine, obj: &infrav1.TerraformMachine{}, mutable: false,
+			want: roles.Capabilities{RefreshesAfterApply: true, ShortName: "tfm"}},
+		{kind: state.KindMachinePool, obj: &infrav1.TerraformMachinePool{}, mutable: true,
+			want: roles.Capabilities{GuardsExports: true, RefreshesAfterApply: true, ReadyFollowsApplies: true, ShortName: "tfmp"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.kind, func(t *testing.T) {
+			r, ok := roles.ForKind(tc.kind)
+			if !ok {
+				t.Fatalf("no role for %s", tc.kind)
+			}
+			if got := r.Capabilities(); got != tc.want {
+				t.Errorf("capabilities %+v, want %+v", got, tc.want)
+			}
+			if r.Kind() != tc.kind || r.Mutable() != tc.mutable {
+				t.Errorf("kind %s mutable %v, want %s %v", r.Kind(), r.Mutable(), tc.kind, tc.mutable)
+			}
+			if of := roles.Of(r.New()); of == nil || of.Kind() != tc.kind {
+				t.Errorf("Of(New()) is %v, want the %s role", of, tc.kind)
+			}
+			if planned := r.Capabilities().Planned(); planned != (tc.kind != state.KindMachine) {
+				t.Errorf("planned %v: only clusters and pools have TerraformPlans", planned)
+			}
+		})
+	}
+	if _, ok := roles.ForKind("TerraformSomething"); ok {
+		t.Error("an unknown kind has a role")
+	}
+}
+
+// TestSyncAutoscaling: a pool's after-step reports AutoscalingActive and
+// asks for the MachinePool write-back it needs, writing nothing itself and
+// leaving the owner it was given as it was.
+func TestSyncAutoscaling(t *testing.T) {
+	both := map[string]string{infrav1.AutoscalerMinSizeAnnotation: "1", infrav1.AutoscalerMaxSizeAnnotation: "5"}
+	with := func(extra map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range []map[string]string{both, extra} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	testCases := []struct {
+		name        string
+		ann         map[string]string
+		replicas    *int32
+		observed    *int32
+		noOwner     bool
+		mismatch    bool
+		wantReason  string
+		wantEvent   string
+		wantPatch   bool
+		wantManager string // on the patched MachinePool
+		wantSize    *int32 // on the patched MachinePool
+	}{
+		{name: "no MachinePool", noOwner: true, wantReason: infrav1.AutoscalingDisabledReason},
+		{name: "MachinePool does not reference the pool back", mismatch: true, ann: both, observed: ptr.To[int32](3), wantReason: infrav1.AutoscalingDisabledReason},
+		{name: "no annotations", replicas: ptr.To[int32](2), observed: ptr.To[int32](3), wantReason: infrav1.AutoscalingDisabledReason},
+		{name: "only a minimum", ann: map[string]string{infrav1.AutoscalerMinSizeAnnotation: "1"}, wantReason: infrav1.AutoscalingAnnotationsInvalidReason},
+		{name: "min above max", ann: map[string]string{infrav1.AutoscalerMinSizeAnnotation: "4", infrav1.AutoscalerMaxSizeAnnotation: "2"}, wantReason: infrav1.AutoscalingAnnotationsInvalidReason},
+		{name: "another manager", ann: with(map[string]string{infrav1.ReplicasManagedByAnnotation: "karpenter"}), observed: ptr.To[int32](3),
+			wantReason: infrav1.ReplicasManagedExternallyReason, wantEvent: "ReplicasManagedExternally"},
+		{name: "observed replicas written back and marked", ann: both, replicas: ptr.To[int32](2), observed: ptr.To[int32](3),
+			wantReason: infrav1.ReplicasManagedByModuleReason, wantEvent: "ReplicasWrittenBack", wantPatch: true, wantManager: roles.ReplicasManager, wantSize: ptr.To[int32](3)},
+		{name: "already in step", ann: with(map[string]string{infrav1.ReplicasManagedByAnnotation: roles.ReplicasManager}), replicas: ptr.To[int32](3), observed: ptr.To[int32](3),
+			wantReason: infrav1.ReplicasManagedByModuleReason},
+		{name: "nothing observed yet: only the mark", ann: both, replicas: ptr.To[int32](2),
+			wantReason: infrav1.ReplicasManagedByModuleReason, wantPatch: true, wantManager: roles.ReplicasManager, wantSize: ptr.To[int32](2)},
+		{name: "autoscaling turned off: the mark goes", ann: map[string]string{infrav1.ReplicasManagedByAnnotation: roles.ReplicasManager}, replicas: ptr.To[int32](3),
+			wantReason: infrav1.AutoscalingDisabledReason, wantPatch: true, wantSize: ptr.To[int32](3)},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := &infrav1.TerraformMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool"}}
+			tmp.Status.Replicas = tc.observed
+			mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool", Annotations: tc.ann},
+				Spec: clusterv1.MachinePoolSpec{Replicas: tc.replicas}}
+			owner := roles.Owner{Mismatch: tc.mismatch}
+			if !tc.noOwner {
+				owner.Object = mp
+			}
+			before := mp.DeepCopy()
+			step := roles.MachinePool{}.After(tmp, owner)
+			if len(step.Conditions) != 1 || step.Conditions[0].Type != infrav1.AutoscalingActiveCondition || step.Conditions[0].Reason != tc.wantReason {
+				t.Fatalf("conditions %+v, want AutoscalingActive/%s", step.Conditions, tc.wantReason)
+			}
+			var events []string
+			for _, ev := range step.Events {
+				events = append(events, ev.Reason)
+				if ev.Type != corev1.EventTypeNormal && ev.Type != corev1.EventTypeWarning {
+					t.Errorf("event %s has type %q", ev.Reason, ev.Type)
+				}
+			}
+			if (tc.wantEvent == "" && len(events) != 0) || (tc.wantEvent != "" && (len(events) != 1 || events[0] != tc.wantEvent)) {
+				t.Errorf("events %v, want %q", events, tc.wantEvent)
+			}
+			if got, _ := json.Marshal(mp); string(got) != string(must(json.Marshal(before))) {
+				t.Errorf("the owner given was changed: %s", got)
+			}
+			if (step.Patch != nil) != tc.wantPatch {
+				t.Fatalf("patch %v, want one: %v", step.Patch, tc.wantPatch)
+			}
+			if step.Patch == nil {
+				return
+			}
+			if step.PatchBase != mp {
+				t.Error("the patch is not based on the owner as read")
+			}
+			patched := step.Patch.(*clusterv1.MachinePool)
+			if got := patched.Annotations[infrav1.ReplicasManagedByAnnotation]; got != tc.wantManager {
+				t.Errorf("replicas-managed-by %q, want %q", got, tc.wantManager)
+			}
+			if !ptr.Equal(patched.Spec.Replicas, tc.wantSize) {
+				t.Errorf("spec.replicas %v, want %v", ptr.Deref(patched.Spec.Replicas, -1), ptr.Deref(tc.wantSize, -1))
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

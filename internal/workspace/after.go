@@ -1,0 +1,38 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/roles"
+)
+
+// afterStep runs the role's after-step on its Cluster API owner: the
+// write it wants first, then its conditions and events (a failed write
+// fails the pass, which reports nothing of it).
+func (p *pass) afterStep(ctx context.Context) error {
+	step := p.role.After(p.obj, p.owner)
+	if step.Patch != nil {
+		if err := p.e.Client.Patch(ctx, step.Patch, client.MergeFrom(step.PatchBase)); err != nil {
+			return fmt.Errorf("writing the owner %s of the %s: %w", step.Patch.GetName(), p.role.Kind(), err)
+		}
+		p.owner.Object = step.Patch
+	}
+	for _, c := range step.Conditions {
+		p.set(c)
+	}
+	p.roleEvents(step.Events)
+	return nil
+}
+
+// caps are what the object's kind does that the others do not.
+func (p *pass) caps() roles.Capabilities { return p.role.Capabilities() }
+
+// roleEvents emits the events a role asked for.
+func (p *pass) roleEvents(events []roles.Event) {
+	for _, ev := range events {
+		p.eventf(ev.Type, ev.Reason, "%s", ev.Note)
+	}
+}
