@@ -78,11 +78,12 @@ func TestClusterApply(t *testing.T) {
 			var got []string
 			for _, ev := range a.Events {
 				got = append(got, ev.Reason)
-				if want := corev1.EventTypeNormal; ev.Reason == "ExportsNotPublished" {
+				want := corev1.EventTypeNormal
+				if ev.Reason == "ExportsNotPublished" {
 					want = corev1.EventTypeWarning
-					if ev.Type != want {
-						t.Errorf("event %s is %s, want %s", ev.Reason, ev.Type, want)
-					}
+				}
+				if ev.Type != want {
+					t.Errorf("event %s is %s, want %s", ev.Reason, ev.Type, want)
 				}
 			}
 			if !slices.Equal(got, tc.wantEvents) {
