@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runnerrbac"
@@ -25,14 +26,14 @@ const (
 )
 
 // snapshot gathers what Decide needs from the pass.
-func (p *pass) snapshot(deleting bool) Snapshot {
-	s := Snapshot{
+func (p *pass) snapshot(deleting bool) decide.Snapshot {
+	s := decide.Snapshot{
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
 		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, PendingPlan: p.pendingPlan() != nil, Manual: p.manual(), Plan: p.planStatus(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
-		Schedule: Schedule{
+		Schedule: decide.Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
 			DriftInterval: p.eff.DriftInterval, MembershipInterval: p.eff.MembershipInterval,
 		},
@@ -45,7 +46,7 @@ func (p *pass) snapshot(deleting bool) Snapshot {
 	}
 	s.History = p.history()
 	for _, fj := range s.History {
-		if fj.Succeeded && fj.Op == OpApply && fj.FinishedAt.After(s.Schedule.LastSuccessfulApply) {
+		if fj.Succeeded && fj.Op == decide.OpApply && fj.FinishedAt.After(s.Schedule.LastSuccessfulApply) {
 			s.Schedule.LastSuccessfulApply = fj.FinishedAt
 		}
 	}
@@ -89,14 +90,14 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 		}
 	}
 	if p.owner.Mismatch && !deleting {
-		return ctrl.Result{RequeueAfter: GateRequeue}, nil
+		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
 	}
 	if deleting && p.eff.DeletionPolicy == "" {
 		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
 			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})
-		return ctrl.Result{RequeueAfter: GateRequeue}, nil
+		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
 	}
-	d := Decide(p.snapshot(deleting))
+	d := decide.Decide(p.snapshot(deleting))
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
 	op := string(d.Op)
 	if op == "" {
@@ -104,7 +105,7 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	metrics.Decisions.WithLabelValues(p.role.Kind(), op, string(d.Reason)).Inc()
 	p.reportInputsApplied(d, deleting)
-	if d.Action == ActionRelease || d.Action == ActionRetain {
+	if d.Action == decide.ActionRelease || d.Action == decide.ActionRetain {
 		// Never release while a Job the cache has not shown yet holds the
 		// run lease: it may be writing the state.
 		if held, err := p.runLeaseHeld(ctx); err != nil || held {
@@ -112,11 +113,11 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 		}
 	}
 	switch d.Action {
-	case ActionStartJob:
+	case decide.ActionStartJob:
 		return p.startJob(ctx, d, deleting)
-	case ActionRelease:
+	case decide.ActionRelease:
 		return ctrl.Result{}, p.release(ctx, d)
-	case ActionRetain:
+	case decide.ActionRetain:
 		return ctrl.Result{}, p.retain(ctx)
 	}
 	p.reportWait(d)
@@ -166,25 +167,25 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 }
 
 // reportWait reports a wait on the condition it concerns.
-func (p *pass) reportWait(d Decision) {
+func (p *pass) reportWait(d decide.Decision) {
 	switch d.Reason {
-	case ReasonStateLost, ReasonStateUnreadable, ReasonDeletionHeld, ReasonApplyOutcomeUnknown:
+	case decide.ReasonStateLost, decide.ReasonStateUnreadable, decide.ReasonDeletionHeld, decide.ReasonApplyOutcomeUnknown:
 		// StateReadable already says why.
-	case ReasonPlanAwaitingApproval:
+	case decide.ReasonPlanAwaitingApproval:
 		if c := p.current(infrav1.ApplyJobSucceededCondition); c != nil && c.Reason == infrav1.PlanChangedReason {
 			break // the approved plan just changed: that is the news
 		}
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.PlanAwaitingApprovalReason,
 			Message: p.awaitingMessage()})
-	case ReasonStateRescued:
+	case decide.ReasonStateRescued:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
 			Message: p.rescuedMessage()})
-	case Backoff(ReasonDriftRemediation):
+	case decide.Backoff(decide.ReasonDriftRemediation):
 		p.remediationBackingOff(d.Requeue)
-	case ReasonAwaitingApproval:
+	case decide.ReasonAwaitingApproval:
 		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
 			Message: p.blockedMessage()})
-	case ReasonDependentsExist:
+	case decide.ReasonDependentsExist:
 		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependentsExistReason,
 			Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", p.dependents, strings.Join(p.dependentNames[:min(len(p.dependentNames), 6)], ", "))})
 	}
@@ -195,8 +196,8 @@ func (p *pass) reportWait(d Decision) {
 }
 
 // reportInputsApplied sets InputsApplied, for tools that wait on it.
-func (p *pass) reportInputsApplied(d Decision, deleting bool) {
-	if deleting || (p.active != nil && jobOp(p.active) != OpApply) || (p.active == nil && p.st == nil && p.stErr == nil) {
+func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
+	if deleting || (p.active != nil && jobOp(p.active) != decide.OpApply) || (p.active == nil && p.st == nil && p.stErr == nil) {
 		return // untouched: the state was not read, or a check runs
 	}
 	c := metav1.Condition{Type: infrav1.InputsAppliedCondition}
@@ -206,14 +207,14 @@ func (p *pass) reportInputsApplied(d Decision, deleting bool) {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The machine's inputs are applied; a machine never re-applies"
 	case p.inputs.hash == "":
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
-	case p.active != nil && jobOp(p.active) == OpApply:
+	case p.active != nil && jobOp(p.active) == decide.OpApply:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", p.active.Name)
 	case p.inputs.held != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason,
 			fmt.Sprintf("The cluster exports change waits for approval of TerraformPlan %s; the pool keeps the exports of its last successful apply", p.inputs.held.plan)
 	case p.inputs.hash == stateHash:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The current inputs are applied"
-	case d.Reason == ReasonAwaitingApproval || d.Reason == ReasonPlanAwaitingApproval:
+	case d.Reason == decide.ReasonAwaitingApproval || d.Reason == decide.ReasonPlanAwaitingApproval:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "The current inputs wait for approval"
 	case applyBackoff(d.Reason):
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InputsApplyFailedReason, "The apply of the current inputs failed; it is retried after a backoff"
@@ -224,9 +225,9 @@ func (p *pass) reportInputsApplied(d Decision, deleting bool) {
 }
 
 // applyBackoff: the wait is an apply's backoff after a failure.
-func applyBackoff(r Reason) bool {
-	for _, apply := range []Reason{ReasonNoState, ReasonStateWithoutInputsHash, ReasonInputsChanged, ReasonUnconfirmedApply, ReasonLastApplyFailed} {
-		if r == Backoff(apply) {
+func applyBackoff(r decide.Reason) bool {
+	for _, apply := range []decide.Reason{decide.ReasonNoState, decide.ReasonStateWithoutInputsHash, decide.ReasonInputsChanged, decide.ReasonUnconfirmedApply, decide.ReasonLastApplyFailed} {
+		if r == decide.Backoff(apply) {
 			return true
 		}
 	}
@@ -235,9 +236,9 @@ func applyBackoff(r Reason) bool {
 
 // recordFor picks the inputs a destroy, refresh or drift renders: the
 // current ones of a mutable object when they build, else the record.
-func (p *pass) recordFor(op Operation) (*records.Record, bool) {
+func (p *pass) recordFor(op decide.Operation) (*records.Record, bool) {
 	current := &records.Record{MainTF: p.inputs.mainTF, Tfvars: p.inputs.tfvars, InputsHash: p.inputs.hash, Image: p.w.Source.Image}
-	if p.role.Mutable() && p.inputs.hash != "" && op != OpDestroy {
+	if p.role.Mutable() && p.inputs.hash != "" && op != decide.OpDestroy {
 		return current, false
 	}
 	rec, mismatch := records.ForDestroy(p.keyedRecord(p.inputs.attempt), p.keyedRecord(p.inputs.applied), p.stateInputsHash())

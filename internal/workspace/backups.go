@@ -15,6 +15,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/protection"
@@ -193,7 +194,7 @@ func (p *pass) rescuedMessage() string {
 	var newest *batchv1.Job
 	for i := range p.jobs {
 		j := &p.jobs[i]
-		if fj, ok := finishedJob(j); ok && fj.Op == OpApply && (newest == nil || fj.FinishedAt.After(jobFinishedAt(newest))) {
+		if fj, ok := finishedJob(j); ok && fj.Op == decide.OpApply && (newest == nil || fj.FinishedAt.After(jobFinishedAt(newest))) {
 			newest = j
 		}
 	}

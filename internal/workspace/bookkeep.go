@@ -16,6 +16,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -26,7 +27,7 @@ import (
 // outcome is what a finished Job's pod said.
 type outcome struct {
 	job       *batchv1.Job
-	op        Operation
+	op        decide.Operation
 	succeeded bool
 	deadline  bool
 	// result is the runner's result document; nil when the pod is gone or
@@ -121,7 +122,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
 		}
 	}
-	if o.op == OpPlan && o.succeeded && planUnreadable(o) {
+	if o.op == decide.OpPlan && o.succeeded && planUnreadable(o) {
 		j.Annotations[infrav1.PlanUnreadableAnnotation] = "true"
 	}
 	if o.result == nil && !o.succeeded && !o.deadline && !o.podFound {
@@ -135,21 +136,21 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	cond, ev := jobCondition(o, kind)
 	p.set(cond)
 	p.eventf(ev.typ, ev.reason, "%s", ev.note)
-	if o.succeeded && (o.op == OpApply || o.op == OpRefresh || o.op == OpDrift) {
+	if o.succeeded && (o.op == decide.OpApply || o.op == decide.OpRefresh || o.op == decide.OpDrift) {
 		p.newSample = true
 	}
 	if o.succeeded {
 		switch o.op {
-		case OpApply:
+		case decide.OpApply:
 			if err := p.finishApply(ctx, o); err != nil {
 				return err
 			}
-		case OpRefresh:
+		case decide.OpRefresh:
 			p.w.Status.LastRefresh = &metav1.Time{Time: j.Status.CompletionTime.Time}
-		case OpDrift:
+		case decide.OpDrift:
 			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
 			p.recordDrift(o)
-		case OpRestore:
+		case decide.OpRestore:
 			// The restored state is what exists now: an earlier apply's
 			// unknown outcome no longer matters.
 			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
@@ -163,10 +164,10 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			}
 		}
 	}
-	if o.op == OpApply {
+	if o.op == decide.OpApply {
 		p.driftAfterApply(o)
 	}
-	if o.op == OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.planned() {
+	if o.op == decide.OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.planned() {
 		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
 		reason := infrav1.PlanReasonDestructive
 		if !p.guarded() {
@@ -176,18 +177,18 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return err
 		}
 	}
-	if o.op == OpPlan && o.succeeded && o.result != nil && o.result.Plan != nil {
+	if o.op == decide.OpPlan && o.succeeded && o.result != nil && o.result.Plan != nil {
 		if err := p.finishPlan(ctx, o); err != nil {
 			return err
 		}
 	}
-	if o.op == OpApply {
+	if o.op == decide.OpApply {
 		if err := p.finishApprovedApply(ctx, o, kind); err != nil {
 			return err
 		}
 	}
 	// Under Manual the changed plan is the next one to approve.
-	if o.op == OpApply && kind == infrav1.RunErrorPlanChanged && o.result.Plan != nil && p.manual() {
+	if o.op == decide.OpApply && kind == infrav1.RunErrorPlanChanged && o.result.Plan != nil && p.manual() {
 		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
 		if o.result.Plan.Hash != plan.EmptyPlanHash {
 			if err := p.createPlan(ctx, o, infrav1.PlanReasonManual); err != nil {
@@ -195,20 +196,20 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			}
 		}
 	}
-	if o.op == OpRestore {
+	if o.op == decide.OpRestore {
 		if err := p.finishRestore(o); err != nil {
 			return err
 		}
 	}
 	// A successful apply that finished after this Job settled what it may
 	// have done: its outcome, read late, marks nothing again.
-	settled := o.op == OpApply && len(appliesAfter(p.jobs, j, true)) > 0
+	settled := o.op == decide.OpApply && len(appliesAfter(p.jobs, j, true)) > 0
 	if unconfirmedOutcome(o) && !settled {
 		if err := p.markUnconfirmed(ctx, j.Name, appliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
 	}
-	if o.op == OpApply && !o.succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
+	if o.op == decide.OpApply && !o.succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
 		if err := p.markMayHaveApplied(ctx, j.Name, appliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
@@ -285,9 +286,9 @@ func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
 
 // attempts is the attempt number of a Job of op that succeeded at
 // finished: 1 plus the failures of op since its previous success.
-func (p *pass) attempts(op Operation, finished time.Time) int {
-	s := Snapshot{History: slices.DeleteFunc(p.history(), func(fj FinishedJob) bool { return !fj.FinishedAt.Before(finished) })}
-	n, _ := s.consecutiveFailures(op)
+func (p *pass) attempts(op decide.Operation, finished time.Time) int {
+	s := decide.Snapshot{History: slices.DeleteFunc(p.history(), func(fj decide.FinishedJob) bool { return !fj.FinishedAt.Before(finished) })}
+	n, _ := s.ConsecutiveFailures(op)
 	return n + 1
 }
 
@@ -311,11 +312,11 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 	j := o.job
 	condType, okReason, failReason, deadlineReason := infrav1.ApplyJobSucceededCondition, infrav1.ApplySucceededReason, infrav1.ApplyFailedReason, infrav1.JobDeadlineExceededReason
 	switch o.op {
-	case OpDestroy:
+	case decide.OpDestroy:
 		okReason, failReason = infrav1.DestroySucceededReason, infrav1.DestroyFailedReason
-	case OpRefresh, OpDrift:
+	case decide.OpRefresh, decide.OpDrift:
 		condType, okReason, failReason, deadlineReason = infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason, infrav1.DriftJobFailedReason, infrav1.DriftJobDeadlineExceededReason
-	case OpRestore:
+	case decide.OpRestore:
 		condType, okReason, failReason, deadlineReason = infrav1.RestoreJobSucceededCondition, infrav1.StateRestoredReason, infrav1.RestoreFailedReason, infrav1.RestoreFailedReason
 	}
 	c := metav1.Condition{Type: condType}
@@ -324,12 +325,12 @@ func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImagePullFailedReason
 		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", j.Name, sourceImage(j))
 		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
-	case o.succeeded && o.op == OpPlan && planUnreadable(o):
+	case o.succeeded && o.op == decide.OpPlan && planUnreadable(o):
 		c.Status, c.Reason = metav1.ConditionFalse, failReason
 		c.Message = fmt.Sprintf("Job %s: the plan Job succeeded but reported no readable plan, so there is nothing to approve; "+
 			"it counts as a failed plan and is planned again with the backoff. Check the Job's logs and that its runner image matches the manager", j.Name)
 		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
-	case o.succeeded && o.op == OpPlan:
+	case o.succeeded && o.op == decide.OpPlan:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, fmt.Sprintf("Job %s planned the inputs", j.Name)
 		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
 	case o.succeeded:

@@ -19,6 +19,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/protection"
@@ -69,7 +70,7 @@ func (p *pass) releaseOwnerless(ctx context.Context, deleting bool) (bool, error
 	if err := p.observeState(ctx); err != nil {
 		return false, err
 	}
-	if p.stateStatus() != StateAbsent || p.everApplied() || p.unconfirmed() != "" {
+	if p.stateStatus() != decide.StateAbsent || p.everApplied() || p.unconfirmed() != "" {
 		return false, nil
 	}
 	if held, err := p.runLeaseHeld(ctx); err != nil || held {
@@ -81,17 +82,17 @@ func (p *pass) releaseOwnerless(ctx context.Context, deleting bool) (bool, error
 		}
 	}
 	ctrl.LoggerFrom(ctx).Info("Releasing a deleting object that never got its owner and has nothing to destroy")
-	return true, p.release(ctx, Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState})
+	return true, p.release(ctx, decide.Decision{Action: decide.ActionRelease, Reason: decide.ReasonDeletingWithoutState})
 }
 
 // release cleans up after a successful destroy, or for an object that
 // never applied, then removes the finalizer.
-func (p *pass) release(ctx context.Context, d Decision) error {
-	if err := p.cleanup(ctx, d.Reason != ReasonHoldsRetainedState); err != nil {
+func (p *pass) release(ctx context.Context, d decide.Decision) error {
+	if err := p.cleanup(ctx, d.Reason != decide.ReasonHoldsRetainedState); err != nil {
 		return err
 	}
 	crashpoint.Hit(crashpoint.BeforeFinalizerRemoval)
-	if d.Reason == ReasonDestroyed {
+	if d.Reason == decide.ReasonDestroyed {
 		p.eventf(corev1.EventTypeNormal, "Destroyed", "The infrastructure was destroyed and the object's Secrets, records and leases removed")
 	}
 	if err := p.removeFinalizer(ctx); err != nil {

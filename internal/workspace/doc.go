@@ -1,9 +1,7 @@
-// Package workspace is the lifecycle the three workload kinds share:
-// observe (gather a Snapshot) -> decide (a pure function of the snapshot)
-// -> act (start exactly one Job, or wait, or release) -> status.
-//
-// This file set holds the pure part: Snapshot, Decision and Decide, the
-// documented decision and schedule tables with every row a named reason.
-// Decide reads no client and no clock: everything it needs is in the
-// snapshot, so that it is table-tested row by row.
+// Package workspace is the lifecycle engine the three workload kinds
+// share: a pass observes the object, its Jobs, plans, state and inputs
+// into a decide.Snapshot, decides with decide.Decide, acts (starts exactly
+// one Job, or waits, or releases) and writes the status. What differs
+// between the kinds is asked of their roles (internal/roles), never
+// branched on.
 package workspace

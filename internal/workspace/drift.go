@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 )
 
 // Drift. A drift Job refreshes and plans without refreshing again; any
@@ -99,11 +100,11 @@ func (p *pass) driftAfterApply(o outcome) {
 // remediationFailures counts the failed applies since the newest
 // successful drift check, as the decision table does.
 func (p *pass) remediationFailures() int {
-	s := Snapshot{History: p.history()}
+	s := decide.Snapshot{History: p.history()}
 	if t := p.w.Status.LastDriftCheck; t != nil {
 		s.Schedule.LastDriftCheck = t.Time
 	}
-	return s.remediationFailures()
+	return s.RemediationFailures()
 }
 
 // ordinal spells 1st, 2nd, 3rd, 4th….

@@ -18,6 +18,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
@@ -240,7 +241,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if p.owner.NotReady != nil {
 		p.set(*p.owner.NotReady)
 		if !deleting {
-			return ctrl.Result{RequeueAfter: GateRequeue}, nil
+			return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
 		}
 	}
 	if !deleting && !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
@@ -284,7 +285,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		}
 		// Bookkeeping only: approvals are recorded and
 		// status.pendingPlanRef follows the live plan.
-		return ctrl.Result{RequeueAfter: ActiveJobRequeue}, p.syncPlans(ctx, true)
+		return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, p.syncPlans(ctx, true)
 	}
 	if err := p.loadRecords(ctx); err != nil {
 		return ctrl.Result{}, err

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/records"
 )
@@ -42,7 +43,7 @@ func (p *pass) appliedExports() (hash string, known bool) {
 	if a := p.inputs.attempt; a != nil && a.AppliedExports != "" {
 		return a.AppliedExports, true
 	}
-	if p.stateStatus() == StateAbsent {
+	if p.stateStatus() == decide.StateAbsent {
 		return "", true // nothing applied
 	}
 	if ap := p.inputs.applied; ap != nil && ap.InputsHash != "" && p.keyed(ap.InputsHash) == p.stateInputsHash() {
@@ -116,7 +117,7 @@ func (p *pass) recordHold(ctx context.Context) error {
 		raw, _ := json.Marshal(map[string]string{"plan": h.plan, "approvalHash": h.approval, "exportsHash": h.exports})
 		doc = string(raw)
 		// A failed rotation apply keeps its own report.
-		if j := (Snapshot{History: p.history()}).newest(OpApply); j == nil || !j.countsAsFailure() {
+		if j := (decide.Snapshot{History: p.history()}).Newest(decide.OpApply); j == nil || !j.CountsAsFailure() {
 			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
 				Message: p.blockedMessage() + "; meanwhile the pool keeps the cluster exports of its last successful apply (bootstrap data rotations still apply)"})
 		}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/pkg/state"
 )
 
@@ -25,13 +26,15 @@ func clusterLeaseName(namespace, cluster string) string {
 
 // gated: the operations that write infrastructure a cluster and its
 // machines share.
-func gated(op Operation) bool { return op == OpApply || op == OpDestroy || op == OpRestore }
+func gated(op decide.Operation) bool {
+	return op == decide.OpApply || op == decide.OpDestroy || op == decide.OpRestore
+}
 
 // gate is the cluster operation gate (writer preference, write before
 // read on both sides): a TerraformCluster's apply, destroy or restore
 // never overlaps one of its machines' or pools'. It runs after the run
 // lease is taken; "" means go.
-func (p *pass) gate(ctx context.Context, jobName string, op Operation) (reason, why string, err error) {
+func (p *pass) gate(ctx context.Context, jobName string, op decide.Operation) (reason, why string, err error) {
 	if !p.e.Options.ClusterOperationGate || !gated(op) || p.owner.ClusterName == "" {
 		return "", "", nil
 	}
@@ -86,7 +89,7 @@ func (p *pass) machineOperations(ctx context.Context) ([]string, error) {
 		l := &list.Items[i]
 		kind := l.Labels[infrav1.OwnerKindLabel]
 		holder := ptr.Deref(l.Spec.HolderIdentity, "")
-		if kind == state.KindCluster || holder == "" || !gated(Operation(l.Annotations[infrav1.LeaseOperationAnnotation])) {
+		if kind == state.KindCluster || holder == "" || !gated(decide.Operation(l.Annotations[infrav1.LeaseOperationAnnotation])) {
 			continue
 		}
 		free, err := p.leaseFree(ctx, l, holder)

@@ -11,11 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 )
 
 // jobOp is the operation label of a Job.
-func jobOp(j *batchv1.Job) Operation { return Operation(j.Labels[infrav1.OperationLabel]) }
+func jobOp(j *batchv1.Job) decide.Operation {
+	return decide.Operation(j.Labels[infrav1.OperationLabel])
+}
 
 // jobAttempt is the attempt label of a Job (0 when unreadable).
 func jobAttempt(j *batchv1.Job) int {
@@ -66,7 +69,7 @@ func appliesAfter(all []batchv1.Job, j *batchv1.Job, succeeded bool) []string {
 	for i := range all {
 		o := &all[i]
 		finished, ok, _, _ := jobs.Finished(o)
-		if o.Name == j.Name || !finished || jobOp(o) != OpApply || (succeeded && !ok) {
+		if o.Name == j.Name || !finished || jobOp(o) != decide.OpApply || (succeeded && !ok) {
 			continue
 		}
 		if finishedBefore(j, o) {
@@ -78,13 +81,13 @@ func appliesAfter(all []batchv1.Job, j *batchv1.Job, succeeded bool) []string {
 
 // finishedJob is what the decision table knows of a finished Job. The
 // bookkeeping annotations say how a failure counts.
-func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
+func finishedJob(j *batchv1.Job) (decide.FinishedJob, bool) {
 	finished, succeeded, at, _ := jobs.Finished(j)
 	if !finished {
-		return FinishedJob{}, false
+		return decide.FinishedJob{}, false
 	}
 	a := j.Annotations
-	return FinishedJob{
+	return decide.FinishedJob{
 		Name: j.Name, Op: jobOp(j), Succeeded: succeeded, FinishedAt: at,
 		InputsHash:     a[infrav1.InputsHashAnnotation],
 		Blocked:        a[infrav1.DestructivePlanBlockedAnnotation] == "true",
@@ -98,8 +101,8 @@ func finishedJob(j *batchv1.Job) (FinishedJob, bool) {
 }
 
 // history is what the decision table knows of the object's finished Jobs.
-func (p *pass) history() []FinishedJob {
-	var out []FinishedJob
+func (p *pass) history() []decide.FinishedJob {
+	var out []decide.FinishedJob
 	for i := range p.jobs {
 		if fj, ok := finishedJob(&p.jobs[i]); ok {
 			fj.InputsHash = p.keyed(fj.InputsHash)
@@ -113,7 +116,7 @@ func (p *pass) history() []FinishedJob {
 // blockEnded: the plan a blocked apply made is no longer live, or cannot
 // be found a minute after the Job ended (pruned, deleted; a younger one
 // may not be in the cache yet).
-func (p *pass) blockEnded(fj FinishedJob) bool {
+func (p *pass) blockEnded(fj decide.FinishedJob) bool {
 	if fj.PlanHash == "" {
 		return false // no plan to approve: retried after RetryMax
 	}
@@ -123,11 +126,11 @@ func (p *pass) blockEnded(fj FinishedJob) bool {
 			return !live(&p.plans[i])
 		}
 	}
-	return p.now.Sub(fj.FinishedAt) > ActiveJobRequeue
+	return p.now.Sub(fj.FinishedAt) > decide.ActiveJobRequeue
 }
 
 // nextAttempt is one more than the newest retained Job of op.
-func nextAttempt(all []batchv1.Job, op Operation) int {
+func nextAttempt(all []batchv1.Job, op decide.Operation) int {
 	n := 0
 	for i := range all {
 		if jobOp(&all[i]) == op {
@@ -143,7 +146,7 @@ func nextAttempt(all []batchv1.Job, op Operation) int {
 // newest failure while no newer success exists. Running Jobs and Jobs
 // not bookkept yet are never pruned.
 func prunable(all []batchv1.Job, keepSucceeded, keepFailed int) []*batchv1.Job {
-	byOp := map[Operation][]*batchv1.Job{}
+	byOp := map[decide.Operation][]*batchv1.Job{}
 	for i := range all {
 		j := &all[i]
 		if finished, _, _, _ := jobs.Finished(j); finished && j.Annotations[infrav1.BookkeptAnnotation] == "true" {

@@ -11,11 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 )
 
 // job is a finished (or running, when ok is nil) bookkept Job of op,
 // finished minutes ago.
-func job(op Operation, attempt int, ok *bool, minutesAgo int) batchv1.Job {
+func job(op decide.Operation, attempt int, ok *bool, minutesAgo int) batchv1.Job {
 	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{
 		Name:        string(op) + "-a" + strconv.Itoa(attempt),
 		Labels:      map[string]string{infrav1.OperationLabel: string(op), infrav1.AttemptLabel: strconv.Itoa(attempt)},
@@ -52,18 +53,18 @@ func TestPrunable(t *testing.T) {
 		keep, fail int
 		want       []string
 	}{
-		{"within the limits", []batchv1.Job{job(OpApply, 1, yes, 3), job(OpApply, 2, no, 2)}, 3, 3, nil},
+		{"within the limits", []batchv1.Job{job(decide.OpApply, 1, yes, 3), job(decide.OpApply, 2, no, 2)}, 3, 3, nil},
 		{"oldest successes beyond the limit", []batchv1.Job{
-			job(OpApply, 1, yes, 4), job(OpApply, 2, yes, 3), job(OpApply, 3, yes, 2), job(OpApply, 4, yes, 1),
+			job(decide.OpApply, 1, yes, 4), job(decide.OpApply, 2, yes, 3), job(decide.OpApply, 3, yes, 2), job(decide.OpApply, 4, yes, 1),
 		}, 2, 3, []string{"apply-a1", "apply-a2"}},
-		{"limit 0 still keeps the newest success", []batchv1.Job{job(OpApply, 1, yes, 2), job(OpApply, 2, yes, 1)}, 0, 0, []string{"apply-a1"}},
-		{"limit 0 keeps the newest failure while no newer success", []batchv1.Job{job(OpApply, 1, yes, 3), job(OpApply, 2, no, 2), job(OpApply, 3, no, 1)}, 3, 0,
+		{"limit 0 still keeps the newest success", []batchv1.Job{job(decide.OpApply, 1, yes, 2), job(decide.OpApply, 2, yes, 1)}, 0, 0, []string{"apply-a1"}},
+		{"limit 0 keeps the newest failure while no newer success", []batchv1.Job{job(decide.OpApply, 1, yes, 3), job(decide.OpApply, 2, no, 2), job(decide.OpApply, 3, no, 1)}, 3, 0,
 			[]string{"apply-a2"}},
-		{"limit 0 drops failures older than a success", []batchv1.Job{job(OpApply, 1, no, 3), job(OpApply, 2, yes, 1)}, 3, 0, []string{"apply-a1"}},
+		{"limit 0 drops failures older than a success", []batchv1.Job{job(decide.OpApply, 1, no, 3), job(decide.OpApply, 2, yes, 1)}, 3, 0, []string{"apply-a1"}},
 		{"per operation: refreshes never evict applies", []batchv1.Job{
-			job(OpApply, 1, yes, 9), job(OpRefresh, 1, yes, 4), job(OpRefresh, 2, yes, 3), job(OpRefresh, 3, yes, 2),
+			job(decide.OpApply, 1, yes, 9), job(decide.OpRefresh, 1, yes, 4), job(decide.OpRefresh, 2, yes, 3), job(decide.OpRefresh, 3, yes, 2),
 		}, 1, 1, []string{"refresh-a1", "refresh-a2"}},
-		{"running Jobs are never pruned", []batchv1.Job{job(OpApply, 1, yes, 2), job(OpApply, 2, yes, 1), job(OpApply, 3, nil, 0)}, 1, 1, []string{"apply-a1"}},
+		{"running Jobs are never pruned", []batchv1.Job{job(decide.OpApply, 1, yes, 2), job(decide.OpApply, 2, yes, 1), job(decide.OpApply, 3, nil, 0)}, 1, 1, []string{"apply-a1"}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,39 +76,39 @@ func TestPrunable(t *testing.T) {
 	// Plan Jobs that succeeded without a readable plan are kept as
 	// failures (their backoff counts them), not as successes.
 	unreadable := func(attempt, ago int) batchv1.Job {
-		j := job(OpPlan, attempt, yes, ago)
+		j := job(decide.OpPlan, attempt, yes, ago)
 		j.Annotations[infrav1.PlanUnreadableAnnotation] = "true"
 		return j
 	}
 	if got := names(prunable([]batchv1.Job{unreadable(1, 3), unreadable(2, 2), unreadable(3, 1)}, 1, 3)); len(got) != 0 {
 		t.Errorf("unreadable plans pruned as successes beyond the limit: %v", got)
 	}
-	notBookkept := job(OpApply, 1, yes, 5)
+	notBookkept := job(decide.OpApply, 1, yes, 5)
 	notBookkept.Annotations = nil
-	if got := prunable([]batchv1.Job{notBookkept, job(OpApply, 2, yes, 2), job(OpApply, 3, yes, 1)}, 1, 1); len(got) != 1 || got[0].Name != "apply-a2" {
+	if got := prunable([]batchv1.Job{notBookkept, job(decide.OpApply, 2, yes, 2), job(decide.OpApply, 3, yes, 1)}, 1, 1); len(got) != 1 || got[0].Name != "apply-a2" {
 		t.Errorf("a Job not bookkept yet was pruned or the wrong one: %v", names(got))
 	}
 }
 
 func TestNextAttempt(t *testing.T) {
-	jobs := []batchv1.Job{job(OpApply, 1, yes, 3), job(OpApply, 4, no, 2), job(OpDestroy, 1, no, 1)}
-	if got := nextAttempt(jobs, OpApply); got != 5 {
+	jobs := []batchv1.Job{job(decide.OpApply, 1, yes, 3), job(decide.OpApply, 4, no, 2), job(decide.OpDestroy, 1, no, 1)}
+	if got := nextAttempt(jobs, decide.OpApply); got != 5 {
 		t.Errorf("next apply attempt = %d, want 5 (one more than the newest retained)", got)
 	}
-	if got := nextAttempt(jobs, OpRefresh); got != 1 {
+	if got := nextAttempt(jobs, decide.OpRefresh); got != 1 {
 		t.Errorf("next refresh attempt = %d, want 1", got)
 	}
 }
 
 func TestFinishedJobReadsTheBookkeepingMarks(t *testing.T) {
-	j := job(OpApply, 1, no, 1)
+	j := job(decide.OpApply, 1, no, 1)
 	j.Annotations[infrav1.InterruptedAnnotation] = "true"
 	j.Annotations[infrav1.InputsHashAnnotation] = "h2:x"
 	fj, ok := finishedJob(&j)
-	if !ok || !fj.Interrupted || fj.countsAsFailure() || fj.InputsHash != "h2:x" {
+	if !ok || !fj.Interrupted || fj.CountsAsFailure() || fj.InputsHash != "h2:x" {
 		t.Errorf("finishedJob = %+v, %v; want an interrupted apply of h2:x that is no failure", fj, ok)
 	}
-	running := job(OpApply, 2, nil, 0)
+	running := job(decide.OpApply, 2, nil, 0)
 	if _, ok := finishedJob(&running); ok {
 		t.Error("a running Job reads as finished")
 	}
@@ -117,7 +118,7 @@ func TestFinishedJobReadsTheBookkeepingMarks(t *testing.T) {
 // plan is terminal, or gone a minute after the Job ended, it no longer
 // does.
 func TestBlockEnded(t *testing.T) {
-	blocked := FinishedJob{Name: "apply-a1", Op: OpApply, Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-5 * time.Minute)}
+	blocked := decide.FinishedJob{Name: "apply-a1", Op: decide.OpApply, Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-5 * time.Minute)}
 	plan := func(phase infrav1.PlanPhase) infrav1.TerraformPlan {
 		return infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: planName("demo", "apply-a1", "p2:x"),
 			Labels: map[string]string{infrav1.PlanPhaseLabel: string(phase)}}}
@@ -125,7 +126,7 @@ func TestBlockEnded(t *testing.T) {
 	testCases := []struct {
 		name  string
 		plans []infrav1.TerraformPlan
-		job   FinishedJob
+		job   decide.FinishedJob
 		want  bool
 	}{
 		{"its plan waits", []infrav1.TerraformPlan{plan(infrav1.PlanPhasePending)}, blocked, false},
@@ -133,8 +134,8 @@ func TestBlockEnded(t *testing.T) {
 		{"its plan was superseded", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseSuperseded)}, blocked, true},
 		{"its plan failed", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseFailed)}, blocked, true},
 		{"its plan is gone", nil, blocked, true},
-		{"its plan is not in the cache yet", nil, FinishedJob{Name: "apply-a1", Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-10 * time.Second)}, false},
-		{"no plan was reported", nil, FinishedJob{Name: "apply-a1", Blocked: true, FinishedAt: t0.Add(-time.Hour)}, false},
+		{"its plan is not in the cache yet", nil, decide.FinishedJob{Name: "apply-a1", Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-10 * time.Second)}, false},
+		{"no plan was reported", nil, decide.FinishedJob{Name: "apply-a1", Blocked: true, FinishedAt: t0.Add(-time.Hour)}, false},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,16 +165,16 @@ func TestToBookkeepOldestFinishedFirst(t *testing.T) {
 		jobs []batchv1.Job
 		want []string
 	}{
-		{"the cache lists the newest first", []batchv1.Job{pending(job(OpApply, 2, yes, 1)), pending(job(OpApply, 1, no, 3))},
+		{"the cache lists the newest first", []batchv1.Job{pending(job(decide.OpApply, 2, yes, 1)), pending(job(decide.OpApply, 1, no, 3))},
 			[]string{"apply-a1", "apply-a2"}},
-		{"three applies in no order", []batchv1.Job{pending(job(OpApply, 2, no, 4)), pending(job(OpApply, 3, yes, 2)), pending(job(OpApply, 1, no, 6))},
+		{"three applies in no order", []batchv1.Job{pending(job(decide.OpApply, 2, no, 4)), pending(job(decide.OpApply, 3, yes, 2)), pending(job(decide.OpApply, 1, no, 6))},
 			[]string{"apply-a1", "apply-a2", "apply-a3"}},
-		{"finished in the same second: the lower attempt first", []batchv1.Job{pending(job(OpApply, 3, yes, 2)), pending(job(OpApply, 2, no, 2))},
+		{"finished in the same second: the lower attempt first", []batchv1.Job{pending(job(decide.OpApply, 3, yes, 2)), pending(job(decide.OpApply, 2, no, 2))},
 			[]string{"apply-a2", "apply-a3"}},
 		{"same second, other operations: the older creation first", []batchv1.Job{
-			created(pending(job(OpRefresh, 1, yes, 2)), 3), created(pending(job(OpApply, 4, yes, 2)), 9),
+			created(pending(job(decide.OpRefresh, 1, yes, 2)), 3), created(pending(job(decide.OpApply, 4, yes, 2)), 9),
 		}, []string{"apply-a4", "refresh-a1"}},
-		{"bookkept and running Jobs are not read", []batchv1.Job{job(OpApply, 1, yes, 5), pending(job(OpApply, 3, nil, 0)), pending(job(OpApply, 2, no, 1))},
+		{"bookkept and running Jobs are not read", []batchv1.Job{job(decide.OpApply, 1, yes, 5), pending(job(decide.OpApply, 3, nil, 0)), pending(job(decide.OpApply, 2, no, 1))},
 			[]string{"apply-a2"}},
 	}
 	for _, tc := range testCases {
@@ -193,7 +194,7 @@ func TestToBookkeepOldestFinishedFirst(t *testing.T) {
 // read of its outcome must not undo.
 func TestAppliesAfter(t *testing.T) {
 	all := []batchv1.Job{
-		job(OpApply, 1, yes, 5), job(OpApply, 2, no, 4), job(OpRefresh, 1, yes, 3), job(OpApply, 3, yes, 2), job(OpApply, 4, nil, 0),
+		job(decide.OpApply, 1, yes, 5), job(decide.OpApply, 2, no, 4), job(decide.OpRefresh, 1, yes, 3), job(decide.OpApply, 3, yes, 2), job(decide.OpApply, 4, nil, 0),
 	}
 	testCases := []struct {
 		name      string
@@ -214,3 +215,5 @@ func TestAppliesAfter(t *testing.T) {
 		})
 	}
 }
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/pkg/state"
 )
@@ -34,12 +35,12 @@ func runLeaseName(suffix string) string { return "captf-run-" + suffix }
 // created. It is free when it has no holder, when its holder is this Job,
 // when the holder Job finished or is gone past the grace, or past the
 // backstop. Reads are live; a concurrent writer makes this pass wait.
-func (p *pass) acquireRunLease(ctx context.Context, jobName string, op Operation) (bool, string, error) {
+func (p *pass) acquireRunLease(ctx context.Context, jobName string, op decide.Operation) (bool, string, error) {
 	return p.acquireLease(ctx, runLeaseName(p.suffix()), "run", jobName, op)
 }
 
 // acquireLease takes the Lease name (kind run or cluster) for jobName.
-func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op Operation) (bool, string, error) {
+func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op decide.Operation) (bool, string, error) {
 	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
 	now := metav1.NewMicroTime(p.now)
 	duration := backstop(p.eff.Policy.ActiveDeadlineSeconds)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
@@ -85,16 +86,16 @@ func (p *pass) catchUp(ctx context.Context) error {
 }
 
 // stateStatus is what the state read found, for the decision table.
-func (p *pass) stateStatus() StateStatus {
+func (p *pass) stateStatus() decide.StateStatus {
 	switch {
 	case p.retained:
-		return StateRetained
+		return decide.StateRetained
 	case p.st != nil:
-		return StateReadable
+		return decide.StateReadable
 	case errors.Is(p.stErr, state.ErrNotFound):
-		return StateAbsent
+		return decide.StateAbsent
 	}
-	return StateUnreadable
+	return decide.StateUnreadable
 }
 
 // stateInputsHash is the captf.io/inputs-hash of the base state Secret,

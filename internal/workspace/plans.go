@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -255,7 +256,7 @@ func (p *pass) reportWithdrawn() {
 		}
 	}
 	withdrawn := ""
-	for _, j := range (Snapshot{History: p.history()}).byNewest(OpApply) {
+	for _, j := range (decide.Snapshot{History: p.history()}).ByNewest(decide.OpApply) {
 		if j.Blocked || j.PlanChanged || j.Interrupted {
 			if withdrawn == "" && !j.Interrupted {
 				withdrawn = j.Name
@@ -533,20 +534,20 @@ func (p *pass) finishPlan(ctx context.Context, o outcome) error {
 // planStatus is where the plan of the current inputs stands under Manual:
 // approved, pending approval, or planned empty by a plan Job newer than
 // the newest apply.
-func (p *pass) planStatus() PlanStatus {
+func (p *pass) planStatus() decide.PlanStatus {
 	if !p.manual() || p.inputs.hash == "" {
-		return PlanNone
+		return decide.PlanNone
 	}
 	if p.approvedPlan() != nil {
-		return PlanApproved
+		return decide.PlanApproved
 	}
 	if pl := p.livePlan(); pl != nil && p.keyed(pl.Spec.InputsHash) == p.inputs.hash {
-		return PlanPending
+		return decide.PlanPending
 	}
-	h := Snapshot{History: p.history()}
-	newestApply := h.newest(OpApply)
-	var newestPlan *FinishedJob
-	for _, fj := range h.byNewest(OpPlan) {
+	h := decide.Snapshot{History: p.history()}
+	newestApply := h.Newest(decide.OpApply)
+	var newestPlan *decide.FinishedJob
+	for _, fj := range h.ByNewest(decide.OpPlan) {
 		if fj.Succeeded {
 			newestPlan = &fj
 			break
@@ -554,9 +555,9 @@ func (p *pass) planStatus() PlanStatus {
 	}
 	if newestPlan != nil && newestPlan.InputsHash == p.inputs.hash && newestPlan.PlanHash == plan.EmptyPlanHash &&
 		(newestApply == nil || newestApply.FinishedAt.Before(newestPlan.FinishedAt)) {
-		return PlanEmpty
+		return decide.PlanEmpty
 	}
-	return PlanNone
+	return decide.PlanNone
 }
 
 // awaitingMessage says which Manual plan waits for approval and how to

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
@@ -117,7 +118,7 @@ func (p *pass) namespaceTerminating(ctx context.Context) (bool, error) {
 
 // namespaceTerminatingMessage says why the Job of op cannot run and the
 // way out.
-func (p *pass) namespaceTerminatingMessage(op Operation) string {
+func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run. "+
 		"The state %s and the inputs records are kept, readable, by the finalizer %s: pause this object, run the destroy by hand "+
 		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain and unpause; the kept Secrets then wait for you to remove that finalizer",

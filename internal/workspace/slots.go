@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
@@ -32,11 +33,11 @@ type slotLimit struct {
 }
 
 // full reports whether a Job of op may not start under l.
-func (l slotLimit) full(op Operation) bool {
+func (l slotLimit) full(op decide.Operation) bool {
 	if l.limit <= 0 {
 		return false
 	}
-	if op == OpRefresh || op == OpDrift {
+	if op == decide.OpRefresh || op == decide.OpDrift {
 		return float64(l.running) >= backgroundShare*float64(l.limit)
 	}
 	return l.running >= l.limit
@@ -45,7 +46,7 @@ func (l slotLimit) full(op Operation) bool {
 // jobSlot checks the manager-wide and the per-cluster Job limits from the
 // Job cache (soft limits: no lock, they may overshoot by a few). It
 // returns a message when op must wait.
-func (p *pass) jobSlot(ctx context.Context, op Operation) (string, error) {
+func (p *pass) jobSlot(ctx context.Context, op decide.Operation) (string, error) {
 	o := p.e.Options
 	perCluster := o.ClusterMaxActiveJobs
 	if tc := p.owner.Infra; tc != nil && tc.Spec.MaxActiveJobs != nil {
@@ -128,5 +129,5 @@ func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error
 
 // slotRequeue is SlotRequeue plus a jitter of up to 10% from the UID.
 func slotRequeue(uid string) time.Duration {
-	return SlotRequeue + jitter(uid, SlotRequeue)
+	return SlotRequeue + decide.Jitter(uid, SlotRequeue)
 }

@@ -17,6 +17,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/apierr"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -25,18 +26,18 @@ import (
 )
 
 // condTypeOf is the condition that reports an operation's Jobs.
-func condTypeOf(op Operation) string {
+func condTypeOf(op decide.Operation) string {
 	switch op {
-	case OpRefresh, OpDrift:
+	case decide.OpRefresh, decide.OpDrift:
 		return infrav1.DriftJobSucceededCondition
-	case OpRestore:
+	case decide.OpRestore:
 		return infrav1.RestoreJobSucceededCondition
 	}
 	return infrav1.ApplyJobSucceededCondition
 }
 
 // waitOn reports a wait before a Job on the operation's condition.
-func (p *pass) waitOn(op Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
+func (p *pass) waitOn(op decide.Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: status, Reason: reason, Message: msg})
 	return ctrl.Result{RequeueAfter: after}, nil
 }
@@ -54,13 +55,13 @@ type runInputs struct {
 }
 
 // inputsFor picks what the Job of op renders and runs.
-func (p *pass) inputsFor(op Operation) (runInputs, string) {
-	if op == OpRestore {
+func (p *pass) inputsFor(op decide.Operation) (runInputs, string) {
+	if op == decide.OpRestore {
 		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.keyed(p.restore.InputsHash), identity: p.creds.Identity, identityKind: p.creds.Kind}
 		p.pickImage(&ri, p.inputs.applied)
 		return ri, ""
 	}
-	if op == OpApply || op == OpPlan {
+	if op == decide.OpApply || op == decide.OpPlan {
 		if p.inputs.hash == "" {
 			return runInputs{}, "the current inputs cannot be built"
 		}
@@ -86,18 +87,18 @@ func (p *pass) inputsFor(op Operation) (runInputs, string) {
 
 // startJob starts the Job of d: policy check, credentials, the run lease,
 // then the Job, its per-run Secret and (apply) the attempt record.
-func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Result, error) {
+func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (ctrl.Result, error) {
 	op := d.Op
-	if op != OpDestroy && op != OpRestore {
+	if op != decide.OpDestroy && op != decide.OpRestore {
 		if err := p.eff.Policy.Validate(); err != nil {
-			return p.waitOn(OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
+			return p.waitOn(decide.OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
 		}
 	}
-	if (op == OpApply || op == OpPlan) && p.inputs.hash == "" {
+	if (op == decide.OpApply || op == decide.OpPlan) && p.inputs.hash == "" {
 		if p.inputs.tooLarge != nil {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.InputsTooLargeReason, p.inputs.tooLarge.Error(), PolicyRequeue)
 		}
-		return ctrl.Result{RequeueAfter: GateRequeue}, nil // DependenciesReady says why
+		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil // DependenciesReady says why
 	}
 	in, missing := p.inputsFor(op)
 	if deleting {
@@ -106,14 +107,14 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 			return ctrl.Result{}, err
 		}
 		if held {
-			return p.waitOn(op, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, p.namespaceTerminatingMessage(op), GateRequeue)
+			return p.waitOn(op, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, p.namespaceTerminatingMessage(op), decide.GateRequeue)
 		}
 	}
 	// No Job of any operation runs with a policy that weakens its
 	// isolation, whatever admission let through. Reported on
 	// ApplyJobSucceeded, which feeds Ready, for every operation.
 	if err := p.eff.Policy.ValidateSecurity(); err != nil {
-		return p.waitOn(OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
+		return p.waitOn(decide.OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
 	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
@@ -123,14 +124,14 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		if !p.creds.Ready {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.IdentityNotAllowedReason,
-				fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)), GateRequeue)
+				fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)), decide.GateRequeue)
 		}
 	}
 	if !p.creds.Ready || !p.rbacReady {
-		return ctrl.Result{RequeueAfter: GateRequeue}, nil
+		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
 	}
 	if missing != "" {
-		if op == OpDestroy {
+		if op == decide.OpDestroy {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.DestroyFailedReason, missing, PolicyRequeue)
 		}
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
@@ -150,7 +151,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	}
 	if !ok {
 		p.waitEvent(infrav1.WaitingForRunLeaseReason, why)
-		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, GateRequeue)
+		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, decide.GateRequeue)
 	}
 	crashpoint.Hit(crashpoint.AfterRunLease)
 	if reason, why, err := p.gate(ctx, name, op); err != nil || reason != "" {
@@ -158,7 +159,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 			return ctrl.Result{}, err
 		}
 		p.waitEvent(reason, why)
-		return p.waitOn(op, metav1.ConditionUnknown, reason, why, GateRequeue)
+		return p.waitOn(op, metav1.ConditionUnknown, reason, why, decide.GateRequeue)
 	}
 	spec := jobs.Spec{
 		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(), Unowned: deleting,
@@ -168,15 +169,15 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,
 		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents, ForceUnlock: p.forceUnlock,
 	}
-	if op != OpApply && op != OpPlan && op != OpRestore {
+	if op != decide.OpApply && op != decide.OpPlan && op != decide.OpRestore {
 		spec.InputsHash = ""
 	}
-	if op == OpRestore {
+	if op == decide.OpRestore {
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
 	}
 	var approved *infrav1.TerraformPlan
-	exportsGuard := op == OpApply && p.exportsGuarded()
-	if ((op == OpApply || op == OpPlan) && p.guarded()) || exportsGuard {
+	exportsGuard := op == decide.OpApply && p.exportsGuarded()
+	if ((op == decide.OpApply || op == decide.OpPlan) && p.guarded()) || exportsGuard {
 		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -190,11 +191,11 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 			spec.Guard.AllowDeletesHash = p.inputs.approval
 		}
 	}
-	if op == OpApply && p.guarded() {
+	if op == decide.OpApply && p.guarded() {
 		spec.Guard = jobs.Guard{Deletes: true, InputsHash: in.hash}
 		if approved = p.approvedPlan(); approved != nil {
 			spec.Guard = jobs.Guard{ExpectPlan: approved.Spec.PlanHash}
-		} else if p.planStatus() == PlanEmpty {
+		} else if p.planStatus() == decide.PlanEmpty {
 			spec.Guard = jobs.Guard{ExpectPlan: plan.EmptyPlanHash}
 		}
 	}
@@ -202,14 +203,14 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if op == OpRestore {
+	if op == decide.OpRestore {
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
 		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
 		job.Annotations[infrav1.InputsHashAnnotation] = p.keyed(p.restore.InputsHash)
 	}
-	if op == OpApply && p.caps().GuardsExports {
+	if op == decide.OpApply && p.caps().GuardsExports {
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
@@ -229,13 +230,13 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 		}
 		job.Annotations[infrav1.ImageFallbacksAnnotation] = strings.Join(in.fallbacks, ",")
 	}
-	if d.Reason == ReasonDriftRemediation {
+	if d.Reason == decide.ReasonDriftRemediation {
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
 		job.Annotations[infrav1.DriftRemediationAnnotation] = "true"
 	}
-	if after := p.unconfirmed(); op == OpApply && after != "" {
+	if after := p.unconfirmed(); op == decide.OpApply && after != "" {
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
@@ -250,7 +251,7 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	// an earlier Job's possible partial apply is kept (records.WriteAttempt):
 	// this Job's create may still be refused, or it may fail before
 	// applying; its inputs are in its per-run Secret meanwhile.
-	if op == OpApply {
+	if op == decide.OpApply {
 		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
 			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
 		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
@@ -284,31 +285,31 @@ func (p *pass) startJob(ctx context.Context, d Decision, deleting bool) (ctrl.Re
 	if in.digestUnknown {
 		p.eventf(corev1.EventTypeWarning, "DigestUnknown", "No image digest is pinned for the %s Job %s: it runs %s, which may have moved since the last apply", op, name, in.image)
 	}
-	if d.Reason == ReasonDriftRemediation {
+	if d.Reason == decide.ReasonDriftRemediation {
 		p.remediationStarted(name)
 	}
-	if d.Reason == ReasonInputsChanged {
+	if d.Reason == decide.ReasonInputsChanged {
 		metrics.ObserveInputsHashChange(p.role.Kind())
 		p.eventf(corev1.EventTypeNormal, "InputsChanged", "The inputs changed (%s, state has %s): Job %s applies them", in.hash, p.stateInputsHash(), name)
 	}
-	if op == OpRefresh || op == OpDrift {
+	if op == decide.OpRefresh || op == decide.OpDrift {
 		p.set(metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason,
 			Message: fmt.Sprintf("Job %s runs a %s", name, op)})
 	}
-	if op == OpApply && d.Reason == ReasonNoState && (p.w.Status.Initialization.Provisioned == nil || !*p.w.Status.Initialization.Provisioned) {
+	if op == decide.OpApply && d.Reason == decide.ReasonNoState && (p.w.Status.Initialization.Provisioned == nil || !*p.w.Status.Initialization.Provisioned) {
 		p.set(metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ProvisioningReason,
 			Message: fmt.Sprintf("Job %s provisions the infrastructure", name)})
 	}
-	return ctrl.Result{RequeueAfter: ActiveJobRequeue}, nil
+	return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
 }
 
-func failReasonOf(op Operation) string {
+func failReasonOf(op decide.Operation) string {
 	switch op {
-	case OpDestroy:
+	case decide.OpDestroy:
 		return infrav1.DestroyFailedReason
-	case OpRefresh, OpDrift:
+	case decide.OpRefresh, decide.OpDrift:
 		return infrav1.DriftJobFailedReason
-	case OpRestore:
+	case decide.OpRestore:
 		return infrav1.RestoreFailedReason
 	}
 	return infrav1.ApplyFailedReason
@@ -325,21 +326,21 @@ func firstMessage(conds []metav1.Condition) string {
 
 // tick is the part of a Job's name hash that tells runs of the same
 // inputs apart; a drift remediation's names the drift check it answers.
-func (p *pass) tick(op Operation, r Reason) string {
+func (p *pass) tick(op decide.Operation, r decide.Reason) string {
 	switch op {
-	case OpApply:
-		if t := p.w.Status.LastDriftCheck; r == ReasonDriftRemediation && t != nil {
+	case decide.OpApply:
+		if t := p.w.Status.LastDriftCheck; r == decide.ReasonDriftRemediation && t != nil {
 			return "remediate/" + t.UTC().Format(time.RFC3339)
 		}
-	case OpRefresh:
+	case decide.OpRefresh:
 		if t := p.w.Status.LastRefresh; t != nil {
 			return t.UTC().Format(time.RFC3339)
 		}
-	case OpDrift:
+	case decide.OpDrift:
 		if t := p.w.Status.LastDriftCheck; t != nil {
 			return t.UTC().Format(time.RFC3339)
 		}
-	case OpRestore:
+	case decide.OpRestore:
 		return "restore/" + p.restore.Name
 	}
 	return ""

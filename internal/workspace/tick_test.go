@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/roles"
 )
 
@@ -19,15 +20,15 @@ func TestTick(t *testing.T) {
 	p := &pass{obj: tc, w: roles.Workload{Status: &infrav1.WorkspaceStatus{
 		LastDriftCheck: &metav1.Time{Time: t0}, LastRefresh: &metav1.Time{Time: t0.Add(-time.Hour)}}}}
 	testCases := []struct {
-		op     Operation
-		reason Reason
+		op     decide.Operation
+		reason decide.Reason
 		want   string
 	}{
-		{OpApply, ReasonInputsChanged, ""},
-		{OpApply, ReasonDriftRemediation, "remediate/2026-11-29T12:00:00Z"},
-		{OpDrift, ReasonDriftDue, "2026-11-29T12:00:00Z"},
-		{OpRefresh, ReasonHealthPending, "2026-11-29T11:00:00Z"},
-		{OpDestroy, ReasonDeleting, ""},
+		{decide.OpApply, decide.ReasonInputsChanged, ""},
+		{decide.OpApply, decide.ReasonDriftRemediation, "remediate/2026-11-29T12:00:00Z"},
+		{decide.OpDrift, decide.ReasonDriftDue, "2026-11-29T12:00:00Z"},
+		{decide.OpRefresh, decide.ReasonHealthPending, "2026-11-29T11:00:00Z"},
+		{decide.OpDestroy, decide.ReasonDeleting, ""},
 	}
 	for _, tc := range testCases {
 		if got := p.tick(tc.op, tc.reason); got != tc.want {

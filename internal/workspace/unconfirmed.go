@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
@@ -37,7 +38,7 @@ func (p *pass) unconfirmed() string {
 // unconfirmedOutcome: a newly failed apply that left no result although
 // its runner started, or whose pod is gone.
 func unconfirmedOutcome(o outcome) bool {
-	return o.op == OpApply && !o.succeeded && o.result == nil && !neverStarted(o) && (!o.started.IsZero() || !o.podFound)
+	return o.op == decide.OpApply && !o.succeeded && o.result == nil && !neverStarted(o) && (!o.started.IsZero() || !o.podFound)
 }
 
 // neverStarted: the Job was stopped because its module image could not be
@@ -93,9 +94,9 @@ func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []strin
 // before it was bookkept: its result is lost. An apply becomes
 // unconfirmed; every operation is reported as interrupted.
 func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
-	op := Operation(aj.Operation)
+	op := decide.Operation(aj.Operation)
 	msg := fmt.Sprintf("Job %s: %s vanished before it reported a result (Job deleted, node lost)", aj.Name, op)
-	if op == OpApply {
+	if op == decide.OpApply {
 		// It was the running Job: nothing of the object finished after it.
 		if err := p.markUnconfirmed(ctx, aj.Name, nil); err != nil {
 			return err

@@ -25,6 +25,8 @@ var walls = []struct {
 	{"the API imports nothing of ours", []string{"./api/..."}, []string{module + "internal", module + "pkg", module + "cmd"}},
 	{"pkg never imports internal", []string{"./pkg/..."}, []string{module + "internal", module + "cmd"}},
 	{"the runner binary never links controller-runtime", []string{"./cmd/runner"}, []string{"sigs.k8s.io/controller-runtime"}},
+	{"the decision table links no client, no API machinery and nothing of ours", []string{"./internal/decide"},
+		[]string{"k8s.io", "sigs.k8s.io", module + "internal", module + "pkg", module + "api"}},
 	{"the manager never links the local environment", []string{"./cmd/manager"},
 		[]string{module + "internal/localnode", module + "internal/devenv", module + "internal/test", module + "cmd/captf-dev"}},
 }

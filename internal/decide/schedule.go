@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import "time"
 
@@ -59,14 +59,14 @@ func (s Snapshot) checks() []check {
 		out = append(out, check{OpRefresh, ReasonHealthPending, refreshBase.Add(delay)})
 	}
 	if sch.MembershipInterval > 0 {
-		out = append(out, check{OpRefresh, ReasonMembershipRefreshDue, refreshBase.Add(sch.MembershipInterval + jitter(sch.UID, sch.MembershipInterval))})
+		out = append(out, check{OpRefresh, ReasonMembershipRefreshDue, refreshBase.Add(sch.MembershipInterval + Jitter(sch.UID, sch.MembershipInterval))})
 	}
 	if sch.HealthCheckInterval > 0 {
-		out = append(out, check{OpRefresh, ReasonHealthCheckDue, refreshBase.Add(sch.HealthCheckInterval + jitter(sch.UID, sch.HealthCheckInterval))})
+		out = append(out, check{OpRefresh, ReasonHealthCheckDue, refreshBase.Add(sch.HealthCheckInterval + Jitter(sch.UID, sch.HealthCheckInterval))})
 	}
 	if sch.DriftInterval > 0 {
 		base := firstSet(sch.LastDriftCheck, sch.LastSuccessfulApply, sch.CreatedAt)
-		out = append(out, check{OpDrift, ReasonDriftDue, base.Add(sch.DriftInterval + jitter(sch.UID, sch.DriftInterval))})
+		out = append(out, check{OpDrift, ReasonDriftDue, base.Add(sch.DriftInterval + Jitter(sch.UID, sch.DriftInterval))})
 	}
 	return out
 }

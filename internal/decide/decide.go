@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"crypto/sha256"
@@ -153,7 +153,7 @@ func (s Snapshot) applyDue() (Reason, bool) {
 		return ReasonUnconfirmedApply, true
 	case s.Mutable && s.newestApplyFailed():
 		return ReasonLastApplyFailed, true
-	case s.DriftFound && s.Remediate && s.remediationFailures() < s.failedLimit():
+	case s.DriftFound && s.Remediate && s.RemediationFailures() < s.failedLimit():
 		return ReasonDriftRemediation, true
 	}
 	return "", false
@@ -203,7 +203,7 @@ func (s Snapshot) remediationBlocked() bool {
 	if s.PendingPlan {
 		return true
 	}
-	j := s.newest(OpApply)
+	j := s.Newest(OpApply)
 	return j != nil && j.Remediation && j.Blocked && !j.PlanEnded && j.InputsHash == s.InputsHash && !s.ApprovedPlan
 }
 
@@ -215,21 +215,21 @@ func (s Snapshot) rescuePending() bool {
 	if s.RescueRecorded {
 		return true
 	}
-	a := s.newest(OpApply)
+	a := s.Newest(OpApply)
 	if a == nil || !a.Rescued {
 		return false
 	}
-	r := s.newest(OpRestore)
+	r := s.Newest(OpRestore)
 	return r == nil || !r.Succeeded || r.FinishedAt.Before(a.FinishedAt)
 }
 
 // destroyed: the newest destroy succeeded and nothing applied since.
 func (s Snapshot) destroyed() bool {
-	d := s.newest(OpDestroy)
+	d := s.Newest(OpDestroy)
 	if d == nil || !d.Succeeded {
 		return false
 	}
-	a := s.newest(OpApply)
+	a := s.Newest(OpApply)
 	return a == nil || a.FinishedAt.Before(d.FinishedAt)
 }
 
@@ -251,7 +251,7 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 	if s.PendingPlan && !remediation {
 		return wait(ReasonAwaitingApproval, ApprovalRequeue)
 	}
-	if j := s.newest(OpApply); j != nil && j.Blocked && !j.PlanEnded && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
+	if j := s.Newest(OpApply); j != nil && j.Blocked && !j.PlanEnded && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
 		if j.PlanHash != "" {
 			return wait(ReasonAwaitingApproval, ApprovalRequeue)
 		}
@@ -268,7 +268,7 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 // after n consecutive failures, min(1m*2^(n-1), 10m) from the newest
 // failure's finish, and 10m as soon as n reaches the failed history limit.
 func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
-	n, last := s.consecutiveFailures(op)
+	n, last := s.ConsecutiveFailures(op)
 	if n == 0 {
 		return d
 	}
@@ -285,7 +285,7 @@ func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 func (s Snapshot) failedLimit() int { return max(s.FailedJobsHistoryLimit, 1) }
 
 // byNewest returns the Jobs of op, newest first.
-func (s Snapshot) byNewest(op Operation) []FinishedJob {
+func (s Snapshot) ByNewest(op Operation) []FinishedJob {
 	var jobs []FinishedJob
 	for _, j := range s.History {
 		if j.Op == op {
@@ -296,8 +296,8 @@ func (s Snapshot) byNewest(op Operation) []FinishedJob {
 	return jobs
 }
 
-func (s Snapshot) newest(op Operation) *FinishedJob {
-	if jobs := s.byNewest(op); len(jobs) > 0 {
+func (s Snapshot) Newest(op Operation) *FinishedJob {
+	if jobs := s.ByNewest(op); len(jobs) > 0 {
 		return &jobs[0]
 	}
 	return nil
@@ -305,13 +305,13 @@ func (s Snapshot) newest(op Operation) *FinishedJob {
 
 // consecutiveFailures counts the failures of op since its newest success
 // and returns the newest failure's finish.
-func (s Snapshot) consecutiveFailures(op Operation) (int, time.Time) {
+func (s Snapshot) ConsecutiveFailures(op Operation) (int, time.Time) {
 	n, last := 0, time.Time{}
-	for _, j := range s.byNewest(op) {
-		if j.Succeeded && !j.countsAsFailure() {
+	for _, j := range s.ByNewest(op) {
+		if j.Succeeded && !j.CountsAsFailure() {
 			break
 		}
-		if j.countsAsFailure() {
+		if j.CountsAsFailure() {
 			if n == 0 {
 				last = j.FinishedAt
 			}
@@ -326,24 +326,24 @@ func (s Snapshot) consecutiveFailures(op Operation) (int, time.Time) {
 // neither way, so an apply that failed before it is still to retry (and
 // waits for the approval of that plan).
 func (s Snapshot) newestApplyFailed() bool {
-	for _, j := range s.byNewest(OpApply) {
+	for _, j := range s.ByNewest(OpApply) {
 		if j.Remediation || j.Blocked || j.PlanChanged {
 			continue
 		}
-		return j.countsAsFailure()
+		return j.CountsAsFailure()
 	}
 	return false
 }
 
 // remediationFailures counts failed applies finished after the newest
 // successful drift check, stopping at an apply success.
-func (s Snapshot) remediationFailures() int {
+func (s Snapshot) RemediationFailures() int {
 	n := 0
-	for _, j := range s.byNewest(OpApply) {
+	for _, j := range s.ByNewest(OpApply) {
 		if j.Succeeded || !j.FinishedAt.After(s.Schedule.LastDriftCheck) {
 			break
 		}
-		if j.countsAsFailure() {
+		if j.CountsAsFailure() {
 			n++
 		}
 	}
@@ -351,7 +351,7 @@ func (s Snapshot) remediationFailures() int {
 }
 
 // jitter is a deterministic delay of up to 10% of interval, from the UID.
-func jitter(uid string, interval time.Duration) time.Duration {
+func Jitter(uid string, interval time.Duration) time.Duration {
 	if uid == "" || interval <= 0 {
 		return 0
 	}

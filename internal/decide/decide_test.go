@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"testing"
@@ -312,12 +312,12 @@ func TestDecide(t *testing.T) {
 
 func TestJitterIsDeterministicAndBounded(t *testing.T) {
 	for _, uid := range []string{"a", "5b7e1c3e-1111-2222-3333-444455556666", "x"} {
-		j := jitter(uid, time.Hour)
-		if j != jitter(uid, time.Hour) || j < 0 || j > 6*time.Minute {
-			t.Errorf("jitter(%q) = %v, want the same value, within 10%%", uid, j)
+		j := Jitter(uid, time.Hour)
+		if j != Jitter(uid, time.Hour) || j < 0 || j > 6*time.Minute {
+			t.Errorf("Jitter(%q) = %v, want the same value, within 10%%", uid, j)
 		}
 	}
-	if jitter("", time.Hour) != 0 {
+	if Jitter("", time.Hour) != 0 {
 		t.Error("no UID, no jitter")
 	}
 }

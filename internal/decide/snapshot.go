@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import "time"
 
@@ -69,7 +69,7 @@ type FinishedJob struct {
 // countsAsFailure reports whether the Job counts toward backoff: a plan
 // Job that succeeded without a readable plan does, so that it is never
 // planned again in a loop.
-func (j FinishedJob) countsAsFailure() bool {
+func (j FinishedJob) CountsAsFailure() bool {
 	return (!j.Succeeded || j.PlanUnreadable) && !j.Blocked && !j.PlanChanged && !j.Interrupted
 }
 

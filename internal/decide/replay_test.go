@@ -1,0 +1,246 @@
+package decide
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/decisions.golden from this run")
+
+// replay is one object as a sequence of passes sees it: the snapshot the
+// next pass observes, changed by the steps of a scenario as the engine's
+// acts and the world would change it, and the log of every decision.
+type replay struct {
+	s    Snapshot
+	last Decision
+	log  *strings.Builder
+}
+
+// pass decides on the current snapshot and logs the decision after what
+// happened before it; a Job it starts is running at the next pass.
+func (r *replay) pass(what string) {
+	r.last = Decide(r.s)
+	d := r.last
+	line := fmt.Sprintf("%-58s -> %s", what, d.Action)
+	if d.Op != "" {
+		line += " " + string(d.Op)
+	}
+	line += " " + string(d.Reason)
+	if d.Requeue > 0 {
+		line += " (again in " + d.Requeue.Round(time.Second).String() + ")"
+	}
+	fmt.Fprintln(r.log, "  "+line)
+	if d.Action == ActionStartJob {
+		r.s.JobActive = true
+	}
+}
+
+// jobTakes is how long every Job of the replay runs.
+const jobTakes = time.Minute
+
+// finish ends the running Job as ok says, a minute after it started, with
+// what its success changes in the world; change sets what else it
+// reported.
+func (r *replay) finish(ok bool, change func(*FinishedJob)) {
+	r.wait(jobTakes)
+	j := FinishedJob{Name: fmt.Sprintf("%s-%d", r.last.Op, len(r.s.History)+1), Op: r.last.Op, Succeeded: ok,
+		FinishedAt: r.s.Now, InputsHash: r.s.InputsHash, Remediation: r.last.Reason == ReasonDriftRemediation}
+	if change != nil {
+		change(&j)
+	}
+	r.s.History = append(r.s.History, j)
+	r.s.JobActive = false
+	if !ok || j.Blocked {
+		return
+	}
+	switch j.Op {
+	case OpApply:
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied, r.s.UnconfirmedApply = StateReadable, j.InputsHash, true, false
+		r.s.Schedule.LastSuccessfulApply = r.s.Now
+		r.s.DriftFound = false
+	case OpRefresh:
+		r.s.Schedule.LastRefresh = r.s.Now
+	case OpDrift:
+		r.s.Schedule.LastDriftCheck = r.s.Now
+	case OpRestore:
+		r.s.State, r.s.RestoreRequested = StateReadable, false
+	case OpDestroy:
+		r.s.State = StateAbsent
+	}
+}
+
+func (r *replay) wait(d time.Duration) { r.s.Now = r.s.Now.Add(d) }
+
+// fresh is a new mutable object: no state yet, inputs ready.
+func fresh() Snapshot {
+	return Snapshot{Now: t0, Mutable: true, State: StateAbsent, InputsHash: "h3:1", FailedJobsHistoryLimit: 3,
+		Schedule: Schedule{UID: "6f1c", CreatedAt: t0}}
+}
+
+// scenarios are the sequences the log replays: each a user's path
+// through the lifecycle, crashes and all.
+var scenarios = []struct {
+	name string
+	run  func(r *replay)
+}{
+	{"a cluster provisions, takes a change that fails once, and is deleted", func(r *replay) {
+		r.pass("created")
+		r.finish(true, nil)
+		r.pass("the apply succeeded")
+		r.s.InputsHash = "h3:2"
+		r.pass("an input changed")
+		r.finish(false, nil)
+		r.pass("the apply failed")
+		r.wait(30 * time.Second)
+		r.pass("30s later")
+		r.wait(time.Minute)
+		r.pass("the backoff is over")
+		r.finish(true, nil)
+		r.pass("the retry succeeded")
+		r.s.Deleting = true
+		r.pass("deleted")
+		r.finish(false, nil)
+		r.pass("the destroy failed")
+		r.wait(2 * time.Minute)
+		r.pass("the backoff is over")
+		r.finish(true, nil)
+		r.pass("the destroy succeeded")
+	}},
+	{"a deleting cluster waits for its machines, then is retained", func(r *replay) {
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true
+		r.s.Deleting, r.s.Dependents = true, 2
+		r.pass("deleted with two machines")
+		r.s.Dependents = 0
+		r.s.Retain = true
+		r.pass("the machines are gone; deletionPolicy Retain")
+	}},
+	{"the manager dies between an apply and its outcome", func(r *replay) {
+		r.pass("created")
+		r.s.JobActive, r.s.UnconfirmedApply = false, true
+		r.pass("the Job vanished, no state was written")
+		r.s.State, r.s.StateInputsHash = StateReadable, "h3:1"
+		r.pass("a state of these inputs is there after all")
+		r.finish(true, nil)
+		r.pass("the re-apply succeeded")
+	}},
+	{"a state that is lost holds everything until a restore", func(r *replay) {
+		r.s.EverApplied = true
+		r.pass("the state Secrets are gone")
+		r.s.RestoreRequested = true
+		r.pass("a restore is requested")
+		r.finish(true, nil)
+		r.s.StateInputsHash = "h3:1"
+		r.pass("the restore succeeded")
+	}},
+	{"applyPolicy Manual plans, waits for approval, applies", func(r *replay) {
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied, r.s.Manual = StateReadable, "h3:1", true, true
+		r.s.InputsHash = "h3:2"
+		r.pass("an input changed")
+		r.finish(true, func(j *FinishedJob) { j.PlanHash = "p2:a" })
+		r.s.Plan = PlanPending
+		r.pass("the plan is a Pending TerraformPlan")
+		r.s.Plan = PlanApproved
+		r.pass("approved")
+		r.finish(true, nil)
+		r.s.Plan = PlanNone
+		r.pass("the apply succeeded")
+	}},
+	{"a destructive change stops until approved", func(r *replay) {
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true
+		r.s.InputsHash = "h3:2"
+		r.pass("an input changed")
+		r.finish(true, func(j *FinishedJob) { j.Blocked, j.PlanHash = true, "p2:b" })
+		r.s.PendingPlan = true
+		r.pass("the guard stopped before a replace")
+		r.wait(time.Hour)
+		r.pass("an hour later")
+		r.s.PendingPlan, r.s.ApprovedPlan = false, true
+		r.pass("approved")
+		r.finish(true, nil)
+		r.s.ApprovedPlan = false
+		r.pass("the approved apply succeeded")
+	}},
+	{"drift is found, remediated, and a failing remediation stops at the cap", func(r *replay) {
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true
+		r.s.Schedule.LastSuccessfulApply, r.s.Schedule.DriftInterval = t0, time.Hour
+		r.pass("up to date, drift checks hourly")
+		r.wait(2 * time.Hour)
+		r.pass("two hours later")
+		r.finish(true, nil)
+		r.s.DriftFound, r.s.Remediate = true, true
+		r.pass("the check found drift; remediation is on")
+		for i := 1; i <= 3; i++ {
+			r.finish(false, nil)
+			r.wait(15 * time.Minute)
+			r.pass(fmt.Sprintf("remediation %d failed, 15m later", i))
+		}
+	}},
+	{"a machine never re-applies, a pool refreshes until its members settle", func(r *replay) {
+		r.s.Mutable = false
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true
+		r.s.InputsHash = "h3:2"
+		r.pass("a machine's rendered inputs differ from its state's")
+		r.s.Mutable = true
+		r.s.InputsHash = "h3:1"
+		r.s.Schedule.LastSuccessfulApply = t0
+		r.s.Schedule.MembershipConverging, r.s.Schedule.MembershipInterval = true, 10*time.Minute
+		r.pass("a pool whose members do not match its replicas")
+		r.wait(time.Minute)
+		r.pass("a minute later")
+		r.finish(true, nil)
+		r.s.Schedule.MembershipConverging = false
+		r.pass("the refresh found them settled")
+	}},
+}
+
+// TestReplay feeds each scenario's snapshots through Decide and compares
+// the decisions with testdata/decisions.golden, so that a change of
+// behaviour shows as a diff of that log in review. Run with -update to
+// rewrite it, then read the diff.
+func TestReplay(t *testing.T) {
+	var log strings.Builder
+	for _, sc := range scenarios {
+		fmt.Fprintf(&log, "%s:\n", sc.name)
+		sc.run(&replay{s: fresh(), log: &log})
+	}
+	path := filepath.Join("testdata", "decisions.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(log.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/decide -run TestReplay -update to write it)", err)
+	}
+	if got := log.String(); got != string(want) {
+		t.Errorf("the decisions differ from %s (if the change is meant, run with -update and review the diff):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff lists the lines that differ, numbered.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := range max(len(w), len(g)) {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			fmt.Fprintf(&b, "%d:\n- %s\n+ %s\n", i+1, a, c)
+		}
+	}
+	return b.String()
+}
