@@ -206,7 +206,7 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 		return ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
 	res, err := p.run(ctx)
-	if perr := p.patchStatus(ctx); perr != nil {
+	if perr := p.patchStatus(ctx, err == nil); perr != nil {
 		return ctrl.Result{}, perr
 	}
 	for _, f := range p.observations {

@@ -112,11 +112,16 @@ func ready(conds []metav1.Condition, types []string) metav1.Condition {
 // patchStatus computes the conditions and Ready and writes status (and
 // the spec fields the outputs set) once, as one merge patch computed
 // before either request so that neither response loses the other's part.
-func (p *pass) patchStatus(ctx context.Context) error {
+// Only a pass that completed (ok) vouches for the object's generation; a
+// failed one keeps the generation the last completed pass observed.
+func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	if p.released {
 		return nil
 	}
 	gen := p.obj.GetGeneration()
+	if !ok {
+		gen = p.w.Status.ObservedGeneration
+	}
 	st := p.w.Status
 	if meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition) == nil {
 		p.setDefault(infrav1.ApplyJobSucceededCondition, infrav1.NoApplyYetReason, "No apply has finished yet")

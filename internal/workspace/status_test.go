@@ -4,9 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/test/envtest"
 )
 
 func cond(t string, s metav1.ConditionStatus, reason string) metav1.Condition {
@@ -39,5 +44,58 @@ func TestReady(t *testing.T) {
 				t.Errorf("ready = %+v, want %s/%s naming %q", got, tc.want, tc.reason, tc.names)
 			}
 		})
+	}
+}
+
+// TestFailedPassKeepsObservedGeneration: a pass that failed part-way
+// writes what it found, but vouches for no generation: status and
+// conditions keep the last one a completed pass observed, so that a tool
+// waiting for observedGeneration waits for a pass that saw everything.
+func TestFailedPassKeepsObservedGeneration(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	ns := "observed-generation"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"},
+		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
+	if err := env.Client.Create(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	role := roles.Cluster{}
+	for _, step := range []struct {
+		name    string
+		ok      bool
+		change  func(*infrav1.TerraformCluster)
+		wantGen int64
+		reason  string
+	}{
+		{name: "a completed pass", ok: true, wantGen: 1, reason: "First"},
+		{name: "a failed pass over a new generation", ok: false, wantGen: 1, reason: "Second",
+			change: func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = "example.test/cluster:2" }},
+		{name: "the next completed pass", ok: true, wantGen: 2, reason: "Third"},
+	} {
+		if step.change != nil {
+			step.change(tc)
+			if err := env.Client.Update(ctx, tc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &pass{e: &Engine{Client: env.Client}, role: role, obj: tc, w: role.View(tc), before: tc.DeepCopy()}
+		p.set(cond(infrav1.DependenciesReadyCondition, metav1.ConditionTrue, step.reason))
+		if err := p.patchStatus(ctx, step.ok); err != nil {
+			t.Fatal(err)
+		}
+		got := &infrav1.TerraformCluster{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(tc), got); err != nil {
+			t.Fatal(err)
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, infrav1.DependenciesReadyCondition)
+		if got.Status.ObservedGeneration != step.wantGen || c == nil || c.ObservedGeneration != step.wantGen || c.Reason != step.reason {
+			t.Errorf("%s: status.observedGeneration %d, condition %+v; want generation %d and reason %s (what the pass found is written)",
+				step.name, got.Status.ObservedGeneration, c, step.wantGen, step.reason)
+		}
+		tc = got
 	}
 }
