@@ -266,7 +266,8 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 
 // withBackoff replaces a due Job with a wait while its operation backs off:
 // after n consecutive failures, min(1m*2^(n-1), 10m) from the newest
-// failure's finish, and 10m as soon as n reaches the failed history limit.
+// failure's finish, and 10m as soon as n reaches the failed history limit
+// (1m is Timing.RetryBase when set).
 func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 	n, last := s.ConsecutiveFailures(op)
 	if n == 0 {
@@ -274,7 +275,7 @@ func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 	}
 	delay := RetryMax
 	if n < s.failedLimit() {
-		delay = min(RetryBase<<(n-1), RetryMax)
+		delay = min(s.Timing.retryBase()<<(n-1), RetryMax)
 	}
 	if due := last.Add(delay); s.Now.Before(due) {
 		return wait(Backoff(d.Reason), due.Sub(s.Now))

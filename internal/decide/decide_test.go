@@ -59,6 +59,14 @@ func TestDecide(t *testing.T) {
 			s.Deleting = true
 			s.History = append(s.History, failed(OpDestroy, 30*time.Second))
 		}, wait(Backoff(ReasonDeleting), 30*time.Second)},
+		{"a shorter retry base is the first backoff", func(s *Snapshot) {
+			s.Deleting, s.Timing.RetryBase = true, 40*time.Second
+			s.History = append(s.History, failed(OpDestroy, 30*time.Second))
+		}, wait(Backoff(ReasonDeleting), 10*time.Second)},
+		{"a shorter retry base doubles", func(s *Snapshot) {
+			s.Deleting, s.Timing.RetryBase = true, 10*time.Second
+			s.History = append(s.History, failed(OpDestroy, 50*time.Second), failed(OpDestroy, 5*time.Second))
+		}, wait(Backoff(ReasonDeleting), 15*time.Second)},
 		{"destroy retries forever at 10 minutes", func(s *Snapshot) {
 			s.Deleting = true
 			for i := range 5 {

@@ -154,4 +154,20 @@ type Snapshot struct {
 	DriftFound bool
 	Remediate  bool
 	Schedule   Schedule
+	Timing     Timing
+}
+
+// Timing holds the table's durations a manager may shorten (tests do);
+// a zero value is the documented default.
+type Timing struct {
+	// RetryBase is the backoff after a first failure, doubling with each
+	// further one up to RetryMax (RetryBase when 0).
+	RetryBase time.Duration
+}
+
+func (t Timing) retryBase() time.Duration {
+	if t.RetryBase > 0 {
+		return t.RetryBase
+	}
+	return RetryBase
 }

@@ -60,6 +60,9 @@ type Options struct {
 	// leaseDurationSeconds, the backstop). No flag sets them; tests
 	// shorten them.
 	HolderGrace, HolderLeaseDuration time.Duration
+	// RetryBase is the backoff after a Job's first failure, doubling up
+	// to 10 min (1 min when 0). No flag sets it; tests shorten it.
+	RetryBase time.Duration
 }
 
 // imagePullGrace is the effective Options.ImagePullGrace.

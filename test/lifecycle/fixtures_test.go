@@ -115,6 +115,26 @@ func (w *world) newCluster(change func(*infrav1.TerraformCluster)) *infrav1.Terr
 	return tc
 }
 
+// passOver makes a spec change that leaves the inputs alone (the drift
+// interval) and waits for a pass over it (status.observedGeneration): what
+// that pass did not start, it decided not to. It replaces sleeping in a
+// test that asserts nothing happened.
+func (w *world) passOver(tc *infrav1.TerraformCluster) {
+	w.t.Helper()
+	w.update(tc, func(o client.Object) {
+		c := o.(*infrav1.TerraformCluster)
+		next := int32(3600)
+		if d := c.Spec.Drift; d != nil && d.IntervalSeconds != nil && *d.IntervalSeconds >= next {
+			next = *d.IntervalSeconds + 60
+		}
+		c.Spec.Drift = &infrav1.ClusterDriftSpec{IntervalSeconds: &next, Action: infrav1.DriftActionReport}
+	})
+	w.eventually(time.Minute, "a pass over the new generation", func() (bool, error) {
+		w.get(tc)
+		return tc.Status.ObservedGeneration == tc.Generation, nil
+	})
+}
+
 // bootstrapSecret creates a bootstrap data Secret as a bootstrap provider
 // would.
 func (w *world) bootstrapSecret(name string) {

@@ -1,10 +1,12 @@
 package lifecycle_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,23 +54,43 @@ func TestFailedApplyBacksOff(t *testing.T) {
 	if ready := conditionOf(tc, infrav1.ReadyCondition); ready.Status != metav1.ConditionFalse {
 		t.Errorf("Ready = %+v, want False while the first apply fails", ready)
 	}
-	// The first retry comes one minute after the failure, not before.
-	time.Sleep(20 * time.Second)
-	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != 1 {
-		t.Errorf("%d apply Jobs 20 s after the failure, want 1: the retry waits out its backoff", n)
+	// A pass within the backoff starts nothing: a spec change that leaves
+	// the inputs alone proves a pass ran.
+	failedAt := w.jobsOf(state.KindCluster, tc.Name, "apply")[0]
+	end, _, _ := jobEnd(failedAt)
+	w.passOver(tc)
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n == 1 {
+		if c := conditionOf(tc, infrav1.InputsAppliedCondition); c == nil || c.Reason != infrav1.InputsApplyFailedReason {
+			t.Errorf("InputsApplied = %+v while the retry waits, want InputsApplyFailed", c)
+		}
 	}
-	w.get(tc)
-	if c := conditionOf(tc, infrav1.InputsAppliedCondition); c == nil || c.Reason != infrav1.InputsApplyFailedReason {
-		t.Errorf("InputsApplied = %+v, want InputsApplyFailed", c)
+	// The retry comes once the backoff is over, not before.
+	w.eventually(2*retryBase+time.Minute, "the retry", func() (bool, error) {
+		return len(w.jobsOf(state.KindCluster, tc.Name, "apply")) == 2, nil
+	})
+	retries := w.jobsOf(state.KindCluster, tc.Name, "apply")
+	slices.SortFunc(retries, func(a, b batchv1.Job) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	if gap := retries[1].CreationTimestamp.Sub(end); gap < retryBase-time.Second {
+		t.Errorf("the retry started %s after the failure, want its %s backoff", gap, retryBase)
 	}
+	// One JobFailed event per failed Job, the retry's once it is
+	// bookkept (the next retry waits twice as long).
+	w.eventually(time.Minute, "the retry bookkept", func() (bool, error) {
+		for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
+			if !bookkept(j) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	failed := 0
 	for _, r := range w.events(tc.Name) {
 		if r == "JobFailed" {
 			failed++
 		}
 	}
-	if failed != 1 {
-		t.Errorf("%d JobFailed events for one failed Job, want exactly 1", failed)
+	if failed != 2 {
+		t.Errorf("%d JobFailed events for two failed Jobs, want exactly 2", failed)
 	}
 }
 
@@ -86,7 +108,7 @@ func TestPauseStartsNothing(t *testing.T) {
 		c := conditionOf(tc, infrav1.PausedCondition)
 		return c != nil && c.Status == metav1.ConditionTrue, nil
 	})
-	time.Sleep(5 * time.Second)
+	w.passOver(tc)
 	if n := len(w.jobsOf(state.KindCluster, tc.Name, "")); n != 0 {
 		t.Fatalf("a paused TerraformCluster started %d Jobs", n)
 	}

@@ -49,6 +49,10 @@ const imagePullGrace = 15 * time.Second
 // holderWait stands for both parts of the wait for a gone holder.
 const holderWait = time.Millisecond
 
+// retryBase is the manager's first backoff after a failure in this suite
+// (1 min in production; the table tests of internal/decide keep that).
+const retryBase = 15 * time.Second
+
 // The manager's identity, as the Deployment's downward API gives it.
 const (
 	managerNamespace = "captf-system"
@@ -115,6 +119,7 @@ func runManager() error {
 	// kubelet runs no pod after its deletion, so the tests that delete Jobs
 	// and pods, or plant a lock of a pod that never existed, wait
 	// milliseconds; the waits themselves are table-tested in the package.
+	built.Engine.Options.RetryBase = retryBase
 	built.Engine.Options.HolderGrace = holderWait
 	built.Engine.Options.HolderLeaseDuration = holderWait
 	mgr := built.Manager

@@ -147,7 +147,7 @@ func TestManualPlansEveryApplyButTheFirst(t *testing.T) {
 	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, plan.Name) || !strings.Contains(c.Message, "kubectl captf approve tfc/"+tc.Name) {
 		t.Errorf("PlanAwaitingApproval message %q does not name the plan and the approve command", c.Message)
 	}
-	time.Sleep(5 * time.Second)
+	w.passOver(tc)
 	if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 2 {
 		t.Fatalf("%d successful applies while the plan waits, want 2", n)
 	}

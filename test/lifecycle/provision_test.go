@@ -31,6 +31,7 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 	t.Parallel()
 	for _, runtime := range kubelet.Runtimes {
 		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t, runtime)
 			k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 			sc := w.checkStatuses()

@@ -75,7 +75,7 @@ func TestLostStateIsRestoredFromABackup(t *testing.T) {
 		t.Errorf("RestoreJobSucceeded = %+v, want StateRestored", c)
 	}
 	w.wantStateAdopted(state.KindCluster, tc)
-	time.Sleep(3 * time.Second)
+	w.passOver(tc)
 	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != applies {
 		t.Errorf("%d apply Jobs after the restore, want %d: the restored state carries the applied inputs hash", n, applies)
 	}

@@ -66,7 +66,7 @@ func TestVanishedFirstApplyHoldsUntilConfirmed(t *testing.T) {
 
 	// A confirmation naming another Job changes nothing.
 	w.annotate(tc, infrav1.ConfirmNoResourcesAnnotation, "some-other-job")
-	time.Sleep(5 * time.Second)
+	w.passOver(tc)
 	if n := len(w.jobsOf(state.KindCluster, tc.Name, "apply")); n != 0 {
 		t.Fatalf("%d apply Jobs while the outcome is unknown, want none", n)
 	}

@@ -37,10 +37,13 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 		return err
 	}
 	shardOf := func(role roles.Role) shard { return shard{reader: reader, role: role, value: o.WatchFilter} }
+	if err := indexGates(context.Background(), mgr); err != nil {
+		return err
+	}
 
 	s := shardOf(roles.Cluster{})
 	cl := &Reconciler{Role: s.role, Engine: engine}
-	b := cl.builder(mgr, "terraformcluster", o.Cluster, s).
+	b := cl.builder(mgr, "terraformcluster", o.Cluster, s, &infrav1.TerraformClusterList{}).
 		Watches(&clusterv1.Cluster{}, s.mapped(clusterToInfra)).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformClusterList{})), specChanged)
 	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformClusterList{})).Complete(cl); err != nil {
@@ -49,7 +52,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 
 	s = shardOf(roles.Machine{})
 	m := &Reconciler{Role: s.role, Engine: engine}
-	b = m.builder(mgr, "terraformmachine", o.Machine, s).
+	b = m.builder(mgr, "terraformmachine", o.Machine, s, &infrav1.TerraformMachineList{}).
 		Watches(&clusterv1.Machine{}, s.mapped(machineToInfra)).
 		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachineList{}))).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachineList{})), specChanged)
@@ -59,7 +62,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 
 	s = shardOf(roles.MachinePool{})
 	mp := &Reconciler{Role: s.role, Engine: engine}
-	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, s).
+	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, s, &infrav1.TerraformMachinePoolList{}).
 		Watches(&clusterv1.MachinePool{}, s.mapped(poolToInfra)).
 		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachinePoolList{}))).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachinePoolList{})), specChanged)

@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -26,11 +27,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // builder is what every kind's controller shares: the kind, its Jobs and
-// plans, and the concurrency; every watch goes through the shard.
-func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, s shard) *builder.Builder {
+// plans, the objects of the kind (list) waiting at a gate a finished Job
+// may have held, and the concurrency; every watch goes through the shard.
+func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, s shard, list client.ObjectList) *builder.Builder {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Role.New(), builder.WithPredicates(s.own())).
 		Watches(&batchv1.Job{}, s.mapped(s.jobToObject)).
+		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, list)), builder.WithPredicates(jobReleased)).
 		Watches(&infrav1.TerraformPlan{}, s.mapped(ownerToObject(r.Role.Kind()))).
 		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)})

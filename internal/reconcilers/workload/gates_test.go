@@ -1,0 +1,151 @@
+package workload
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/test/envtest"
+)
+
+// A Job that goes wakes, on the real API server, the objects waiting at a
+// gate it may have held: every Job slot waiter, and its own cluster's
+// gate and lease waiters; not another cluster's, nor an object that waits
+// for nothing.
+func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
+	envtest.Require(t, env)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ns := "gate-wake"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := indexGates(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	woken := make(recorder, 100)
+	s := shard{reader: mgr.GetClient(), role: roles.Machine{}}
+	nothing := predicate.NewPredicateFuncs(func(client.Object) bool { return false })
+	if err := ctrl.NewControllerManagedBy(mgr).Named("gate-wake").For(&infrav1.TerraformMachine{}, builder.WithPredicates(nothing)).
+		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, &infrav1.TerraformMachineList{})), builder.WithPredicates(jobReleased)).
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).Complete(woken); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	machine := func(name, cluster, reason string) {
+		t.Helper()
+		tm := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}},
+			Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: "local/noop:tofu"}}}
+		if err := env.Client.Create(ctx, tm); err != nil {
+			t.Fatal(err)
+		}
+		if reason == "" {
+			return
+		}
+		tm.Status.Conditions = []metav1.Condition{{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: reason,
+			Message: "waits", LastTransitionTime: metav1.Now()}}
+		if err := env.Client.Status().Update(ctx, tm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	machine("slot-waiter", "c1", infrav1.WaitingForJobSlotReason)
+	machine("gate-waiter", "c1", infrav1.WaitingForClusterOperationReason)
+	machine("lease-waiter", "c1", infrav1.WaitingForRunLeaseReason)
+	machine("other-cluster", "c2", infrav1.WaitingForClusterOperationReason)
+	machine("idle", "c1", "")
+
+	goes := func(cluster string) []string {
+		t.Helper()
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "captf-m-x-apply-",
+			Labels: map[string]string{infrav1.ManagedLabel: "true", infrav1.ClusterNameLabel: cluster}},
+			Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "x"}}}}}}
+		if err := env.Client.Create(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		// The index follows the cache: wait until it lists every waiter.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var l infrav1.TerraformMachineList
+			if err := mgr.GetClient().List(ctx, &l, client.InNamespace(ns), client.MatchingFields{gateIndex: slotGate}); err == nil && len(l.Items) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the gate index never listed the slot waiter")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case req := <-woken:
+				if req.Namespace == ns && !slices.Contains(got, req.Name) {
+					got = append(got, req.Name)
+				}
+				continue
+			case <-time.After(2 * time.Second): // the batch of one event is in
+			case <-timeout:
+			}
+			slices.Sort(got)
+			return got
+		}
+	}
+	if got, want := goes("c1"), []string{"gate-waiter", "lease-waiter", "slot-waiter"}; !slices.Equal(got, want) {
+		t.Errorf("a Job of cluster c1 going woke %v, want %v", got, want)
+	}
+	if got, want := goes("c2"), []string{"other-cluster", "slot-waiter"}; !slices.Equal(got, want) {
+		t.Errorf("a Job of cluster c2 going woke %v, want %v", got, want)
+	}
+}
+
+// jobReleased passes a Job's update only when it finishes it, and every
+// deletion of a CAPTF Job.
+func TestJobReleased(t *testing.T) {
+	managed := map[string]string{infrav1.ManagedLabel: "true"}
+	running := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Labels: managed}}
+	finished := running.DeepCopy()
+	finished.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	foreign := finished.DeepCopy()
+	foreign.Labels = nil
+	testCases := []struct {
+		name string
+		pass bool
+		got  bool
+	}{
+		{"running -> finished", true, jobReleased.Update(event.UpdateEvent{ObjectOld: running, ObjectNew: finished})},
+		{"finished -> finished", false, jobReleased.Update(event.UpdateEvent{ObjectOld: finished, ObjectNew: finished})},
+		{"running -> running", false, jobReleased.Update(event.UpdateEvent{ObjectOld: running, ObjectNew: running})},
+		{"someone else's Job finishing", false, jobReleased.Update(event.UpdateEvent{ObjectOld: running, ObjectNew: foreign})},
+		{"deleted", true, jobReleased.Delete(event.DeleteEvent{Object: running})},
+		{"created", false, jobReleased.Create(event.CreateEvent{Object: finished})},
+	}
+	for _, tc := range testCases {
+		if tc.got != tc.pass {
+			t.Errorf("%s: passes %v, want %v", tc.name, tc.got, tc.pass)
+		}
+	}
+}
