@@ -101,24 +101,11 @@ type Engine struct {
 // Decodes returns how many states the engine has decompressed.
 func (e *Engine) Decodes() int64 { return e.decodes.Load() }
 
-// waitEvent emits a wait's event once per wait.
-func (p *pass) waitEvent(reason, note string) {
-	if last, ok := p.e.waits.Load(p.obj.GetUID()); ok && last == reason {
-		return
-	}
-	p.e.waits.Store(p.obj.GetUID(), reason)
-	p.eventf(corev1.EventTypeNormal, reason, "%s", note)
-	metrics.LeaseWaits.WithLabelValues(p.role.Kind(), waitMetricReasons[reason]).Inc()
-}
-
 // waitMetricReasons names the waits in captf_lease_waits_total.
 var waitMetricReasons = map[string]string{
 	infrav1.WaitingForRunLeaseReason: "run_lease", infrav1.WaitingForClusterOperationReason: "cluster_operation",
 	infrav1.WaitingForMachineOperationsReason: "machine_operations", infrav1.WaitingForJobSlotReason: "job_slot",
 }
-
-// waitOver ends the object's current wait: its next wait emits again.
-func (p *pass) waitOver() { p.e.waits.Delete(p.obj.GetUID()) }
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {
@@ -359,13 +346,6 @@ func (p *pass) releaseExternallyManaged(ctx context.Context) error {
 	return nil
 }
 
-// lookAgainIn makes this pass's wait look again within d.
-func (p *pass) lookAgainIn(d time.Duration) {
-	if p.soonest == 0 || d < p.soonest {
-		p.soonest = d
-	}
-}
-
 // setDeletingAndPaused sets the two state conditions every pass reports.
 func (p *pass) setDeletingAndPaused(deleting bool) {
 	if deleting {
@@ -382,31 +362,5 @@ func (p *pass) setDeletingAndPaused(deleting bool) {
 			Message: "The object or its Cluster is paused: no Job starts"})
 	} else {
 		p.set(metav1.Condition{Type: infrav1.PausedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotPausedReason})
-	}
-}
-
-// set records a condition for the status patch.
-func (p *pass) set(c metav1.Condition) {
-	for i := range p.conds {
-		if p.conds[i].Type == c.Type {
-			p.conds[i] = c
-			return
-		}
-	}
-	p.conds = append(p.conds, c)
-}
-
-// eventf queues an event for after the status patch.
-func (p *pass) eventf(typ, reason, format string, args ...any) {
-	p.events = append(p.events, event{typ, reason, fmt.Sprintf(format, args...)})
-}
-
-func (p *pass) emit() {
-	for _, ev := range p.events {
-		note := ev.note
-		if len(note) > 512 {
-			note = note[:509] + "..."
-		}
-		p.e.Recorder.Eventf(p.obj, nil, ev.typ, ev.reason, ev.reason, "%s", note)
 	}
 }

@@ -1,0 +1,61 @@
+package workspace
+
+// What a pass reports besides its status writes: conditions to set,
+// events to emit once the status is written, and the once-per-wait
+// events.
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"captf.io/captf/internal/metrics"
+)
+
+// waitEvent emits a wait's event once per wait.
+func (p *pass) waitEvent(reason, note string) {
+	if last, ok := p.e.waits.Load(p.obj.GetUID()); ok && last == reason {
+		return
+	}
+	p.e.waits.Store(p.obj.GetUID(), reason)
+	p.eventf(corev1.EventTypeNormal, reason, "%s", note)
+	metrics.LeaseWaits.WithLabelValues(p.role.Kind(), waitMetricReasons[reason]).Inc()
+}
+
+// waitOver ends the object's current wait: its next wait emits again.
+func (p *pass) waitOver() { p.e.waits.Delete(p.obj.GetUID()) }
+
+// lookAgainIn makes this pass's wait look again within d.
+func (p *pass) lookAgainIn(d time.Duration) {
+	if p.soonest == 0 || d < p.soonest {
+		p.soonest = d
+	}
+}
+
+// set records a condition for the status patch.
+func (p *pass) set(c metav1.Condition) {
+	for i := range p.conds {
+		if p.conds[i].Type == c.Type {
+			p.conds[i] = c
+			return
+		}
+	}
+	p.conds = append(p.conds, c)
+}
+
+// eventf queues an event for after the status patch.
+func (p *pass) eventf(typ, reason, format string, args ...any) {
+	p.events = append(p.events, event{typ, reason, fmt.Sprintf(format, args...)})
+}
+
+func (p *pass) emit() {
+	for _, ev := range p.events {
+		note := ev.note
+		if len(note) > 512 {
+			note = note[:509] + "..."
+		}
+		p.e.Recorder.Eventf(p.obj, nil, ev.typ, ev.reason, ev.reason, "%s", note)
+	}
+}
