@@ -269,6 +269,10 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	p.clearBlockMove()
+	// Paused: everything above writes even so (docs/concepts/lifecycle.md,
+	// Pause): a finished Job's outcome lives only as long as the Job, a
+	// stuck Job must go, and clusterctl move pauses the Cluster and then
+	// waits for block-move to clear. Below, only approvals are recorded.
 	if p.owner.Paused {
 		if released, err := p.releaseOwnerless(ctx, deleting); released || err != nil {
 			return ctrl.Result{}, err
