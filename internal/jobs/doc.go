@@ -1,6 +1,8 @@
-// Package jobs builds the Kubernetes objects of a module run: the Job, its
-// pod and the per-run Secret. It is pure: builders take what was decided
-// and return objects; nothing here talks to the API server.
+// Package jobs builds the Kubernetes objects of a module run (the Job, its
+// pod and the per-run Secret) and reads them back (whether a Job finished,
+// and an object's Jobs as a history). It is pure: builders take what was
+// decided and return objects, readers take Jobs; nothing here talks to the
+// API server.
 //
 // It owns:
 //   - Job names (Name, Hash6) and per-run Secret names (PerRunSecretName);
@@ -10,7 +12,10 @@
 //     runner init container, the module container with the runner's
 //     arguments and environment, the volumes, and the per-run Secret's
 //     metadata; the credentials delivery (WithCredentials); the per-run
-//     Secret's ownership by its Job (OwnPerRunSecret).
+//     Secret's ownership by its Job (OwnPerRunSecret);
+//   - the readers: Finished, and the history of an object's Jobs (Op,
+//     Attempt, FinishedBefore, ToBookkeep, AppliesAfter, NextAttempt,
+//     Prunable, Summary for the decision table).
 //
 // The manager creates the Job, then the per-run Secret with its data and
 // owned by the Job. docs/reference/jobs.md describes the result.

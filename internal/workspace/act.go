@@ -11,6 +11,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runnerrbac"
@@ -198,7 +199,7 @@ func (p *pass) reportWait(d decide.Decision) {
 
 // reportInputsApplied sets InputsApplied, for tools that wait on it.
 func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
-	if deleting || (p.active != nil && jobOp(p.active) != decide.OpApply) || (p.active == nil && p.st == nil && p.stErr == nil) {
+	if deleting || (p.active != nil && jobs.Op(p.active) != decide.OpApply) || (p.active == nil && p.st == nil && p.stErr == nil) {
 		return // untouched: the state was not read, or a check runs
 	}
 	c := metav1.Condition{Type: infrav1.InputsAppliedCondition}
@@ -208,7 +209,7 @@ func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The machine's inputs are applied; a machine never re-applies"
 	case p.inputs.hash == "":
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
-	case p.active != nil && jobOp(p.active) == decide.OpApply:
+	case p.active != nil && jobs.Op(p.active) == decide.OpApply:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", p.active.Name)
 	case p.inputs.held != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason,

@@ -73,7 +73,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 // imagePullFailing reports a pod that cannot pull its module image, and
 // stops its Job once the grace is over.
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image string, w *corev1.ContainerStateWaiting) error {
-	op := jobOp(j)
+	op := jobs.Op(j)
 	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", j.Name, image, w.Reason, w.Message)
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
 	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
@@ -114,7 +114,7 @@ func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next
 	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return false, err
 	}
-	op := jobOp(j)
+	op := jobs.Op(j)
 	p.eventf(corev1.EventTypeWarning, "ImagePullFallback", "Could not pull %s (%s): deleted %s Job %s; retrying %s with %s", image, reason, op, j.Name, op, next)
 	p.active, p.w.Status.ActiveJob = nil, nil
 	return true, p.releaseRunLease(ctx, j.Name)

@@ -194,7 +194,7 @@ func (p *pass) rescuedMessage() string {
 	var newest *batchv1.Job
 	for i := range p.jobs {
 		j := &p.jobs[i]
-		if fj, ok := finishedJob(j); ok && fj.Op == decide.OpApply && (newest == nil || fj.FinishedAt.After(jobFinishedAt(newest))) {
+		if fj, ok := jobs.Summary(j); ok && fj.Op == decide.OpApply && (newest == nil || fj.FinishedAt.After(jobFinishedAt(newest))) {
 			newest = j
 		}
 	}

@@ -43,7 +43,7 @@ type outcome struct {
 // readOutcome reads the finished Job's pod, live.
 func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error) {
 	_, ok, _, deadline := jobs.Finished(j)
-	o := outcome{job: j, op: jobOp(j), succeeded: ok, deadline: deadline}
+	o := outcome{job: j, op: jobs.Op(j), succeeded: ok, deadline: deadline}
 	var pods corev1.PodList
 	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
 		return o, fmt.Errorf("listing the pods of Job %s: %w", j.Name, err)
@@ -73,7 +73,7 @@ func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error)
 // marked bookkept after the status patch (markBookkept).
 func (p *pass) bookkeep(ctx context.Context) error {
 	var newest *outcome
-	for _, j := range toBookkeep(p.jobs) {
+	for _, j := range jobs.ToBookkeep(p.jobs) {
 		o, err := p.readOutcome(ctx, j)
 		if err != nil {
 			return err
@@ -202,14 +202,14 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	}
 	// A successful apply that finished after this Job settled what it may
 	// have done: its outcome, read late, marks nothing again.
-	settled := o.op == decide.OpApply && len(appliesAfter(p.jobs, j, true)) > 0
+	settled := o.op == decide.OpApply && len(jobs.AppliesAfter(p.jobs, j, true)) > 0
 	if unconfirmedOutcome(o) && !settled {
-		if err := p.markUnconfirmed(ctx, j.Name, appliesAfter(p.jobs, j, false)); err != nil {
+		if err := p.markUnconfirmed(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
 	}
 	if o.op == decide.OpApply && !o.succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
-		if err := p.markMayHaveApplied(ctx, j.Name, appliesAfter(p.jobs, j, false)); err != nil {
+		if err := p.markMayHaveApplied(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
 		if err := p.markPartialExports(ctx, j.Name); err != nil {

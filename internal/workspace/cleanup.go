@@ -213,7 +213,7 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 		}
 		perRun = nil
 	}
-	newer := appliesAfter(p.jobs, o.job, true)
+	newer := jobs.AppliesAfter(p.jobs, o.job, true)
 	prom, err := records.Promote(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest, newer)
 	if err != nil {
 		return fmt.Errorf("promoting the inputs of Job %s: %w", o.job.Name, err)
@@ -254,7 +254,7 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	}
 	after := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]
 	if _, err := records.ConfirmApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(),
-		confirmed, after, appliesAfter(p.jobs, o.job, false)); err != nil {
+		confirmed, after, jobs.AppliesAfter(p.jobs, o.job, false)); err != nil {
 		return err
 	}
 	if superseded {

@@ -50,8 +50,8 @@ func (p *pass) observeJobs(ctx context.Context) error {
 	}
 	if p.active != nil {
 		started := p.active.CreationTimestamp
-		p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: p.active.Name, Operation: infrav1.Operation(jobOp(p.active)),
-			Attempt: int32(jobAttempt(p.active)), StartTime: &started}
+		p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: p.active.Name, Operation: infrav1.Operation(jobs.Op(p.active)),
+			Attempt: int32(jobs.Attempt(p.active)), StartTime: &started}
 	} else {
 		p.w.Status.ActiveJob = nil
 	}

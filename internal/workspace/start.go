@@ -143,7 +143,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		p.waitEvent(infrav1.WaitingForJobSlotReason, why)
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, slotRequeue(string(p.obj.GetUID())))
 	}
-	attempt := nextAttempt(p.jobs, op)
+	attempt := jobs.NextAttempt(p.jobs, op)
 	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
 	ok, why, err := p.acquireRunLease(ctx, name, op)
 	if err != nil {
