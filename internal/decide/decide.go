@@ -285,7 +285,7 @@ func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 
 func (s Snapshot) failedLimit() int { return max(s.FailedJobsHistoryLimit, 1) }
 
-// byNewest returns the Jobs of op, newest first.
+// ByNewest returns the Jobs of op, newest first.
 func (s Snapshot) ByNewest(op Operation) []FinishedJob {
 	var jobs []FinishedJob
 	for _, j := range s.History {
@@ -297,6 +297,7 @@ func (s Snapshot) ByNewest(op Operation) []FinishedJob {
 	return jobs
 }
 
+// Newest returns the newest Job of op (nil when none).
 func (s Snapshot) Newest(op Operation) *FinishedJob {
 	if jobs := s.ByNewest(op); len(jobs) > 0 {
 		return &jobs[0]
@@ -304,7 +305,7 @@ func (s Snapshot) Newest(op Operation) *FinishedJob {
 	return nil
 }
 
-// consecutiveFailures counts the failures of op since its newest success
+// ConsecutiveFailures counts the failures of op since its newest success
 // and returns the newest failure's finish.
 func (s Snapshot) ConsecutiveFailures(op Operation) (int, time.Time) {
 	n, last := 0, time.Time{}
@@ -336,7 +337,7 @@ func (s Snapshot) newestApplyFailed() bool {
 	return false
 }
 
-// remediationFailures counts failed applies finished after the newest
+// RemediationFailures counts failed applies finished after the newest
 // successful drift check, stopping at an apply success.
 func (s Snapshot) RemediationFailures() int {
 	n := 0
@@ -351,7 +352,7 @@ func (s Snapshot) RemediationFailures() int {
 	return n
 }
 
-// jitter is a deterministic delay of up to 10% of interval, from the UID.
+// Jitter is a deterministic delay of up to 10% of interval, from the UID.
 func Jitter(uid string, interval time.Duration) time.Duration {
 	if uid == "" || interval <= 0 {
 		return 0

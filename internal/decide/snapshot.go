@@ -66,7 +66,7 @@ type FinishedJob struct {
 	PlanUnreadable bool
 }
 
-// countsAsFailure reports whether the Job counts toward backoff: a plan
+// CountsAsFailure reports whether the Job counts toward backoff: a plan
 // Job that succeeded without a readable plan does, so that it is never
 // planned again in a loop.
 func (j FinishedJob) CountsAsFailure() bool {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"captf.io/captf/internal/apierr"
 	"captf.io/captf/internal/roles"
 )
 
@@ -16,6 +18,14 @@ func (p *pass) afterStep(ctx context.Context) error {
 	step := p.role.After(p.obj, p.owner)
 	if step.Patch != nil {
 		if err := p.e.Client.Patch(ctx, step.Patch, client.MergeFrom(step.PatchBase)); err != nil {
+			// The step's conditions say the write did not happen, so that a
+			// write refused at every pass is visible, not only a stale
+			// observedGeneration.
+			for _, c := range step.Conditions {
+				c.Status = metav1.ConditionUnknown
+				c.Message += fmt.Sprintf("; writing %s failed: %s", step.Patch.GetName(), apierr.Reason(err))
+				p.set(c)
+			}
 			return fmt.Errorf("writing the owner %s of the %s: %w", step.Patch.GetName(), p.role.Kind(), err)
 		}
 		p.owner.Object = step.Patch

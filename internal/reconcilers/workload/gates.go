@@ -4,9 +4,11 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,13 +25,18 @@ import (
 
 // An object that waits at a gate (a Job slot, its run lease, its
 // cluster's operation gate) is woken when a Job that may have held it
-// finishes or goes, instead of at its next requeue: the cache indexes the
-// objects by the gates their conditions say they wait at.
+// finishes or goes while running, instead of at its next requeue: the
+// cache indexes the objects by the gates their conditions say they wait
+// at. A Job wakes at most wakePerGate waiters of each gate, those waiting
+// longest, so that a fleet of waiters is not woken whole by every Job;
+// the others keep their requeue.
 const (
 	// gateIndex is the field index of the gates an object waits at.
 	gateIndex = "captf.gateWaits"
 	// slotGate: any finished Job may free a slot of the manager's limit.
 	slotGate = "slot"
+	// wakePerGate bounds the waiters of one gate a Job wakes.
+	wakePerGate = 8
 )
 
 // clusterGate is the index key of the gates of a cluster: its operation
@@ -38,14 +45,22 @@ func clusterGate(namespace, cluster string) string {
 	return namespace + "/" + state.OwnerLabels("", "", cluster)[state.LabelClusterName]
 }
 
-// gatesOf lists the gates obj's conditions say it waits at.
+// gatesOf lists the gates obj's conditions say it waits at: none while a
+// Job of it runs (a wait reason may outlive its wait on the condition).
 func gatesOf(obj client.Object) []string {
 	role := roles.Of(obj)
 	if role == nil {
 		return nil
 	}
+	st := role.View(obj).Status
+	if st.ActiveJob != nil {
+		return nil
+	}
 	var keys []string
-	for _, c := range role.View(obj).Status.Conditions {
+	for _, c := range st.Conditions {
+		if c.Status != metav1.ConditionUnknown {
+			continue // a gate wait is Unknown
+		}
 		switch c.Reason {
 		case infrav1.WaitingForJobSlotReason:
 			keys = append(keys, slotGate)
@@ -73,11 +88,15 @@ func indexGates(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // gateWaiters maps a Job that finished or went to the objects of list's
-// kind that wait at a gate it may have held: every slot waiter, and the
+// kind that wait longest at a gate it may have held: slot waiters (not
+// for a Job of another shard: each shard counts its own slots), and the
 // waiters of its cluster.
-func gateWaiters(r client.Reader, list client.ObjectList) handler.MapFunc {
+func gateWaiters(r client.Reader, list client.ObjectList, shardValue string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		keys := []string{slotGate}
+		var keys []string
+		if shardValue == "" || o.GetLabels()[infrav1.WatchFilterLabel] == shardValue {
+			keys = append(keys, slotGate)
+		}
 		if cluster := o.GetLabels()[state.LabelClusterName]; cluster != "" {
 			keys = append(keys, o.GetNamespace()+"/"+cluster)
 		}
@@ -88,22 +107,52 @@ func gateWaiters(r client.Reader, list client.ObjectList) handler.MapFunc {
 				ctrl.LoggerFrom(ctx).Error(err, "Listing the objects waiting at a gate", "gate", key)
 				continue
 			}
+			var waiters []client.Object
 			_ = meta.EachListItem(l, func(item runtime.Object) error {
-				reqs = append(reqs, requests(item.(client.Object))...)
+				waiters = append(waiters, item.(client.Object))
 				return nil
 			})
+			slices.SortFunc(waiters, func(a, b client.Object) int { return waitingSince(a).Compare(waitingSince(b)) })
+			reqs = append(reqs, requests(waiters[:min(len(waiters), wakePerGate)]...)...)
 		}
 		slices.SortFunc(reqs, func(a, b reconcile.Request) int { return strings.Compare(a.String(), b.String()) })
 		return slices.Compact(reqs)
 	}
 }
 
-// jobReleased passes a CAPTF Job's update that finished it, and its
-// deletion: the moments a gate it held may open.
+// waitingSince is when obj's oldest gate wait began.
+func waitingSince(obj client.Object) time.Time {
+	var since time.Time
+	for _, c := range roles.Of(obj).View(obj).Status.Conditions {
+		if c.Status == metav1.ConditionUnknown && isGateWait(c.Reason) && (since.IsZero() || c.LastTransitionTime.Time.Before(since)) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	return since
+}
+
+func isGateWait(reason string) bool {
+	switch reason {
+	case infrav1.WaitingForJobSlotReason, infrav1.WaitingForRunLeaseReason, infrav1.WaitingForClusterOperationReason, infrav1.WaitingForMachineOperationsReason:
+		return true
+	}
+	return false
+}
+
+// jobReleased passes a CAPTF Job's update that finished it, and the
+// deletion of one still running: the moments a gate it held may open (a
+// finished Job pruned or collected frees nothing).
 var jobReleased = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
-	DeleteFunc:  func(e event.DeleteEvent) bool { return e.Object.GetLabels()[infrav1.ManagedLabel] == "true" },
+	DeleteFunc: func(e event.DeleteEvent) bool {
+		j, ok := e.Object.(*batchv1.Job)
+		if !ok || j.Labels[infrav1.ManagedLabel] != "true" {
+			return false
+		}
+		finished, _, _, _ := jobs.Finished(j)
+		return !finished
+	},
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		before, ok1 := e.ObjectOld.(*batchv1.Job)
 		after, ok2 := e.ObjectNew.(*batchv1.Job)

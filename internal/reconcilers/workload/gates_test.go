@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -23,10 +24,11 @@ import (
 	"captf.io/captf/internal/test/envtest"
 )
 
-// A Job that goes wakes, on the real API server, the objects waiting at a
-// gate it may have held: every Job slot waiter, and its own cluster's
-// gate and lease waiters; not another cluster's, nor an object that waits
-// for nothing.
+// A Job that goes while running wakes, on the real API server, the
+// objects waiting at a gate it may have held: the eight slot waiters that
+// waited longest, and its own cluster's gate and lease waiters; not
+// another cluster's, nor an object that waits for nothing, nor one whose
+// wait reason outlived its wait (a Job of it runs).
 func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 	envtest.Require(t, env)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -46,13 +48,14 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 	s := shard{reader: mgr.GetClient(), role: roles.Machine{}}
 	nothing := predicate.NewPredicateFuncs(func(client.Object) bool { return false })
 	if err := ctrl.NewControllerManagedBy(mgr).Named("gate-wake").For(&infrav1.TerraformMachine{}, builder.WithPredicates(nothing)).
-		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, &infrav1.TerraformMachineList{})), builder.WithPredicates(jobReleased)).
+		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, &infrav1.TerraformMachineList{}, "")), builder.WithPredicates(jobReleased)).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).Complete(woken); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
 
-	machine := func(name, cluster, reason string) {
+	since := time.Now().Add(-time.Hour)
+	machine := func(name, cluster, reason string, running bool) {
 		t.Helper()
 		tm := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}},
 			Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: "local/noop:tofu"}}}
@@ -63,16 +66,29 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 			return
 		}
 		tm.Status.Conditions = []metav1.Condition{{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: reason,
-			Message: "waits", LastTransitionTime: metav1.Now()}}
+			Message: "waits", LastTransitionTime: metav1.NewTime(since)}}
+		since = since.Add(time.Second)
+		if running {
+			tm.Status.ActiveJob = &infrav1.ActiveJob{Name: "captf-m-" + name + "-apply-a1-000000", Operation: infrav1.OperationApply, Attempt: 1}
+		}
 		if err := env.Client.Status().Update(ctx, tm); err != nil {
 			t.Fatal(err)
 		}
 	}
-	machine("slot-waiter", "c1", infrav1.WaitingForJobSlotReason)
-	machine("gate-waiter", "c1", infrav1.WaitingForClusterOperationReason)
-	machine("lease-waiter", "c1", infrav1.WaitingForRunLeaseReason)
-	machine("other-cluster", "c2", infrav1.WaitingForClusterOperationReason)
-	machine("idle", "c1", "")
+	machine("running", "c1", infrav1.WaitingForJobSlotReason, true) // oldest, but its Job runs
+	machine("slot-waiter", "c1", infrav1.WaitingForJobSlotReason, false)
+	machine("gate-waiter", "c1", infrav1.WaitingForClusterOperationReason, false)
+	machine("lease-waiter", "c1", infrav1.WaitingForRunLeaseReason, false)
+	machine("other-cluster", "c2", infrav1.WaitingForClusterOperationReason, false)
+	machine("idle", "c1", "", false)
+	var slotWaiters []string // after slot-waiter, the seven that waited longest
+	for i := range 9 {
+		name := fmt.Sprintf("slot-%d", i)
+		machine(name, "c9", infrav1.WaitingForJobSlotReason, false)
+		if i < 7 {
+			slotWaiters = append(slotWaiters, name)
+		}
+	}
 
 	goes := func(cluster string) []string {
 		t.Helper()
@@ -87,7 +103,7 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			var l infrav1.TerraformMachineList
-			if err := mgr.GetClient().List(ctx, &l, client.InNamespace(ns), client.MatchingFields{gateIndex: slotGate}); err == nil && len(l.Items) == 1 {
+			if err := mgr.GetClient().List(ctx, &l, client.InNamespace(ns), client.MatchingFields{gateIndex: slotGate}); err == nil && len(l.Items) == 10 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -114,10 +130,15 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 			return got
 		}
 	}
-	if got, want := goes("c1"), []string{"gate-waiter", "lease-waiter", "slot-waiter"}; !slices.Equal(got, want) {
+	want := func(names ...string) []string {
+		out := append(slices.Clone(slotWaiters), append(names, "slot-waiter")...)
+		slices.Sort(out)
+		return out
+	}
+	if got, want := goes("c1"), want("gate-waiter", "lease-waiter"); !slices.Equal(got, want) {
 		t.Errorf("a Job of cluster c1 going woke %v, want %v", got, want)
 	}
-	if got, want := goes("c2"), []string{"other-cluster", "slot-waiter"}; !slices.Equal(got, want) {
+	if got, want := goes("c2"), want("other-cluster"); !slices.Equal(got, want) {
 		t.Errorf("a Job of cluster c2 going woke %v, want %v", got, want)
 	}
 }
@@ -140,7 +161,8 @@ func TestJobReleased(t *testing.T) {
 		{"finished -> finished", false, jobReleased.Update(event.UpdateEvent{ObjectOld: finished, ObjectNew: finished})},
 		{"running -> running", false, jobReleased.Update(event.UpdateEvent{ObjectOld: running, ObjectNew: running})},
 		{"someone else's Job finishing", false, jobReleased.Update(event.UpdateEvent{ObjectOld: running, ObjectNew: foreign})},
-		{"deleted", true, jobReleased.Delete(event.DeleteEvent{Object: running})},
+		{"deleted while running", true, jobReleased.Delete(event.DeleteEvent{Object: running})},
+		{"deleted once finished (pruned)", false, jobReleased.Delete(event.DeleteEvent{Object: finished})},
 		{"created", false, jobReleased.Create(event.CreateEvent{Object: finished})},
 	}
 	for _, tc := range testCases {

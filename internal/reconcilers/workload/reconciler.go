@@ -33,7 +33,7 @@ func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, s s
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Role.New(), builder.WithPredicates(s.own())).
 		Watches(&batchv1.Job{}, s.mapped(s.jobToObject)).
-		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, list)), builder.WithPredicates(jobReleased)).
+		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, list, s.value)), builder.WithPredicates(jobReleased)).
 		Watches(&infrav1.TerraformPlan{}, s.mapped(ownerToObject(r.Role.Kind()))).
 		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)})
