@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -16,12 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
-	"captf.io/captf/internal/test/envtest"
 )
 
 // A Job that goes while running wakes, on the real API server, the
@@ -30,17 +27,7 @@ import (
 // another cluster's, nor an object that waits for nothing, nor one whose
 // wait reason outlived its wait (a Job of it runs).
 func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
-	envtest.Require(t, env)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	ns := "gate-wake"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, ns, mgr := testManager(t, "gate-wake")
 	if err := indexGates(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -27,14 +27,13 @@ func (r recorder) Reconcile(_ context.Context, req reconcile.Request) (reconcile
 	return reconcile.Result{}, nil
 }
 
-// A labelled variablesFrom source wakes, on the real API server, the
-// objects of its namespace that name it, as soon as it changes or loses
-// its label; a source nobody names, or an unlabelled one, wakes nobody.
-func TestVariablesSourceWakesItsUsers(t *testing.T) {
+// testManager makes the namespace ns and a manager on the test API server
+// (not started), with a context that ends with the test.
+func testManager(t *testing.T, ns string) (context.Context, string, ctrl.Manager) {
+	t.Helper()
 	envtest.Require(t, env)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	ns := "vars-wake"
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +41,14 @@ func TestVariablesSourceWakesItsUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, ns, mgr
+}
+
+// A labelled variablesFrom source wakes, on the real API server, the
+// objects of its namespace that name it, as soon as it changes or loses
+// its label; a source nobody names, or an unlabelled one, wakes nobody.
+func TestVariablesSourceWakesItsUsers(t *testing.T) {
+	ctx, ns, mgr := testManager(t, "vars-wake")
 	sources, err := sourcesCache(mgr, "")
 	if err != nil {
 		t.Fatal(err)
