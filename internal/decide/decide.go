@@ -60,6 +60,11 @@ const (
 	ReasonHealthCheckDue         Reason = "HealthCheckDue"
 	ReasonDriftDue               Reason = "DriftDue"
 	ReasonUpToDate               Reason = "UpToDate"
+	// Admission rows: a due Job that cannot start yet.
+	ReasonOwnerMismatch            Reason = "OwnerMismatch"
+	ReasonDeletionPolicyUnresolved Reason = "DeletionPolicyUnresolved"
+	ReasonInputsUnavailable        Reason = "InputsUnavailable"
+	ReasonInputsTooLarge           Reason = "InputsTooLarge"
 )
 
 // Backoff returns the reason of a due operation waiting out its backoff,
@@ -72,8 +77,11 @@ const (
 	GateRequeue      = 30 * time.Second
 	StateRequeue     = time.Minute
 	ApprovalRequeue  = 10 * time.Minute
-	RetryBase        = time.Minute
-	RetryMax         = 10 * time.Minute
+	// PolicyRequeue re-checks what only a user's change fixes: inputs
+	// over the cap, an invalid jobs policy, missing records.
+	PolicyRequeue = 10 * time.Minute
+	RetryBase     = time.Minute
+	RetryMax      = 10 * time.Minute
 	// MembershipConvergingEvery spaces a converging pool's refreshes.
 	MembershipConvergingEvery = 30 * time.Second
 	// HealthPendingBase doubles per pending reading up to HealthPendingMax.
@@ -101,6 +109,12 @@ func wait(r Reason, after time.Duration) Decision {
 // Decide applies the decision table, first matching row wins, then the
 // schedule when no operation is due.
 func Decide(s Snapshot) Decision {
+	switch {
+	case s.Deleting && s.DeletionPolicyUnresolved:
+		return wait(ReasonDeletionPolicyUnresolved, GateRequeue)
+	case !s.Deleting && s.OwnerMismatch:
+		return wait(ReasonOwnerMismatch, GateRequeue)
+	}
 	if s.JobActive {
 		return wait(ReasonJobActive, ActiveJobRequeue)
 	}
@@ -114,9 +128,22 @@ func Decide(s Snapshot) Decision {
 		if r == ReasonDriftRemediation && s.remediationBlocked() {
 			return s.schedule() // a blocked remediation does not pause drift checks
 		}
-		return s.apply(r, r == ReasonDriftRemediation)
+		return s.withInputs(s.apply(r, r == ReasonDriftRemediation))
 	}
 	return s.schedule()
+}
+
+// withInputs holds back an apply or plan that is due while the current
+// inputs cannot be built (DependenciesReady says why) or exceed the cap:
+// both render them.
+func (s Snapshot) withInputs(d Decision) Decision {
+	if d.Action != ActionStartJob || (d.Op != OpApply && d.Op != OpPlan) || s.InputsHash != "" {
+		return d
+	}
+	if s.InputsTooLarge {
+		return wait(ReasonInputsTooLarge, PolicyRequeue)
+	}
+	return wait(ReasonInputsUnavailable, GateRequeue)
 }
 
 // hold is the row that keeps a live object from any apply: a restore to

@@ -41,6 +41,28 @@ func TestDecide(t *testing.T) {
 		{"3 deleting, never applied", func(s *Snapshot) { s.Deleting, s.State, s.EverApplied = true, StateAbsent, false },
 			Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}},
 		{"4 deleting", func(s *Snapshot) { s.Deleting = true }, start(OpDestroy, ReasonDeleting)},
+		// Admission rows: a due Job that cannot start yet.
+		{"an owner that does not reference the object back starts nothing, a running Job or not", func(s *Snapshot) {
+			s.OwnerMismatch, s.JobActive, s.InputsHash = true, true, "h2:b"
+		}, wait(ReasonOwnerMismatch, 30*time.Second)},
+		{"a deleting object whose owner does not reference it back still destroys", func(s *Snapshot) { s.Deleting, s.OwnerMismatch = true, true },
+			start(OpDestroy, ReasonDeleting)},
+		{"deleting with no deletionPolicy to inherit is neither destroyed nor retained", func(s *Snapshot) {
+			s.Deleting, s.DeletionPolicyUnresolved, s.JobActive = true, true, true
+		}, wait(ReasonDeletionPolicyUnresolved, 30*time.Second)},
+		{"a due apply waits while its inputs cannot be built", func(s *Snapshot) { s.State, s.EverApplied, s.InputsHash = StateAbsent, false, "" },
+			wait(ReasonInputsUnavailable, 30*time.Second)},
+		{"a due apply waits while its inputs exceed the cap", func(s *Snapshot) {
+			s.State, s.EverApplied, s.InputsHash, s.InputsTooLarge = StateAbsent, false, "", true
+		}, wait(ReasonInputsTooLarge, 10*time.Minute)},
+		{"a due plan waits for its inputs too", func(s *Snapshot) { s.Manual, s.UnconfirmedApply, s.InputsHash = true, true, "" },
+			wait(ReasonInputsUnavailable, 30*time.Second)},
+		{"an apply backing off keeps its backoff whatever its inputs", func(s *Snapshot) {
+			s.State, s.EverApplied, s.InputsHash = StateAbsent, false, ""
+			s.History = []FinishedJob{failed(OpApply, 30*time.Second)}
+		}, wait(Backoff(ReasonNoState), 30*time.Second)},
+		{"a restore needs no current inputs", func(s *Snapshot) { s.RestoreRequested, s.InputsHash = true, "" },
+			start(OpRestore, ReasonRestoreRequested)},
 		{"4 destroyed: release after cleanup", func(s *Snapshot) {
 			s.Deleting = true
 			s.History = append(s.History, FinishedJob{Op: OpDestroy, Succeeded: true, FinishedAt: t0.Add(-time.Second)})

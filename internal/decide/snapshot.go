@@ -131,6 +131,15 @@ type Snapshot struct {
 	UnconfirmedApply bool
 	// InputsHash of the current inputs ("" when they cannot be built).
 	InputsHash string
+	// InputsTooLarge: the current inputs were rendered but exceed the cap
+	// (InputsHash is then "").
+	InputsTooLarge bool
+	// OwnerMismatch: the object's Cluster API owner does not reference it
+	// back; nothing starts for it (its deletion proceeds).
+	OwnerMismatch bool
+	// DeletionPolicyUnresolved: a deleting object sets no deletionPolicy
+	// and its TerraformCluster cannot be found to inherit one.
+	DeletionPolicyUnresolved bool
 	// ApprovedPlan: a live TerraformPlan of the current inputs is
 	// approved, so their blocked apply may run (with --expect-plan).
 	ApprovedPlan bool

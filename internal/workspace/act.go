@@ -21,7 +21,7 @@ import (
 const (
 	// PolicyRequeue re-checks an invalid jobs policy, inputs over the cap
 	// or missing records.
-	PolicyRequeue = 10 * time.Minute
+	PolicyRequeue = decide.PolicyRequeue
 	// ReleaseRequeue re-checks a release deferred for a held run lease.
 	ReleaseRequeue = 5 * time.Second
 )
@@ -41,8 +41,10 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 		},
 	}
 	if p.inputs.tooLarge != nil {
-		s.InputsHash = ""
+		s.InputsHash, s.InputsTooLarge = "", true
 	}
+	s.OwnerMismatch = p.owner.Mismatch
+	s.DeletionPolicyUnresolved = deleting && p.eff.DeletionPolicy == ""
 	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
 	}
@@ -90,14 +92,6 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 		if err := p.credentialsStep(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if p.owner.Mismatch && !deleting {
-		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
-	}
-	if deleting && p.eff.DeletionPolicy == "" {
-		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
-			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})
-		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
 	}
 	d := decide.Decide(p.snapshot(deleting))
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
@@ -173,6 +167,11 @@ func (p *pass) reportWait(d decide.Decision) {
 	switch d.Reason {
 	case decide.ReasonStateLost, decide.ReasonStateUnreadable, decide.ReasonDeletionHeld, decide.ReasonApplyOutcomeUnknown:
 		// StateReadable already says why.
+	case decide.ReasonOwnerMismatch, decide.ReasonInputsUnavailable:
+		// DependenciesReady already says why.
+	case decide.ReasonDeletionPolicyUnresolved:
+		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
+			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})
 	case decide.ReasonPlanAwaitingApproval:
 		if c := p.current(infrav1.ApplyJobSucceededCondition); c != nil && c.Reason == infrav1.PlanChangedReason {
 			break // the approved plan just changed: that is the news

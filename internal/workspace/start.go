@@ -94,12 +94,6 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return p.waitOn(decide.OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
 		}
 	}
-	if (op == decide.OpApply || op == decide.OpPlan) && p.inputs.hash == "" {
-		if p.inputs.tooLarge != nil {
-			return p.waitOn(op, metav1.ConditionFalse, infrav1.InputsTooLargeReason, p.inputs.tooLarge.Error(), PolicyRequeue)
-		}
-		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil // DependenciesReady says why
-	}
 	in, missing := p.inputsFor(op)
 	if deleting {
 		held, err := p.namespaceTerminating(ctx)
