@@ -65,6 +65,8 @@ const (
 	ReasonDeletionPolicyUnresolved Reason = "DeletionPolicyUnresolved"
 	ReasonInputsUnavailable        Reason = "InputsUnavailable"
 	ReasonInputsTooLarge           Reason = "InputsTooLarge"
+	ReasonJobPolicyInvalid         Reason = "JobPolicyInvalid"
+	ReasonNamespaceTerminating     Reason = "NamespaceTerminating"
 )
 
 // Backoff returns the reason of a due operation waiting out its backoff,
@@ -107,8 +109,13 @@ func wait(r Reason, after time.Duration) Decision {
 }
 
 // Decide applies the decision table, first matching row wins, then the
-// schedule when no operation is due.
+// schedule when no operation is due; a Job decided then goes through the
+// admission rows (admit).
 func Decide(s Snapshot) Decision {
+	return s.admit(decideRows(s))
+}
+
+func decideRows(s Snapshot) Decision {
 	switch {
 	case s.Deleting && s.DeletionPolicyUnresolved:
 		return wait(ReasonDeletionPolicyUnresolved, GateRequeue)
@@ -128,22 +135,37 @@ func Decide(s Snapshot) Decision {
 		if r == ReasonDriftRemediation && s.remediationBlocked() {
 			return s.schedule() // a blocked remediation does not pause drift checks
 		}
-		return s.withInputs(s.apply(r, r == ReasonDriftRemediation))
+		return s.apply(r, r == ReasonDriftRemediation)
 	}
 	return s.schedule()
 }
 
-// withInputs holds back an apply or plan that is due while the current
-// inputs cannot be built (DependenciesReady says why) or exceed the cap:
-// both render them.
-func (s Snapshot) withInputs(d Decision) Decision {
-	if d.Action != ActionStartJob || (d.Op != OpApply && d.Op != OpPlan) || s.InputsHash != "" {
+// admit holds back a Job the table decided while something only a change
+// can fix stops it, in this order: a jobs policy that does not validate
+// (not for a destroy or a restore), an apply or plan whose current inputs
+// cannot be built (DependenciesReady says why) or exceed the cap, a
+// namespace being deleted (it takes no new Job), a policy that weakens the
+// Job's isolation (any operation). The wait keeps the operation it holds.
+func (s Snapshot) admit(d Decision) Decision {
+	if d.Action != ActionStartJob {
 		return d
 	}
-	if s.InputsTooLarge {
-		return wait(ReasonInputsTooLarge, PolicyRequeue)
+	held := func(r Reason, after time.Duration) Decision {
+		return Decision{Action: ActionWait, Op: d.Op, Reason: r, Requeue: after}
 	}
-	return wait(ReasonInputsUnavailable, GateRequeue)
+	switch {
+	case s.PolicyInvalid && d.Op != OpDestroy && d.Op != OpRestore:
+		return held(ReasonJobPolicyInvalid, PolicyRequeue)
+	case (d.Op == OpApply || d.Op == OpPlan) && s.InputsHash == "" && s.InputsTooLarge:
+		return held(ReasonInputsTooLarge, PolicyRequeue)
+	case (d.Op == OpApply || d.Op == OpPlan) && s.InputsHash == "":
+		return held(ReasonInputsUnavailable, GateRequeue)
+	case s.Deleting && s.NamespaceTerminating:
+		return held(ReasonNamespaceTerminating, GateRequeue)
+	case s.SecurityInvalid:
+		return held(ReasonJobPolicyInvalid, PolicyRequeue)
+	}
+	return d
 }
 
 // hold is the row that keeps a live object from any apply: a restore to

@@ -21,6 +21,11 @@ func failed(op Operation, ago time.Duration) FinishedJob {
 	return FinishedJob{Op: op, FinishedAt: t0.Add(-ago), InputsHash: "h2:b"}
 }
 
+// held is an admission wait holding back a Job of op.
+func held(op Operation, r Reason, after time.Duration) Decision {
+	return Decision{Action: ActionWait, Op: op, Reason: r, Requeue: after}
+}
+
 func TestDecide(t *testing.T) {
 	testCases := []struct {
 		name   string
@@ -51,12 +56,32 @@ func TestDecide(t *testing.T) {
 			s.Deleting, s.DeletionPolicyUnresolved, s.JobActive = true, true, true
 		}, wait(ReasonDeletionPolicyUnresolved, 30*time.Second)},
 		{"a due apply waits while its inputs cannot be built", func(s *Snapshot) { s.State, s.EverApplied, s.InputsHash = StateAbsent, false, "" },
-			wait(ReasonInputsUnavailable, 30*time.Second)},
+			held(OpApply, ReasonInputsUnavailable, 30*time.Second)},
 		{"a due apply waits while its inputs exceed the cap", func(s *Snapshot) {
 			s.State, s.EverApplied, s.InputsHash, s.InputsTooLarge = StateAbsent, false, "", true
-		}, wait(ReasonInputsTooLarge, 10*time.Minute)},
+		}, held(OpApply, ReasonInputsTooLarge, 10*time.Minute)},
 		{"a due plan waits for its inputs too", func(s *Snapshot) { s.Manual, s.UnconfirmedApply, s.InputsHash = true, true, "" },
-			wait(ReasonInputsUnavailable, 30*time.Second)},
+			held(OpPlan, ReasonInputsUnavailable, 30*time.Second)},
+		{"an invalid jobs policy holds an apply", func(s *Snapshot) { s.InputsHash, s.PolicyInvalid = "h2:b", true },
+			held(OpApply, ReasonJobPolicyInvalid, 10*time.Minute)},
+		{"an invalid jobs policy holds a refresh", func(s *Snapshot) {
+			s.PolicyInvalid, s.Schedule.DriftInterval = true, time.Minute
+		}, held(OpDrift, ReasonJobPolicyInvalid, 10*time.Minute)},
+		{"an invalid jobs policy does not hold a destroy", func(s *Snapshot) { s.Deleting, s.PolicyInvalid = true, true },
+			start(OpDestroy, ReasonDeleting)},
+		{"the policy comes before the inputs", func(s *Snapshot) {
+			s.State, s.EverApplied, s.InputsHash, s.PolicyInvalid = StateAbsent, false, "", true
+		},
+			held(OpApply, ReasonJobPolicyInvalid, 10*time.Minute)},
+		{"a namespace being deleted takes no destroy Job", func(s *Snapshot) { s.Deleting, s.NamespaceTerminating = true, true },
+			held(OpDestroy, ReasonNamespaceTerminating, 30*time.Second)},
+		{"a namespace being deleted comes before an insecure policy", func(s *Snapshot) {
+			s.Deleting, s.NamespaceTerminating, s.SecurityInvalid = true, true, true
+		}, held(OpDestroy, ReasonNamespaceTerminating, 30*time.Second)},
+		{"an insecure policy holds even a destroy", func(s *Snapshot) { s.Deleting, s.SecurityInvalid = true, true },
+			held(OpDestroy, ReasonJobPolicyInvalid, 10*time.Minute)},
+		{"an insecure policy holds nothing that does not start", func(s *Snapshot) { s.SecurityInvalid = true },
+			wait(ReasonUpToDate, 0)},
 		{"an apply backing off keeps its backoff whatever its inputs", func(s *Snapshot) {
 			s.State, s.EverApplied, s.InputsHash = StateAbsent, false, ""
 			s.History = []FinishedJob{failed(OpApply, 30*time.Second)}

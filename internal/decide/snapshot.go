@@ -140,6 +140,13 @@ type Snapshot struct {
 	// DeletionPolicyUnresolved: a deleting object sets no deletionPolicy
 	// and its TerraformCluster cannot be found to inherit one.
 	DeletionPolicyUnresolved bool
+	// PolicyInvalid: the effective jobs policy does not validate;
+	// SecurityInvalid: it weakens a Job's isolation (whatever admission
+	// let through).
+	PolicyInvalid, SecurityInvalid bool
+	// NamespaceTerminating: the object's namespace is being deleted (read
+	// for a deleting object only).
+	NamespaceTerminating bool
 	// ApprovedPlan: a live TerraformPlan of the current inputs is
 	// approved, so their blocked apply may run (with --expect-plan).
 	ApprovedPlan bool

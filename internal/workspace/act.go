@@ -45,6 +45,9 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	}
 	s.OwnerMismatch = p.owner.Mismatch
 	s.DeletionPolicyUnresolved = deleting && p.eff.DeletionPolicy == ""
+	s.PolicyInvalid = p.eff.Policy.Validate() != nil
+	s.SecurityInvalid = p.eff.Policy.ValidateSecurity() != nil
+	s.NamespaceTerminating = p.nsTerminating
 	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
 	}
@@ -90,6 +93,13 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	if !deleting {
 		if err := p.credentialsStep(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if deleting {
+		// A namespace being deleted takes no new Job: read before deciding.
+		var err error
+		if p.nsTerminating, err = p.namespaceTerminating(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -169,6 +179,19 @@ func (p *pass) reportWait(d decide.Decision) {
 		// StateReadable already says why.
 	case decide.ReasonOwnerMismatch, decide.ReasonInputsUnavailable:
 		// DependenciesReady already says why.
+	case decide.ReasonJobPolicyInvalid:
+		// No Job of any operation runs with a policy that weakens its
+		// isolation, whatever admission let through: reported on
+		// ApplyJobSucceeded, which feeds Ready, for every operation.
+		err := p.eff.Policy.ValidateSecurity()
+		if verr := p.eff.Policy.Validate(); verr != nil && d.Op != decide.OpDestroy && d.Op != decide.OpRestore {
+			err = verr
+		}
+		if err != nil {
+			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: err.Error()})
+		}
+	case decide.ReasonNamespaceTerminating:
+		p.set(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.NamespaceTerminatingReason, Message: p.namespaceTerminatingMessage(d.Op)})
 	case decide.ReasonDeletionPolicyUnresolved:
 		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
 			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})

@@ -160,6 +160,8 @@ type pass struct {
 	soonest     time.Duration
 	forceUnlock string
 	stateLocked bool
+	// nsTerminating: the namespace of a deleting object is being deleted.
+	nsTerminating bool
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due).

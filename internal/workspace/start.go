@@ -89,27 +89,7 @@ func (p *pass) inputsFor(op decide.Operation) (runInputs, string) {
 // then the Job, its per-run Secret and (apply) the attempt record.
 func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (ctrl.Result, error) {
 	op := d.Op
-	if op != decide.OpDestroy && op != decide.OpRestore {
-		if err := p.eff.Policy.Validate(); err != nil {
-			return p.waitOn(decide.OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
-		}
-	}
 	in, missing := p.inputsFor(op)
-	if deleting {
-		held, err := p.namespaceTerminating(ctx)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if held {
-			return p.waitOn(op, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, p.namespaceTerminatingMessage(op), decide.GateRequeue)
-		}
-	}
-	// No Job of any operation runs with a policy that weakens its
-	// isolation, whatever admission let through. Reported on
-	// ApplyJobSucceeded, which feeds Ready, for every operation.
-	if err := p.eff.Policy.ValidateSecurity(); err != nil {
-		return p.waitOn(decide.OpApply, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), PolicyRequeue)
-	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
 	if missing == "" && (deleting || in.identity != p.creds.Identity || in.identityKind != p.creds.Kind) {
