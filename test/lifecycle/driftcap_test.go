@@ -83,6 +83,13 @@ func TestDriftRemediationStopsAtTheCap(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "gone", "world"), file); err != nil {
 		t.Fatal(err)
 	}
+	// A drift check has to run first: on a loaded machine that takes
+	// longer than an event's wait.
+	w.eventually(2*time.Minute, "DriftDetected=True", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.DriftDetectedCondition)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
 	w.waitWarning(tc.Name, "DriftDetected")
 	w.waitEvent(tc.Name, "DriftRemediationStarted")
 

@@ -297,10 +297,11 @@ func moduleFrom(t *testing.T, name string, change func(files map[string]string))
 
 // waitEvent waits until an event of reason regards the object name: the
 // recorder writes events asynchronously, each on its own, so one emitted
-// in the pass a test waited for may land a moment later.
+// in the pass a test waited for may land a moment later; and some follow
+// a Job the test did not wait for, which a loaded machine runs slowly.
 func (w *world) waitEvent(name, reason string) {
 	w.t.Helper()
-	w.eventually(30*time.Second, "event "+reason+" on "+name, func() (bool, error) {
+	w.eventually(2*time.Minute, "event "+reason+" on "+name, func() (bool, error) {
 		return slices.Contains(w.events(name), reason), nil
 	})
 }

@@ -93,7 +93,7 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 	w.waitEvent(tc.Name, "InputsChanged")
 	w.wantNoDigestReadable(state.KindCluster, tc.Name, right, guess("battery-staple"))
 
-	w.eventually(30*time.Second, "the machine's plan key made anew", func() (bool, error) {
+	w.eventually(2*time.Minute, "the machine's plan key made anew", func() (bool, error) {
 		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindMachine, tm.Name)}, &corev1.Secret{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -216,7 +216,7 @@ func (w *world) wantNoDigestReadable(kind, name string, digests ...string) {
 func (w *world) planKey(tc *infrav1.TerraformCluster) []byte {
 	w.t.Helper()
 	s := &corev1.Secret{}
-	w.eventually(30*time.Second, "the plan key", func() (bool, error) {
+	w.eventually(2*time.Minute, "the plan key", func() (bool, error) {
 		err := env.Client.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, tc.Name)}, s)
 		return err == nil && s.DeletionTimestamp == nil, client.IgnoreNotFound(err)
 	})

@@ -46,7 +46,7 @@ func (w *world) wantFile(path string, exists bool) {
 // name.
 func (w *world) waitWarning(name, reason string) {
 	w.t.Helper()
-	w.eventually(30*time.Second, "Warning event "+reason+" on "+name, func() (bool, error) {
+	w.eventually(2*time.Minute, "Warning event "+reason+" on "+name, func() (bool, error) {
 		for _, ev := range w.eventWarnings(name) {
 			if ev[0] == reason {
 				return true, nil
