@@ -131,7 +131,7 @@ func (r *rendered) rekey(ctx context.Context, cl client.Client) error {
 	case err != nil:
 		return fmt.Errorf("reading the plan key of %s %s/%s: %w", r.t.Kind, r.ns, r.t.Name, err)
 	}
-	key := s.Data["key"]
+	key := s.Data[records.PlanKeyData]
 	r.stateHash = captfinputs.Rekey(key, r.stateHash)
 	for _, rec := range []*records.Record{r.attempt, r.applied} {
 		if rec != nil {

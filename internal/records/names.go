@@ -38,6 +38,9 @@ func AppliedName(kind, name string) string {
 	return recordName(AppliedPrefix, kind, name)
 }
 
+// PlanKeyData is the data key of the plan key Secret: 32 random bytes.
+const PlanKeyData = "key"
+
 // PlanKeyName returns the name of an object's plan key Secret, the key
 // of its plan, inputs and approval hashes:
 // captf-plankey-<kindshort>-<name>, or "" for another kind.

@@ -42,7 +42,7 @@ func (p *pass) loadKey(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("reading the plan key Secret %s: %w", p.planKeyName(), err)
 	}
-	key := s.Data["key"]
+	key := s.Data[records.PlanKeyData]
 	if len(key) < inputs.MinKeyBytes {
 		return fmt.Errorf("the plan key Secret %s holds %d bytes under key, it needs %d: delete it and CAPTF makes a new one (the next apply then re-applies unchanged inputs once)",
 			p.planKeyName(), len(key), inputs.MinKeyBytes)
@@ -61,7 +61,7 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	if p.inputs.key != nil {
 		return name, nil
 	}
-	key := make([]byte, 32)
+	key := make([]byte, inputs.MinKeyBytes)
 	if _, err := rand.Read(key); err != nil {
 		return "", err
 	}
@@ -71,7 +71,7 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())},
 			Finalizers:      []string{protection.Finalizer}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{"key": key},
+		Data: map[string][]byte{records.PlanKeyData: key},
 	}
 	err := p.e.Client.Create(ctx, s)
 	switch {
@@ -103,8 +103,9 @@ func (p *pass) keyedRecord(rec *records.Record) *records.Record {
 // dropped: keyed with it, it would be written where nothing could ever
 // match it again, and as it is, it confirms guesses.
 func (p *pass) keyed(stored string) string {
-	if p.inputs.ephemeral && inputs.Rekey(p.inputs.key, stored) != stored {
+	keyed := inputs.Rekey(p.inputs.key, stored)
+	if p.inputs.ephemeral && keyed != stored {
 		return ""
 	}
-	return inputs.Rekey(p.inputs.key, stored)
+	return keyed
 }

@@ -220,5 +220,5 @@ func (w *world) planKey(tc *infrav1.TerraformCluster) []byte {
 		err := env.Client.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, tc.Name)}, s)
 		return err == nil && s.DeletionTimestamp == nil, client.IgnoreNotFound(err)
 	})
-	return s.Data["key"]
+	return s.Data[records.PlanKeyData]
 }

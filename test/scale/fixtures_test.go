@@ -127,7 +127,7 @@ func (w *world) newCluster(ctx context.Context) (*infrav1.TerraformCluster, erro
 		return nil, err
 	}
 	planKey := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: records.PlanKeyName(state.KindCluster, clusterName)},
-		Data: map[string][]byte{"key": key}}
+		Data: map[string][]byte{records.PlanKeyData: key}}
 	if err := createAll(ctx, planKey); err != nil {
 		return nil, err
 	}

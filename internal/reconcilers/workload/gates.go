@@ -56,21 +56,19 @@ func gatesOf(obj client.Object) []string {
 	if st.ActiveJob != nil {
 		return nil
 	}
+	cluster := roles.ClusterNameOf(obj)
 	var keys []string
 	for _, c := range st.Conditions {
-		if c.Status != metav1.ConditionUnknown {
-			continue // a gate wait is Unknown
+		if !gateWait(c) {
+			continue
 		}
-		switch c.Reason {
-		case infrav1.WaitingForJobSlotReason:
+		if c.Reason == infrav1.WaitingForJobSlotReason {
 			keys = append(keys, slotGate)
-			if cluster := roles.ClusterNameOf(obj); cluster != "" {
-				keys = append(keys, clusterGate(obj.GetNamespace(), cluster)) // the cluster's own limit
-			}
-		case infrav1.WaitingForRunLeaseReason, infrav1.WaitingForClusterOperationReason, infrav1.WaitingForMachineOperationsReason:
-			if cluster := roles.ClusterNameOf(obj); cluster != "" {
-				keys = append(keys, clusterGate(obj.GetNamespace(), cluster))
-			}
+		}
+		// Every gate wait may end with a Job of the cluster: its lease,
+		// its operation gate, its own Job limit.
+		if cluster != "" {
+			keys = append(keys, clusterGate(obj.GetNamespace(), cluster))
 		}
 	}
 	slices.Sort(keys)
@@ -124,17 +122,18 @@ func gateWaiters(r client.Reader, list client.ObjectList, shardValue string) han
 func waitingSince(obj client.Object) time.Time {
 	var since time.Time
 	for _, c := range roles.Of(obj).View(obj).Status.Conditions {
-		if c.Status == metav1.ConditionUnknown && isGateWait(c.Reason) && (since.IsZero() || c.LastTransitionTime.Time.Before(since)) {
+		if gateWait(c) && (since.IsZero() || c.LastTransitionTime.Time.Before(since)) {
 			since = c.LastTransitionTime.Time
 		}
 	}
 	return since
 }
 
-func isGateWait(reason string) bool {
-	switch reason {
+// gateWait: c reports a wait at a gate (such a wait is Unknown).
+func gateWait(c metav1.Condition) bool {
+	switch c.Reason {
 	case infrav1.WaitingForJobSlotReason, infrav1.WaitingForRunLeaseReason, infrav1.WaitingForClusterOperationReason, infrav1.WaitingForMachineOperationsReason:
-		return true
+		return c.Status == metav1.ConditionUnknown
 	}
 	return false
 }
