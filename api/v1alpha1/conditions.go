@@ -170,8 +170,10 @@ const (
 	// IdentityNotAllowedReason: a destroy waits for its identity.
 	IdentityNotAllowedReason = "IdentityNotAllowed"
 	// NamespaceTerminatingReason: the object's namespace is being deleted,
-	// so Kubernetes refuses the destroy (or restore) Job; the state is kept
-	// and the message names the way out.
+	// so Kubernetes refuses new Jobs there, and the destroy cannot run in
+	// an evacuation namespace either (the manager watches one namespace, or
+	// what the destroy needs is gone); the state is kept and the message
+	// names the way out.
 	NamespaceTerminatingReason = "NamespaceTerminating"
 	// ImageInvalidReason: the module image breaks the image contract.
 	ImageInvalidReason = "ImageInvalid"

@@ -174,6 +174,17 @@ const (
 	// to its object.
 	OwnerUIDAnnotation = "captf.io/owner-uid"
 	OwnerAnnotation    = "captf.io/owner"
+	// OwnerNamespaceAnnotation on a Job is the namespace of the object it
+	// runs for, when the Job runs in another one: an evacuated destroy
+	// (EvacuatedFromUIDLabel).
+	OwnerNamespaceAnnotation = "captf.io/owner-namespace"
+	// EvacuatedFromUIDLabel on a namespace CAPTF created is the UID of the
+	// deleting object whose destroy runs there because the object's own
+	// namespace is being deleted; CAPTF deletes it with that object.
+	EvacuatedFromUIDLabel = "captf.io/evacuated-from-uid"
+	// EvacuatedFromAnnotation on such a namespace is the object it serves,
+	// as <kind> <namespace>/<name>.
+	EvacuatedFromAnnotation = "captf.io/evacuated-from"
 	// LeaseOperationAnnotation is the operation holding a CAPTF Lease.
 	LeaseOperationAnnotation = "captf.io/lease-op"
 	// LeaseAcquiredAtAnnotation is when a CAPTF Lease was acquired.

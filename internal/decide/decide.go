@@ -98,6 +98,9 @@ type Decision struct {
 	Reason Reason
 	// Requeue is when to look again (0: only on a change).
 	Requeue time.Duration
+	// Evacuate: the Job runs in the object's evacuation namespace, its own
+	// being deleted.
+	Evacuate bool
 }
 
 func start(op Operation, r Reason) Decision {
@@ -144,8 +147,10 @@ func decideRows(s Snapshot) Decision {
 // can fix stops it, in this order: a jobs policy that does not validate
 // (not for a destroy or a restore), an apply or plan whose current inputs
 // cannot be built (DependenciesReady says why) or exceed the cap, a
-// namespace being deleted (it takes no new Job), a policy that weakens the
-// Job's isolation (any operation). The wait keeps the operation it holds.
+// namespace being deleted (it takes no new Job; a destroy runs in the
+// object's evacuation namespace instead where the manager may make one), a
+// policy that weakens the Job's isolation (any operation). The wait keeps
+// the operation it holds.
 func (s Snapshot) admit(d Decision) Decision {
 	if d.Action != ActionStartJob {
 		return d
@@ -160,11 +165,12 @@ func (s Snapshot) admit(d Decision) Decision {
 		return held(ReasonInputsTooLarge, PolicyRequeue)
 	case (d.Op == OpApply || d.Op == OpPlan) && s.InputsHash == "":
 		return held(ReasonInputsUnavailable, GateRequeue)
-	case s.Deleting && s.NamespaceTerminating:
+	case s.Deleting && s.NamespaceTerminating && (d.Op != OpDestroy || !s.Evacuation):
 		return held(ReasonNamespaceTerminating, GateRequeue)
 	case s.SecurityInvalid:
 		return held(ReasonJobPolicyInvalid, PolicyRequeue)
 	}
+	d.Evacuate = s.Deleting && s.NamespaceTerminating
 	return d
 }
 

@@ -75,6 +75,14 @@ func TestDecide(t *testing.T) {
 			held(OpApply, ReasonJobPolicyInvalid, 10*time.Minute)},
 		{"a namespace being deleted takes no destroy Job", func(s *Snapshot) { s.Deleting, s.NamespaceTerminating = true, true },
 			held(OpDestroy, ReasonNamespaceTerminating, 30*time.Second)},
+		{"a namespace being deleted sends the destroy to the evacuation namespace", func(s *Snapshot) {
+			s.Deleting, s.NamespaceTerminating, s.Evacuation = true, true, true
+		}, Decision{Action: ActionStartJob, Op: OpDestroy, Reason: ReasonDeleting, Evacuate: true}},
+		{"an evacuated destroy still keeps an insecure policy out", func(s *Snapshot) {
+			s.Deleting, s.NamespaceTerminating, s.Evacuation, s.SecurityInvalid = true, true, true, true
+		}, held(OpDestroy, ReasonJobPolicyInvalid, 10*time.Minute)},
+		{"a destroy in a live namespace stays there", func(s *Snapshot) { s.Deleting, s.Evacuation = true, true },
+			start(OpDestroy, ReasonDeleting)},
 		{"a namespace being deleted comes before an insecure policy", func(s *Snapshot) {
 			s.Deleting, s.NamespaceTerminating, s.SecurityInvalid = true, true, true
 		}, held(OpDestroy, ReasonNamespaceTerminating, 30*time.Second)},

@@ -147,6 +147,9 @@ type Snapshot struct {
 	// NamespaceTerminating: the object's namespace is being deleted (read
 	// for a deleting object only).
 	NamespaceTerminating bool
+	// Evacuation: the manager may run a destroy in an evacuation namespace
+	// when the object's own is being deleted (it watches every namespace).
+	Evacuation bool
 	// ApprovedPlan: a live TerraformPlan of the current inputs is
 	// approved, so their blocked apply may run (with --expect-plan).
 	ApprovedPlan bool

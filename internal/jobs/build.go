@@ -48,6 +48,9 @@ func Build(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	if len(s.BackendLabels) == 0 {
 		s.BackendLabels = state.OwnerLabels(s.Kind, s.ObjectName, s.ClusterName)
 	}
+	if s.RunNamespace != "" {
+		s.RunnerEvents = false
+	}
 	labels := jobLabels(s)
 	pod := podSpec(s)
 	if s.CredentialsSecret != "" {
@@ -59,7 +62,7 @@ func Build(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 		TypeMeta: metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        s.Name,
-			Namespace:   s.Namespace,
+			Namespace:   s.JobNamespace(),
 			Labels:      labels,
 			Annotations: jobAnnotations(s),
 		},
@@ -105,6 +108,9 @@ func jobLabels(s Spec) map[string]string {
 // for an apply, plan or restore, the inputs hash.
 func jobAnnotations(s Spec) map[string]string {
 	ann := map[string]string{infrav1.OwnerUIDAnnotation: string(s.UID), infrav1.OwnerAnnotation: s.ObjectName}
+	if s.RunNamespace != "" {
+		ann[infrav1.OwnerNamespaceAnnotation] = s.Namespace
+	}
 	switch s.Op {
 	case infrav1.OperationApply, infrav1.OperationPlan, infrav1.OperationRestore:
 		if s.InputsHash != "" {
@@ -142,7 +148,7 @@ func perRunSecret(s Spec) *corev1.Secret {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        PerRunSecretName(s.Name),
-			Namespace:   s.Namespace,
+			Namespace:   s.JobNamespace(),
 			Labels:      map[string]string{infrav1.ManagedLabel: "true"},
 			Annotations: ann,
 		},

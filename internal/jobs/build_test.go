@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/pkg/state"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -75,6 +76,9 @@ func TestBuildRejects(t *testing.T) {
 		{name: "guarded apply without key", change: func(s *Spec) { s.Guard.Deletes = true }, want: "needs the plan key Secret"},
 		{name: "plan key on a drift", change: func(s *Spec) { s.Op, s.PlanKeySecret = infrav1.OperationDrift, "k" }, want: "not on this drift Job"},
 		{name: "apply without inputs hash", change: func(s *Spec) { s.InputsHash = "" }, want: "needs the inputs hash"},
+		{name: "an apply elsewhere", change: func(s *Spec) { s.RunNamespace, s.Unowned = "captf-evac-x", true }, want: "only an unowned destroy runs outside"},
+		{name: "an owned destroy elsewhere", change: func(s *Spec) { s.Op, s.InputsHash, s.RunNamespace = infrav1.OperationDestroy, "", "captf-evac-x" },
+			want: "only an unowned destroy runs outside"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,5 +149,33 @@ func TestBuildUnowned(t *testing.T) {
 		if j.Annotations[infrav1.OwnerUIDAnnotation] != string(spec.UID) || j.Annotations[infrav1.OwnerAnnotation] != spec.ObjectName {
 			t.Errorf("annotations %v, want the object's UID %s and name %s", j.Annotations, spec.UID, spec.ObjectName)
 		}
+	}
+}
+
+// An evacuated destroy runs, with its per-run Secret and its state, in
+// the run namespace, still naming its object, and posts no events.
+func TestBuildRunNamespace(t *testing.T) {
+	spec := newSpec("TerraformMachine", "m1", infrav1.OperationDestroy, 1, nil, "")
+	spec.Unowned, spec.RunNamespace, spec.RunnerEvents = true, "captf-evac-1", true
+	job, secret := mustBuild(t, spec)
+	if job.Namespace != spec.RunNamespace || secret.Namespace != spec.RunNamespace {
+		t.Errorf("Job in %q, per-run Secret in %q; want both in %q", job.Namespace, secret.Namespace, spec.RunNamespace)
+	}
+	if job.Annotations[infrav1.OwnerNamespaceAnnotation] != spec.Namespace || job.Annotations[infrav1.OwnerAnnotation] != spec.ObjectName {
+		t.Errorf("annotations %v do not name the object %s/%s", job.Annotations, spec.Namespace, spec.ObjectName)
+	}
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	suffix, _ := state.Suffix(spec.Namespace, spec.Kind, spec.ObjectName)
+	for _, want := range []string{"--backend-config=namespace=captf-evac-1", "--backend-config=secret_suffix=" + suffix} {
+		if !strings.Contains(args, want) {
+			t.Errorf("arguments %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "--event-object") {
+		t.Errorf("an evacuated run posts events into the object's namespace: %q", args)
+	}
+	owned, _ := mustBuild(t, newSpec("TerraformMachine", "m1", infrav1.OperationDestroy, 1, nil, ""))
+	if _, ok := owned.Annotations[infrav1.OwnerNamespaceAnnotation]; ok {
+		t.Errorf("a Job in its object's namespace names it: %v", owned.Annotations)
 	}
 }

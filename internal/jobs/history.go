@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
@@ -150,4 +151,14 @@ func Prunable(all []batchv1.Job, keepSucceeded, keepFailed int) []*batchv1.Job {
 		}
 	}
 	return out
+}
+
+// ObjectNamespace is the namespace of the object job runs for: its
+// captf.io/owner-namespace annotation when it runs elsewhere (an evacuated
+// destroy), else its own.
+func ObjectNamespace(job metav1.Object) string {
+	if ns := job.GetAnnotations()[infrav1.OwnerNamespaceAnnotation]; ns != "" {
+		return ns
+	}
+	return job.GetNamespace()
 }

@@ -128,7 +128,7 @@ func runnerArgs(s Spec) []string {
 		"--lock-timeout=" + strconv.Itoa(int(s.Policy.LockTimeoutSeconds)) + "s",
 		"--stop-timeout=" + StopTimeout,
 		"--backend-config=secret_suffix=" + s.StateSuffix,
-		"--backend-config=namespace=" + s.Namespace,
+		"--backend-config=namespace=" + s.JobNamespace(),
 		"--backend-config=in_cluster_config=true",
 		"--backend-config=labels=" + state.HCLMap(s.BackendLabels),
 	}
@@ -189,7 +189,7 @@ func jobOwnedEnv(s Spec) []corev1.EnvVar {
 		{Name: "TF_INPUT", Value: "0"},
 		{Name: "HOME", Value: WorkDir},
 		{Name: "TMPDIR", Value: TmpDir},
-		{Name: "KUBE_NAMESPACE", Value: s.Namespace},
+		{Name: "KUBE_NAMESPACE", Value: s.JobNamespace()},
 		{Name: "CHECKPOINT_DISABLE", Value: "1"},
 	}
 }

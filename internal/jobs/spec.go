@@ -33,6 +33,14 @@ type Spec struct {
 	// captf.io/owner annotations still tie it to the object; the object's
 	// cleanup deletes it.
 	Unowned bool
+	// RunNamespace, when set, is where the Job, its pod and its per-run
+	// Secret are created and where the backend finds the state, instead of
+	// Namespace: an evacuated destroy, for an object whose namespace is
+	// being deleted (Kubernetes refuses new Jobs there). The state suffix
+	// and the labels stay the object's; the Job must be an unowned destroy,
+	// and it posts no progress events (its account may not write the
+	// object's namespace).
+	RunNamespace string
 	// ClusterName is the owning Cluster API cluster.
 	ClusterName string
 
@@ -99,6 +107,15 @@ type Guard struct {
 	ExpectPlan string
 }
 
+// JobNamespace is the namespace the Job runs in: RunNamespace, or the
+// object's.
+func (s Spec) JobNamespace() string {
+	if s.RunNamespace != "" {
+		return s.RunNamespace
+	}
+	return s.Namespace
+}
+
 func (g Guard) set() bool { return g != Guard{} }
 
 // guarded reports whether an apply plans and checks the plan first, the
@@ -142,6 +159,9 @@ func (s Spec) validate() error {
 	}
 	if s.Attempt < 1 {
 		bad("attempt %d is below 1", s.Attempt)
+	}
+	if s.RunNamespace != "" && (s.Op != infrav1.OperationDestroy || !s.Unowned) {
+		bad("only an unowned destroy runs outside its object's namespace (runNamespace %q)", s.RunNamespace)
 	}
 	s.validateName(bad)
 	if strings.TrimSpace(s.Image) == "" {

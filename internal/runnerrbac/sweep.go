@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 )
@@ -154,11 +155,15 @@ func take(ctx context.Context, r client.Reader, opts ...client.ListOption) (*inv
 	return inv, nil
 }
 
-// namespaces are those with something to sweep: CAPTF's leftovers.
+// namespaces are those with something to sweep: CAPTF's leftovers. An
+// evacuation namespace holds no CAPTF object by design; it goes whole with
+// its object.
 func (inv *inventory) namespaces() map[string]bool {
 	out := map[string]bool{}
 	for ns := range inv.leftovers {
-		out[ns] = true
+		if !evacuation.IsName(ns) {
+			out[ns] = true
+		}
 	}
 	return out
 }

@@ -132,7 +132,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
 		Options: workspace.Options{RunnerImage: o.RunnerImage, WatchFilter: o.WatchFilter, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
-			ClusterOperationGate: o.ClusterOperationGate},
+			ClusterOperationGate: o.ClusterOperationGate, Evacuation: o.Namespace == ""},
 	}
 	if err := workload.Setup(mgr, engine, workload.Options{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency,
 		WatchFilter: o.WatchFilter, Namespace: o.Namespace}); err != nil {

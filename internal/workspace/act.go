@@ -48,6 +48,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	s.PolicyInvalid = p.eff.Policy.Validate() != nil
 	s.SecurityInvalid = p.eff.Policy.ValidateSecurity() != nil
 	s.NamespaceTerminating = p.nsTerminating
+	s.Evacuation = p.e.Options.Evacuation
 	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
 	}
@@ -93,13 +94,6 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	if !deleting {
 		if err := p.credentialsStep(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if deleting {
-		// A namespace being deleted takes no new Job: read before deciding.
-		var err error
-		if p.nsTerminating, err = p.namespaceTerminating(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -166,7 +160,7 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	if !p.creds.Ready {
 		return nil
 	}
-	cond, err := runnerrbac.Ensure(ctx, p.e.Client, p.obj.GetNamespace(), p.eff.Policy.ServiceAccountName)
+	cond, err := runnerrbac.Ensure(ctx, p.e.Client, p.runNamespace(), p.runnerAccount())
 	p.set(cond)
 	p.rbacReady = cond.Status == metav1.ConditionTrue
 	return err

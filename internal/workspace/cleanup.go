@@ -181,6 +181,9 @@ func (p *pass) deleteEach(ctx context.Context, list client.ObjectList, opts ...c
 }
 
 func (p *pass) removeFinalizer(ctx context.Context) error {
+	if err := p.removeEvacuation(ctx); err != nil {
+		return err
+	}
 	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
 	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
 	if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil {

@@ -63,6 +63,10 @@ type Options struct {
 	// RetryBase is the backoff after a Job's first failure, doubling up
 	// to 10 min (1 min when 0). No flag sets it; tests shorten it.
 	RetryBase time.Duration
+	// Evacuation lets a deleting object's destroy run in its evacuation
+	// namespace when its own namespace is being deleted (package
+	// evacuation). The manager sets it when it watches every namespace.
+	Evacuation bool
 }
 
 // imagePullGrace is the effective Options.ImagePullGrace.
@@ -162,6 +166,8 @@ type pass struct {
 	stateLocked bool
 	// nsTerminating: the namespace of a deleting object is being deleted.
 	nsTerminating bool
+	// evacNS is the object's evacuation namespace, once found or made.
+	evacNS *corev1.Namespace
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due).
@@ -249,7 +255,17 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if deleting && !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
 		return ctrl.Result{}, nil
 	}
+	if deleting {
+		// A namespace being deleted takes no new Job: read first, a
+		// destroy may run elsewhere.
+		if p.nsTerminating, err = p.namespaceTerminating(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := p.observeJobs(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.observeEvacuation(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := p.observePlans(ctx); err != nil {

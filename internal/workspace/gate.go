@@ -35,7 +35,10 @@ func gated(op decide.Operation) bool {
 // never overlaps one of its machines' or pools'. It runs after the run
 // lease is taken; "" means go.
 func (p *pass) gate(ctx context.Context, jobName string, op decide.Operation) (reason, why string, err error) {
-	if !p.e.Options.ClusterOperationGate || !gated(op) || p.owner.ClusterName == "" {
+	// An evacuated destroy passes: no other Job of the cluster starts in
+	// a namespace being deleted, and its own wait for the dependents
+	// orders a cluster's destroy after theirs.
+	if !p.e.Options.ClusterOperationGate || !gated(op) || p.owner.ClusterName == "" || p.evacNS != nil {
 		return "", "", nil
 	}
 	name := clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName)

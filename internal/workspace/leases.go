@@ -41,7 +41,7 @@ func (p *pass) acquireRunLease(ctx context.Context, jobName string, op decide.Op
 
 // acquireLease takes the Lease name (kind run or cluster) for jobName.
 func (p *pass) acquireLease(ctx context.Context, name, kind, jobName string, op decide.Operation) (bool, string, error) {
-	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
+	key := client.ObjectKey{Namespace: p.runNamespace(), Name: name}
 	now := metav1.NewMicroTime(p.now)
 	duration := backstop(p.eff.Policy.ActiveDeadlineSeconds)
 	lease := &coordinationv1.Lease{}
@@ -107,7 +107,7 @@ func (p *pass) leaseFree(ctx context.Context, lease *coordinationv1.Lease, holde
 // the lease again should the Job vanish.
 func (p *pass) markLeaseCreated(ctx context.Context, name, jobName string) {
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
+	key := client.ObjectKey{Namespace: p.runNamespace(), Name: name}
 	err := p.e.APIReader.Get(ctx, key, lease)
 	if err == nil && (ptr.Deref(lease.Spec.HolderIdentity, "") != jobName || lease.Annotations[infrav1.LeaseJobCreatedAnnotation] == jobName) {
 		return
@@ -141,7 +141,7 @@ func (p *pass) releaseRunLease(ctx context.Context, jobName string) error {
 // releaseLease frees the Lease name when jobName holds it.
 func (p *pass) releaseLease(ctx context.Context, name, jobName string) error {
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}
+	key := client.ObjectKey{Namespace: p.runNamespace(), Name: name}
 	if err := p.e.APIReader.Get(ctx, key, lease); err != nil {
 		return client.IgnoreNotFound(err)
 	}

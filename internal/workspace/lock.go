@@ -55,7 +55,7 @@ func podOfHolder(who, kind, name string) string {
 // readLock reads the state lock Lease live: nil when nobody holds it.
 func (p *pass) readLock(ctx context.Context) (*heldLock, error) {
 	lease := &coordinationv1.Lease{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: state.LockLeaseName(p.suffix())}, lease)
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.runNamespace(), Name: state.LockLeaseName(p.suffix())}, lease)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -106,7 +106,7 @@ func (p *pass) checkLock(ctx context.Context) error {
 // lockHolderDead reads the pod a lock of one of the object's Jobs names,
 // that Job and the run lease, live, and decides with holderDead.
 func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
-	ns := p.obj.GetNamespace()
+	ns := p.runNamespace()
 	var pods []corev1.Pod
 	pod := &corev1.Pod{}
 	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.pod}, pod); err == nil {

@@ -14,6 +14,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
@@ -31,8 +32,15 @@ func (p *pass) observeJobs(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("listing the object's Jobs: %w", err)
 	}
+	var evacuated batchv1.JobList
+	if err := p.evacuatedJobs(ctx, &evacuated, client.MatchingLabels{
+		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind],
+		infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
+	}); err != nil {
+		return fmt.Errorf("listing the object's Jobs in its evacuation namespace: %w", err)
+	}
 	p.jobs = p.jobs[:0]
-	for _, j := range list.Items {
+	for _, j := range append(list.Items, evacuated.Items...) {
 		if ownsJob(&j, p.obj) {
 			p.jobs = append(p.jobs, j)
 		}
@@ -73,6 +81,9 @@ func (p *pass) catchUp(ctx context.Context) error {
 	}
 	j := &batchv1.Job{}
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: aj.Name}, j)
+	if apierrors.IsNotFound(err) && p.evacuating() {
+		err = p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: evacuation.Name(p.obj.GetUID()), Name: aj.Name}, j)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return p.jobVanished(ctx, aj)

@@ -119,10 +119,14 @@ func (p *pass) namespaceTerminating(ctx context.Context) (bool, error) {
 // namespaceTerminatingMessage says why the Job of op cannot run and the
 // way out.
 func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
-	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run. "+
+	elsewhere := ""
+	if !p.e.Options.Evacuation {
+		elsewhere = " (this manager watches one namespace, --namespace, so it runs no destroy in an evacuation namespace)"
+	}
+	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run%s. "+
 		"The state %s and the inputs records are kept, readable, by the finalizer %s: pause this object, run the destroy by hand "+
 		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain and unpause; the kept Secrets then wait for you to remove that finalizer",
-		p.obj.GetNamespace(), op, state.SecretName(p.suffix()), protection.Finalizer)
+		p.obj.GetNamespace(), op, elsewhere, state.SecretName(p.suffix()), protection.Finalizer)
 }
 
 // protectDeleting protects, while the object is being deleted and no Job

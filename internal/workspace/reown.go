@@ -95,7 +95,7 @@ func (p *pass) reown(ctx context.Context, secrets []*corev1.Secret) (int, error)
 // runLeaseHeld reports whether a Job holds the object's run lease.
 func (p *pass) runLeaseHeld(ctx context.Context) (bool, error) {
 	lease := &coordinationv1.Lease{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: runLeaseName(p.suffix())}, lease)
+	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.runNamespace(), Name: runLeaseName(p.suffix())}, lease)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

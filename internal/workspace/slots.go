@@ -118,7 +118,7 @@ func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error
 		return "", nil
 	}
 	obj := role.New()
-	if err := p.e.Client.Get(ctx, client.ObjectKey{Namespace: j.Namespace, Name: name}, obj); err != nil {
+	if err := p.e.Client.Get(ctx, client.ObjectKey{Namespace: jobs.ObjectNamespace(j), Name: name}, obj); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
 	if obj.GetUID() != uid {

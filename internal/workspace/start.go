@@ -89,6 +89,14 @@ func (p *pass) inputsFor(op decide.Operation) (runInputs, string) {
 // then the Job, its per-run Secret and (apply) the attempt record.
 func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (ctrl.Result, error) {
 	op := d.Op
+	if d.Evacuate {
+		if msg, err := p.prepareEvacuation(ctx); err != nil || msg != "" {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			return p.evacuationHeld(msg)
+		}
+	}
 	in, missing := p.inputsFor(op)
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
@@ -109,6 +117,14 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.DestroyFailedReason, missing, PolicyRequeue)
 		}
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
+	}
+	if p.evacNS != nil {
+		if msg, err := p.evacuatedSecrets(ctx); err != nil || msg != "" {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			return p.evacuationHeld(msg)
+		}
 	}
 	if why, err := p.jobSlot(ctx, op); err != nil || why != "" {
 		if err != nil {
@@ -135,16 +151,21 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		p.waitEvent(reason, why)
 		return p.waitOn(op, metav1.ConditionUnknown, reason, why, decide.GateRequeue)
 	}
+	policy := p.eff.Policy
+	policy.ServiceAccountName = p.runnerAccount()
 	spec := jobs.Spec{
 		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(), Unowned: deleting,
 		WatchFilter: p.obj.GetLabels()[infrav1.WatchFilterLabel],
 		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
-		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: p.eff.Policy,
+		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: policy,
 		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,
 		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents, ForceUnlock: p.forceUnlock,
 	}
 	if op != decide.OpApply && op != decide.OpPlan && op != decide.OpRestore {
 		spec.InputsHash = ""
+	}
+	if p.evacNS != nil {
+		spec.RunNamespace = p.evacNS.Name
 	}
 	if op == decide.OpRestore {
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
@@ -219,6 +240,11 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	secret.Data = map[string][]byte{records.MainFile: in.mainTF, records.TfvarsFile: in.tfvars}
 	if err := p.setBlockMove(ctx); err != nil {
 		return ctrl.Result{}, err
+	}
+	if p.evacNS != nil {
+		if err := p.evacuateState(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	// The attempt record is written first: whatever becomes of the Job
 	// (it vanishes, it is killed), its inputs are known. A record holding

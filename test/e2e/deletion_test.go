@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +20,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/localnode"
 	"captf.io/captf/pkg/state"
 )
@@ -100,76 +101,44 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 	}
 }
 
-// deleteNamespace deletes the whole namespace: Kubernetes refuses the
-// destroy Jobs there, so the objects hold with NamespaceTerminating, their
-// state readable; the way out the condition names (a destroy by hand,
-// then Retain, then the kept Secrets' finalizer) lets the namespace go.
+// deleteNamespace deletes the whole namespace: Kubernetes refuses new
+// Jobs there, so each object's destroy runs in its own evacuation
+// namespace, with its recorded inputs and its state copied there and back
+// (the machine's first: the cluster waits for its dependents). Then the
+// namespace goes by itself, the evacuation namespaces with it, and nothing
+// of CAPTF is left.
 func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow) {
 	return func(t *testing.T, ctx context.Context, f *flow) {
-		objs := pick(f.quickstart(rt), f.base()...)
+		objs := pick(f.quickstart(rt), append(f.base(), oneMachine...)...)
 		resources := f.provision(ctx, objs)
-		f.deleteWith(ctx, objs, "Namespace", f.ns, metav1.DeletePropagationBackground)
-		tc := &infrav1.TerraformCluster{}
-		f.waitFor(ctx, "the cluster holds with NamespaceTerminating, naming the way out", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
-			if _, err := f.get(ctx, "quickstart", tc); err != nil {
-				return false, "", err
-			}
-			c := meta.FindStatusCondition(tc.Status.Conditions, infrav1.ApplyJobSucceededCondition)
-			if c == nil || c.Reason != infrav1.NamespaceTerminatingReason {
-				cluster := &unstructured.Unstructured{}
-				cluster.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Cluster"))
-				_, _ = f.get(ctx, "quickstart", cluster)
-				return false, fmt.Sprintf("TerraformCluster deleting %v, ApplyJobSucceeded %+v; Cluster deleting %v, %s",
-					tc.DeletionTimestamp != nil, c, cluster.GetDeletionTimestamp() != nil, conditionsOf(cluster)), nil
-			}
-			return strings.Contains(c.Message, "stuck-destroy runbook") && strings.Contains(c.Message, infrav1.StateProtectionFinalizer), c.Message, nil
-		})
+		f.moved = map[string]string{}
 		for key := range resources {
 			kind, name, _ := strings.Cut(key, "/")
-			if n, err := f.instances(ctx, kind, name); err != nil || n != resources[key] {
-				t.Errorf("%s in the terminating namespace: %d resources, %v; want its %d resources readable", key, n, err, resources[key])
-			}
-		}
-		// The way out: (after a destroy by hand) Retain releases each
-		// object; the kept Secrets wait for their finalizer to be removed.
-		f.waitFor(ctx, "TerraformCluster released with Retain", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(infrav1.GroupVersion.WithKind("TerraformCluster"))
-			if found, err := f.get(ctx, "quickstart", u); !found || err != nil {
-				return !found, "", err
+			u.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
+			if _, err := f.get(ctx, name, u); err != nil {
+				t.Fatal(err)
 			}
-			if policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy"); policy != string(infrav1.DeletionPolicyRetain) {
-				if err := unstructured.SetNestedField(u.Object, string(infrav1.DeletionPolicyRetain), "spec", "deletionPolicy"); err != nil {
-					return false, "", err
+			f.moved[key] = evacuation.Name(u.GetUID())
+		}
+		f.deleteWith(ctx, objs, "Namespace", f.ns, metav1.DeletePropagationBackground)
+		f.waitDestroyed(ctx, resources, rt)
+		for key, ns := range f.moved {
+			kind, name, _ := strings.Cut(key, "/")
+			for _, r := range f.runs(kind, name, string(infrav1.OperationDestroy)) {
+				if r.Namespace != ns {
+					t.Errorf("%s: a destroy ran in namespace %s, not in its evacuation namespace %s", key, r.Namespace, ns)
 				}
-				return false, "setting Retain", f.env.Client.Update(ctx, u)
-			}
-			return false, "still there", nil
-		})
-		for _, r := range f.env.Node.Runs() {
-			if r.Namespace == f.ns && r.Op == string(infrav1.OperationDestroy) {
-				t.Errorf("a destroy ran in the terminating namespace: %s", r.Pod)
 			}
 		}
-		f.waitFor(ctx, "the namespace is gone once the kept Secrets' finalizer is removed", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-			var list corev1.SecretList
-			if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
-				return false, "", err
-			}
-			for i := range list.Items {
-				s := &list.Items[i]
-				if slices.Contains(s.Finalizers, infrav1.StateProtectionFinalizer) {
-					s.Finalizers = slices.DeleteFunc(s.Finalizers, func(x string) bool { return x == infrav1.StateProtectionFinalizer })
-					if err := f.env.Client.Update(ctx, s); err != nil {
-						return false, "", err
-					}
+		f.waitFor(ctx, "the namespace and the evacuation namespaces are gone", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			for _, ns := range append(slices.Collect(maps.Values(f.moved)), f.ns) {
+				err := f.env.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+				if !apierrors.IsNotFound(err) {
+					return false, "namespace " + ns + " is still there", client.IgnoreNotFound(err)
 				}
 			}
-			err := f.env.Client.Get(ctx, client.ObjectKey{Name: f.ns}, &corev1.Namespace{})
-			if apierrors.IsNotFound(err) {
-				return true, "", nil
-			}
-			return false, fmt.Sprintf("the namespace is still there with %d Secrets", len(list.Items)), err
+			return true, "", nil
 		})
 		f.deleteRest(ctx, objs)
 	}

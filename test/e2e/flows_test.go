@@ -79,6 +79,9 @@ type flow struct {
 	t   *testing.T
 	env *devenv.Env
 	ns  string
+	// moved names, by kind/name, the evacuation namespace where an
+	// object's destroy runs once its namespace is being deleted.
+	moved map[string]string
 }
 
 // identity is the name of the flow's TerraformClusterIdentity; its
@@ -219,7 +222,7 @@ func (f *flow) runs(kind, name, op string) []localnode.Run {
 	owner := state.OwnerLabels(kind, name, "")
 	var out []localnode.Run
 	for _, r := range f.env.Node.Runs() {
-		if r.Namespace == f.ns && r.Labels[infrav1.OwnerKindLabel] == owner[state.LabelOwnerKind] &&
+		if (r.Namespace == f.ns || r.Namespace == f.moved[kind+"/"+name]) && r.Labels[infrav1.OwnerKindLabel] == owner[state.LabelOwnerKind] &&
 			r.Labels[infrav1.OwnerNameLabel] == owner[state.LabelOwnerName] && r.Labels[infrav1.OperationLabel] == op {
 			out = append(out, r)
 		}

@@ -96,7 +96,7 @@ func gateWaiters(r client.Reader, list client.ObjectList, shardValue string) han
 			keys = append(keys, slotGate)
 		}
 		if cluster := o.GetLabels()[state.LabelClusterName]; cluster != "" {
-			keys = append(keys, o.GetNamespace()+"/"+cluster)
+			keys = append(keys, jobs.ObjectNamespace(o)+"/"+cluster)
 		}
 		var reqs []reconcile.Request
 		for _, key := range keys {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
@@ -102,6 +103,6 @@ func unownedJobToObject(kind string) handler.MapFunc {
 		if metav1.GetControllerOf(o) != nil || o.GetLabels()[infrav1.OwnerKindLabel] != kindLabel || name == "" {
 			return nil
 		}
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: jobs.ObjectNamespace(o), Name: name}}}
 	}
 }

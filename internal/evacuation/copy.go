@@ -1,0 +1,159 @@
+package evacuation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/pkg/state"
+)
+
+// ErrCannotGrow is SyncState's error when the copy back holds a state
+// piece the object's namespace lacks: a terminating namespace refuses to
+// create it.
+var ErrCannotGrow = errors.New("the state grew a piece the terminating namespace cannot take")
+
+// CopySecret makes Secret name of namespace to a copy of the one of
+// namespace from (data, type, labels and annotations; no owner, no
+// finalizer). It reports false when from has no such Secret.
+func CopySecret(ctx context.Context, c client.Client, r client.Reader, from, to, name string) (bool, error) {
+	src := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: from, Name: name}, src); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading Secret %s/%s: %w", from, name, err)
+	}
+	dst := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: to, Name: name}, dst)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, create(ctx, c, src, to)
+	case err != nil:
+		return false, fmt.Errorf("reading Secret %s/%s: %w", to, name, err)
+	}
+	return true, update(ctx, c, src, dst)
+}
+
+// SyncState makes the state pieces (base Secret and -part-N Secrets) of
+// suffix in namespace dst equal to those in src: changed content is
+// updated, pieces src lacks are deleted (released first), and a piece dst
+// lacks is created when grow, else ErrCannotGrow is returned before
+// anything is written. It reports whether it wrote.
+func SyncState(ctx context.Context, c client.Client, r client.Reader, src, dst, suffix string, grow bool) (bool, error) {
+	from, err := pieces(ctx, r, src, suffix)
+	if err != nil {
+		return false, err
+	}
+	to, err := pieces(ctx, r, dst, suffix)
+	if err != nil {
+		return false, err
+	}
+	if !grow {
+		for name := range from {
+			if _, ok := to[name]; !ok {
+				return false, fmt.Errorf("%w: %s", ErrCannotGrow, name)
+			}
+		}
+	}
+	changed := false
+	for _, name := range slices.Sorted(maps.Keys(from)) {
+		s, d := from[name], to[name]
+		switch {
+		case d == nil:
+			err = create(ctx, c, s, dst)
+		case same(s, d):
+			continue
+		default:
+			err = update(ctx, c, s, d)
+		}
+		if err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(to)) {
+		if _, ok := from[name]; ok {
+			continue
+		}
+		if err := protection.Delete(ctx, c, to[name]); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+func pieces(ctx context.Context, r client.Reader, ns, suffix string) (map[string]*corev1.Secret, error) {
+	var list corev1.SecretList
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		return nil, fmt.Errorf("listing the state Secrets in %s: %w", ns, err)
+	}
+	out := map[string]*corev1.Secret{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// same reports whether d already holds s's data, labels and annotations.
+func same(s, d *corev1.Secret) bool {
+	if len(s.Data) != len(d.Data) {
+		return false
+	}
+	for k, v := range s.Data {
+		if w, ok := d.Data[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	for k, v := range s.Labels {
+		if d.Labels[k] != v {
+			return false
+		}
+	}
+	for k, v := range s.Annotations {
+		if d.Annotations[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func create(ctx context.Context, c client.Client, src *corev1.Secret, ns string) error {
+	dst := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: src.Name, Labels: maps.Clone(src.Labels), Annotations: maps.Clone(src.Annotations)},
+		Type:       src.Type,
+		Data:       src.Data,
+	}
+	if err := c.Create(ctx, dst); err != nil {
+		return fmt.Errorf("copying Secret %s into %s: %w", src.Name, ns, err)
+	}
+	return nil
+}
+
+// update writes src's data, labels and annotations over d's, as read (an
+// optimistic lock: a writer meanwhile makes the pass try again).
+func update(ctx context.Context, c client.Client, src, d *corev1.Secret) error {
+	d.Data = src.Data
+	if d.Labels == nil {
+		d.Labels = map[string]string{}
+	}
+	maps.Copy(d.Labels, src.Labels)
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	maps.Copy(d.Annotations, src.Annotations)
+	if err := c.Update(ctx, d); err != nil {
+		return fmt.Errorf("copying Secret %s into %s: %w", src.Name, d.Namespace, err)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package evacuation_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/evacuation"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/state"
+)
+
+// env runs the real control plane with its namespace controller: the
+// copy back is proven against a namespace Kubernetes really terminates.
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Main(m, &env, envtest.Options{ControllerManager: true}))
+}
+
+const suffix = "default-m-a1b2c3"
+
+func piece(ns, name, data string) *corev1.Secret {
+	labels := map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Finalizers: []string{protection.Finalizer},
+			Annotations: map[string]string{infrav1.InputsHashAnnotation: "h3:" + data}},
+		Data: map[string][]byte{"tfstate": []byte(data)},
+	}
+}
+
+func mustCreate(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(t.Context(), o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
+	}
+}
+
+// contents reads the state pieces of ns as name -> data.
+func contents(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	var list corev1.SecretList
+	if err := env.Client.List(t.Context(), &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, s := range list.Items {
+		if s.DeletionTimestamp == nil {
+			out[s.Name] = string(s.Data["tfstate"]) + "|" + s.Annotations[infrav1.InputsHashAnnotation]
+		}
+	}
+	return out
+}
+
+func equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseAll lets a terminating test namespace go.
+func releaseAll(ctx context.Context, ns string) {
+	var list corev1.SecretList
+	if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return
+	}
+	for i := range list.Items {
+		_ = protection.Release(ctx, env.Client, &list.Items[i])
+	}
+}
+
+// The destroy's round trip: the state is copied into the evacuation
+// namespace, the Job there shrinks it, and the copy back reaches the
+// terminating namespace, which refuses any piece it does not already
+// have: nothing is written then.
+func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
+	ctx := t.Context()
+	home := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "home-", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}}
+	mustCreate(t, home)
+	t.Cleanup(func() { releaseAll(context.Background(), home.Name) })
+	base, part := "tfstate-default-"+suffix, "tfstate-default-"+suffix+"-part-1"
+	mustCreate(t, piece(home.Name, base, "serial-7"), piece(home.Name, part, "serial-7-tail"))
+
+	obj := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: home.Name, Name: "m", UID: uuid.NewUUID()}}
+	evac, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", obj)
+	if err != nil || msg != "" {
+		t.Fatalf("Ensure: %v %q", err, msg)
+	}
+	t.Cleanup(func() { _ = evacuation.Remove(context.Background(), env.Client, env.Client, obj.UID) })
+	if evac.Name != evacuation.Name(obj.UID) || evac.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {
+		t.Errorf("evacuation namespace %s labels %v", evac.Name, evac.Labels)
+	}
+	if again, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", obj); err != nil || msg != "" || again.UID != evac.UID {
+		t.Fatalf("a second Ensure: %v %q, same namespace %v", err, msg, again != nil && again.UID == evac.UID)
+	}
+
+	if changed, err := evacuation.SyncState(ctx, env.Client, env.Client, home.Name, evac.Name, suffix, true); err != nil || !changed {
+		t.Fatalf("copying in: changed %v, %v", changed, err)
+	}
+	if in, out := contents(t, home.Name), contents(t, evac.Name); !equal(in, out) {
+		t.Fatalf("the copy %v differs from the state %v", out, in)
+	}
+	if changed, err := evacuation.SyncState(ctx, env.Client, env.Client, home.Name, evac.Name, suffix, true); err != nil || changed {
+		t.Fatalf("copying in again wrote: changed %v, %v", changed, err)
+	}
+
+	// The namespace terminates; its protected pieces stay.
+	if err := env.Client.Delete(ctx, home); err != nil {
+		t.Fatal(err)
+	}
+	refused := piece(home.Name, "probe", "x")
+	deadline := time.Now().Add(time.Minute)
+	for err := env.Client.Create(ctx, refused); !apierrors.IsForbidden(err); err = env.Client.Create(ctx, refused) {
+		if err == nil {
+			_ = protection.Delete(ctx, env.Client, refused)
+			refused = piece(home.Name, "probe", "x")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the namespace still takes new Secrets: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The destroy in the evacuation namespace shrank the state to one piece.
+	shrunk := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: evac.Name, Name: base}, shrunk); err != nil {
+		t.Fatal(err)
+	}
+	shrunk.Data["tfstate"], shrunk.Annotations[infrav1.InputsHashAnnotation] = []byte("serial-9-empty"), "h3:serial-9"
+	if err := env.Client.Update(ctx, shrunk); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: evac.Name, Name: part}}); err != nil {
+		t.Fatal(err)
+	}
+	// A piece the terminating namespace lacks: nothing is copied back.
+	grown := piece(evac.Name, "tfstate-default-"+suffix+"-part-2", "tail")
+	mustCreate(t, grown)
+	before := contents(t, home.Name)
+	if _, err := evacuation.SyncState(ctx, env.Client, env.Client, evac.Name, home.Name, suffix, false); !errors.Is(err, evacuation.ErrCannotGrow) {
+		t.Fatalf("copying back a grown state: %v, want ErrCannotGrow", err)
+	}
+	if after := contents(t, home.Name); !equal(before, after) {
+		t.Fatalf("a refused copy back wrote: %v, was %v", after, before)
+	}
+	if err := protection.Delete(ctx, env.Client, grown); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := evacuation.SyncState(ctx, env.Client, env.Client, evac.Name, home.Name, suffix, false); err != nil || !changed {
+		t.Fatalf("copying back: changed %v, %v", changed, err)
+	}
+	want := map[string]string{base: "serial-9-empty|h3:serial-9"}
+	if got := contents(t, home.Name); !equal(got, want) {
+		t.Fatalf("the terminating namespace holds %v, want %v", got, want)
+	}
+}
+
+// A namespace of the evacuation name CAPTF did not make for the object is
+// never used nor deleted; Remove deletes the one it made.
+func TestForeignNamespaceIsLeftAlone(t *testing.T) {
+	ctx := t.Context()
+	uid := types.UID(uuid.NewUUID())
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: evacuation.Name(uid)}}
+	mustCreate(t, foreign)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), foreign) })
+	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c", UID: uid}}
+	ns, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformCluster", obj)
+	if err != nil || ns != nil || msg == "" {
+		t.Fatalf("Ensure over a foreign namespace: %v, %v, %q", ns, err, msg)
+	}
+	if err := evacuation.Remove(ctx, env.Client, env.Client, uid); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.DeletionTimestamp != nil {
+		t.Fatalf("the foreign namespace was deleted: %v", err)
+	}
+
+	mine := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c", UID: uuid.NewUUID()}}
+	ns, msg, err = evacuation.Ensure(ctx, env.Client, env.Client, "TerraformCluster", mine)
+	if err != nil || msg != "" {
+		t.Fatalf("Ensure: %v %q", err, msg)
+	}
+	if found, err := evacuation.CopySecret(ctx, env.Client, env.Client, "default", ns.Name, "no-such-secret"); err != nil || found {
+		t.Fatalf("copying a missing Secret: found %v, %v", found, err)
+	}
+	if err := evacuation.Remove(ctx, env.Client, env.Client, mine.UID); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); err == nil && ns.DeletionTimestamp == nil {
+		t.Fatal("Remove left the evacuation namespace")
+	}
+	if _, msg, _ := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformCluster", mine); msg == "" && !apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns)) {
+		t.Error("Ensure used an evacuation namespace being deleted")
+	}
+}

@@ -1,0 +1,154 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/evacuation"
+	"captf.io/captf/internal/jobs"
+)
+
+// evacuating reports whether this deleting object's Jobs run in its
+// evacuation namespace: its own is being deleted and the manager may make
+// one (package evacuation).
+func (p *pass) evacuating() bool { return p.nsTerminating && p.e.Options.Evacuation }
+
+// runNamespace is where the object's Jobs, run lease and state lock live:
+// its evacuation namespace once there is one, else its own.
+func (p *pass) runNamespace() string {
+	if p.evacNS != nil {
+		return p.evacNS.Name
+	}
+	return p.obj.GetNamespace()
+}
+
+// observeEvacuation finds the evacuation namespace of an evacuating
+// object and, once no Job runs (nor holds the run lease), copies the state its last Job left there
+// back to the object's namespace, before anything reads it. A state that
+// grew a piece the terminating namespace cannot take stays there (the
+// error says so; nothing is lost, and the pass tries again).
+func (p *pass) observeEvacuation(ctx context.Context) error {
+	if !p.evacuating() {
+		return nil
+	}
+	var err error
+	if p.evacNS, err = evacuation.Find(ctx, p.e.APIReader, p.obj.GetUID()); err != nil || p.evacNS == nil {
+		return err
+	}
+	if p.active != nil || p.evacNS.Annotations[evacuation.StateCopiedAnnotation] != "true" {
+		return nil
+	}
+	// A Job the cache does not show yet may be writing the copy.
+	if held, err := p.runLeaseHeld(ctx); err != nil || held {
+		return err
+	}
+	changed, err := evacuation.SyncState(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix(), false)
+	if errors.Is(err, evacuation.ErrCannotGrow) {
+		return fmt.Errorf("the state in the evacuation namespace %s cannot be copied back (%w); it is kept there: %s", p.evacNS.Name, err, p.namespaceTerminatingMessage(decide.OpDestroy))
+	}
+	if err != nil {
+		return fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evacNS.Name, err)
+	}
+	if changed {
+		ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "namespace", p.evacNS.Name)
+	}
+	return nil
+}
+
+// prepareEvacuation makes the evacuation namespace of the destroy about to
+// start; a message says why it cannot be used yet.
+func (p *pass) prepareEvacuation(ctx context.Context) (string, error) {
+	ns, msg, err := evacuation.Ensure(ctx, p.e.Client, p.e.APIReader, p.role.Kind(), p.obj)
+	if err != nil || msg != "" {
+		return msg, err
+	}
+	if p.evacNS == nil {
+		p.eventf(corev1.EventTypeNormal, "Evacuated", "Namespace %s is being deleted: the destroy runs in the evacuation namespace %s", p.obj.GetNamespace(), ns.Name)
+	}
+	p.evacNS = ns
+	return "", nil
+}
+
+// evacuatedSecrets copies into the evacuation namespace the Secrets the
+// destroy's pod reads (its credentials, the policy's env and pull
+// secrets); it returns a message naming one it needs that is gone.
+func (p *pass) evacuatedSecrets(ctx context.Context) (string, error) {
+	var needed, optional []string
+	if p.creds.Secret != "" {
+		needed = append(needed, p.creds.Secret)
+	}
+	for _, e := range p.eff.Policy.Env {
+		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+			if ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional {
+				optional = append(optional, ref.SecretKeyRef.Name)
+			} else {
+				needed = append(needed, ref.SecretKeyRef.Name)
+			}
+		}
+	}
+	for _, s := range p.eff.Policy.ImagePullSecrets {
+		optional = append(optional, s.Name)
+	}
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(append(needed, optional...)))) {
+		found, err := evacuation.CopySecret(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, name)
+		if err != nil {
+			return "", err
+		}
+		if !found && slices.Contains(needed, name) {
+			return fmt.Sprintf("Secret %s, which the destroy needs, was deleted with namespace %s, so the destroy cannot run in the evacuation namespace %s. ",
+				name, p.obj.GetNamespace(), p.evacNS.Name) + p.namespaceTerminatingMessage(decide.OpDestroy), nil
+		}
+	}
+	return "", nil
+}
+
+// evacuateState copies the state into the evacuation namespace just
+// before the Job that writes it there is created, and records that the
+// copy is whole.
+func (p *pass) evacuateState(ctx context.Context) error {
+	if _, err := evacuation.SyncState(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, p.suffix(), true); err != nil {
+		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", p.evacNS.Name, err)
+	}
+	return evacuation.MarkStateCopied(ctx, p.e.Client, p.evacNS)
+}
+
+// evacuationHeld reports an evacuated destroy that cannot start.
+func (p *pass) evacuationHeld(msg string) (ctrl.Result, error) {
+	return p.waitOn(decide.OpDestroy, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, msg, decide.GateRequeue)
+}
+
+// runnerAccount is the runner's ServiceAccount in the evacuation
+// namespace: CAPTF's default one (a custom account lives in the object's
+// namespace only).
+func (p *pass) runnerAccount() string {
+	if p.evacNS != nil {
+		return jobs.DefaultServiceAccountName
+	}
+	return p.eff.Policy.ServiceAccountName
+}
+
+// removeEvacuation deletes the object's evacuation namespace, if any, as
+// its finalizer goes.
+func (p *pass) removeEvacuation(ctx context.Context) error {
+	if !p.e.Options.Evacuation {
+		return nil
+	}
+	return evacuation.Remove(ctx, p.e.Client, p.e.APIReader, p.obj.GetUID())
+}
+
+// evacuatedJobs lists the object's Jobs in its evacuation namespace.
+func (p *pass) evacuatedJobs(ctx context.Context, list client.ObjectList, labels client.MatchingLabels) error {
+	if !p.evacuating() {
+		return nil
+	}
+	return p.e.Client.List(ctx, list, client.InNamespace(evacuation.Name(p.obj.GetUID())), labels)
+}
