@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,7 +71,8 @@ func (p *pass) prepareEvacuation(ctx context.Context) (string, error) {
 		return msg, err
 	}
 	if p.evacNS == nil {
-		p.eventf(corev1.EventTypeNormal, "Evacuated", "Namespace %s is being deleted: the destroy runs in the evacuation namespace %s", p.obj.GetNamespace(), ns.Name)
+		// No event: the terminating namespace refuses it.
+		ctrl.LoggerFrom(ctx).Info("The namespace is being deleted: the destroy runs in the evacuation namespace", "evacuation", ns.Name)
 	}
 	p.evacNS = ns
 	return "", nil
