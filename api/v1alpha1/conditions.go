@@ -175,6 +175,10 @@ const (
 	// what the destroy needs is gone); the state is kept and the message
 	// names the way out.
 	NamespaceTerminatingReason = "NamespaceTerminating"
+	// RuntimeCannotKeepStateReason: the Job's image runs OpenTofu
+	// (io.captf.runtime=tofu), which keeps the state in one Secret, and the
+	// object's state does not fit one; the message names the way forward.
+	RuntimeCannotKeepStateReason = "RuntimeCannotKeepState"
 	// ImageInvalidReason: the module image breaks the image contract.
 	ImageInvalidReason = "ImageInvalid"
 	// ImagePullFailedReason: the module image could not be pulled.

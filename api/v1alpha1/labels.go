@@ -66,6 +66,10 @@ const (
 	VariablesLabel = "captf.io/variables"
 	// RunnerLabel ("true") opts a ServiceAccount in as a custom runner account.
 	RunnerLabel = "captf.io/runner"
+	// OwnerNamespaceLabel on a Job and its pod is the namespace of the
+	// object it runs for, when the Job runs in another one: an evacuated
+	// destroy (EvacuatedFromUIDLabel).
+	OwnerNamespaceLabel = "captf.io/owner-namespace"
 	// WatchFilterLabel is Cluster API's label that --watch-filter selects
 	// on: a manager started with --watch-filter=<value> reconciles only the
 	// objects labelled with that value (and their Jobs carry it too).
@@ -174,14 +178,15 @@ const (
 	// to its object.
 	OwnerUIDAnnotation = "captf.io/owner-uid"
 	OwnerAnnotation    = "captf.io/owner"
-	// OwnerNamespaceAnnotation on a Job is the namespace of the object it
-	// runs for, when the Job runs in another one: an evacuated destroy
-	// (EvacuatedFromUIDLabel).
-	OwnerNamespaceAnnotation = "captf.io/owner-namespace"
 	// EvacuatedFromUIDLabel on a namespace CAPTF created is the UID of the
 	// deleting object whose destroy runs there because the object's own
 	// namespace is being deleted; CAPTF deletes it with that object.
 	EvacuatedFromUIDLabel = "captf.io/evacuated-from-uid"
+	// EvacuationNamespaceAnnotation on a deleting object records its
+	// evacuation namespace, <name>/<uid>: the name before CAPTF creates it,
+	// the UID after. Only the namespace of that name and UID is used and
+	// deleted.
+	EvacuationNamespaceAnnotation = "captf.io/evacuation-namespace"
 	// EvacuatedFromAnnotation on such a namespace is the object it serves,
 	// as <kind> <namespace>/<name>.
 	EvacuatedFromAnnotation = "captf.io/evacuated-from"

@@ -27,6 +27,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/controlplane"
+	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/localnode"
 )
 
@@ -48,6 +49,8 @@ type Env struct {
 	Node *localnode.Node
 
 	cp *controlplane.ControlPlane
+	// labels serves the local images' labels to the manager.
+	labels imagemeta.Reader
 
 	stopManager func()
 	stopCAPI    func()
@@ -154,6 +157,12 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		_ = env.Down()
 		return nil, err
 	}
+	store, err := DefaultImageStore()
+	if err != nil {
+		_ = env.Down()
+		return nil, err
+	}
+	env.labels = imageLabels(store, opts.ExtraImages)
 	if opts.WithoutManager {
 		host, port, _ := cp.WebhookServer()
 		fmt.Fprintf(opts.Log, "Not starting the CAPTF manager: `captf-dev manager --kubeconfig %s` runs it; the API server sends its webhooks to https://%s\n",

@@ -100,6 +100,7 @@ func (e *Env) startManager(ctx context.Context, imagePullGrace time.Duration) er
 	o := setup.Defaults()
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
 	o.RunnerImage = RunnerImage
+	o.ImageLabels = e.labels
 	m, err := startReady(ctx, cfg, o, func(e *workspace.Options) { e.ImagePullGrace = imagePullGrace })
 	if err != nil {
 		return err

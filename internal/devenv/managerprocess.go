@@ -140,6 +140,12 @@ func (c *ManagerCommand) Run(ctx context.Context, stdout io.Writer) error {
 	// and the manager's own webhooks see the manager's user, as in-process.
 	cfg := rest.CopyConfig(admin)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: managerUser}
+	// The images of the local image store are labelled there.
+	store, err := DefaultImageStore()
+	if err != nil {
+		return err
+	}
+	o.ImageLabels = imageLabels(store, nil)
 	log.Info("Starting the manager", "kubeconfig", o.Kubeconfig, "user", managerUser, "webhookPort", o.WebhookPort, "leaderElect", o.LeaderElect)
 	m, err := startReady(ctx, cfg, o)
 	if err != nil {

@@ -51,7 +51,7 @@ func ExampleImages(repo, tools string) (map[string]localnode.Image, error) {
 			if _, err := os.Stat(bin); err != nil {
 				return nil, fmt.Errorf("%s is missing: run `make tools`", bin)
 			}
-			images[ExampleImage(e.Name(), rt)] = localnode.ModuleImage(filepath.Join(dir, e.Name()), bin, providers)
+			images[ExampleImage(e.Name(), rt)] = ModuleImage(filepath.Join(dir, e.Name()), rt, tools)
 		}
 	}
 	return images, nil

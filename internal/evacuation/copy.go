@@ -17,10 +17,15 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// ErrCannotGrow is SyncState's error when the copy back holds a state
+// ErrCannotGrow is CopyBack's error when the copy back holds a state
 // piece the object's namespace lacks: a terminating namespace refuses to
 // create it.
 var ErrCannotGrow = errors.New("the state grew a piece the terminating namespace cannot take")
+
+// ErrNoBase is CopyIn's and CopyBack's error when the source lacks the base state
+// Secret: no runtime deletes it, so its copy was lost, and nothing is
+// copied (a copy back would delete the state).
+var ErrNoBase = errors.New("the base state Secret is missing")
 
 // CopySecret makes Secret name of namespace to a copy of the one of
 // namespace from (data, type, labels and annotations; no owner, no
@@ -37,26 +42,62 @@ func CopySecret(ctx context.Context, c client.Client, r client.Reader, from, to,
 	err := r.Get(ctx, client.ObjectKey{Namespace: to, Name: name}, dst)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, create(ctx, c, src, to)
+		return true, create(ctx, c, src, to, false)
 	case err != nil:
 		return false, fmt.Errorf("reading Secret %s/%s: %w", to, name, err)
 	}
 	return true, update(ctx, c, src, dst)
 }
 
-// SyncState makes the state pieces (base Secret and -part-N Secrets) of
-// suffix in namespace dst equal to those in src: changed content is
-// updated, pieces src lacks are deleted (released first), and a piece dst
-// lacks is created when grow, else ErrCannotGrow is returned before
-// anything is written. It reports whether it wrote.
-func SyncState(ctx context.Context, c client.Client, r client.Reader, src, dst, suffix string, grow bool) (bool, error) {
-	from, err := pieces(ctx, r, src, suffix)
+// CopyIn makes the state pieces (base Secret and -part-N Secrets) of
+// suffix in the evacuation namespace evac equal to those of the object's
+// namespace home: changed content is updated, missing pieces are created
+// (kept by the state protection, which Release lets go), pieces home
+// lacks are deleted. It reports whether it wrote.
+func CopyIn(ctx context.Context, c client.Client, r client.Reader, home, evac, suffix string) (bool, error) {
+	return sync(ctx, c, r, home, evac, suffix, true)
+}
+
+// CopyBack makes the state pieces of suffix in home equal to those the
+// Job left in evac: changed content is updated and the pieces the runtime
+// deleted there (gone, or being deleted and kept by the protection) are
+// deleted in home, then released in evac. It never creates a piece in
+// home (a terminating namespace refuses it): ErrCannotGrow, nothing
+// written. An evac without its base Secret is ErrNoBase, nothing written:
+// no runtime deletes it, so the copy was lost.
+func CopyBack(ctx context.Context, c client.Client, r client.Reader, evac, home, suffix string) (bool, error) {
+	changed, err := sync(ctx, c, r, evac, home, suffix, false)
+	if err != nil {
+		return changed, err
+	}
+	all, err := pieces(ctx, r, evac, suffix, true)
+	if err != nil {
+		return changed, err
+	}
+	for _, s := range all {
+		if protection.Terminating(s) {
+			if err := protection.Release(ctx, c, s); err != nil {
+				return changed, err
+			}
+		}
+	}
+	return changed, nil
+}
+
+// sync makes dst's pieces equal to src's; grow lets it create pieces
+// (copy in; a copy back also takes a piece being deleted in src as
+// deleted).
+func sync(ctx context.Context, c client.Client, r client.Reader, src, dst, suffix string, grow bool) (bool, error) {
+	from, err := pieces(ctx, r, src, suffix, grow)
 	if err != nil {
 		return false, err
 	}
-	to, err := pieces(ctx, r, dst, suffix)
+	to, err := pieces(ctx, r, dst, suffix, true)
 	if err != nil {
 		return false, err
+	}
+	if _, ok := from[state.SecretName(suffix)]; !ok {
+		return false, fmt.Errorf("%w: %s in %s", ErrNoBase, state.SecretName(suffix), src)
 	}
 	if !grow {
 		for name := range from {
@@ -70,7 +111,7 @@ func SyncState(ctx context.Context, c client.Client, r client.Reader, src, dst, 
 		s, d := from[name], to[name]
 		switch {
 		case d == nil:
-			err = create(ctx, c, s, dst)
+			err = create(ctx, c, s, dst, true)
 		case same(s, d):
 			continue
 		default:
@@ -93,14 +134,18 @@ func SyncState(ctx context.Context, c client.Client, r client.Reader, src, dst, 
 	return changed, nil
 }
 
-func pieces(ctx context.Context, r client.Reader, ns, suffix string) (map[string]*corev1.Secret, error) {
+// pieces lists the state pieces of suffix in ns by name; those being
+// deleted only when deleting.
+func pieces(ctx context.Context, r client.Reader, ns, suffix string, deleting bool) (map[string]*corev1.Secret, error) {
 	var list corev1.SecretList
 	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return nil, fmt.Errorf("listing the state Secrets in %s: %w", ns, err)
 	}
 	out := map[string]*corev1.Secret{}
 	for i := range list.Items {
-		out[list.Items[i].Name] = &list.Items[i]
+		if deleting || !protection.Terminating(&list.Items[i]) {
+			out[list.Items[i].Name] = &list.Items[i]
+		}
 	}
 	return out, nil
 }
@@ -128,11 +173,14 @@ func same(s, d *corev1.Secret) bool {
 	return true
 }
 
-func create(ctx context.Context, c client.Client, src *corev1.Secret, ns string) error {
+func create(ctx context.Context, c client.Client, src *corev1.Secret, ns string, protect bool) error {
 	dst := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: src.Name, Labels: maps.Clone(src.Labels), Annotations: maps.Clone(src.Annotations)},
 		Type:       src.Type,
 		Data:       src.Data,
+	}
+	if protect {
+		protection.Protect(dst)
 	}
 	if err := c.Create(ctx, dst); err != nil {
 		return fmt.Errorf("copying Secret %s into %s: %w", src.Name, ns, err)

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,27 +99,35 @@ func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
 	base, part := "tfstate-default-"+suffix, "tfstate-default-"+suffix+"-part-1"
 	mustCreate(t, piece(home.Name, base, "serial-7"), piece(home.Name, part, "serial-7-tail"))
 
-	obj := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: home.Name, Name: "m", UID: uuid.NewUUID()}}
+	obj := machine(t, home.Name)
 	evac, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", obj)
 	if err != nil || msg != "" {
 		t.Fatalf("Ensure: %v %q", err, msg)
 	}
-	t.Cleanup(func() { _ = evacuation.Remove(context.Background(), env.Client, env.Client, obj.UID) })
-	if evac.Name != evacuation.Name(obj.UID) || evac.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {
+	t.Cleanup(func() { _ = evacuation.Remove(context.Background(), env.Client, env.Client, obj) })
+	if !evacuation.IsName(evac.Name) || evac.Labels["pod-security.kubernetes.io/enforce"] != "baseline" || evac.Labels[infrav1.EvacuatedFromUIDLabel] != string(obj.UID) {
 		t.Errorf("evacuation namespace %s labels %v", evac.Name, evac.Labels)
 	}
-	if again, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", obj); err != nil || msg != "" || again.UID != evac.UID {
+	stored := &infrav1.TerraformMachine{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), stored); err != nil || stored.Annotations[infrav1.EvacuationNamespaceAnnotation] != evac.Name+"/"+string(evac.UID) {
+		t.Fatalf("the object records %q (%v), want %s/%s", stored.Annotations[infrav1.EvacuationNamespaceAnnotation], err, evac.Name, evac.UID)
+	}
+	if again, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", stored); err != nil || msg != "" || again.UID != evac.UID {
 		t.Fatalf("a second Ensure: %v %q, same namespace %v", err, msg, again != nil && again.UID == evac.UID)
 	}
 
-	if changed, err := evacuation.SyncState(ctx, env.Client, env.Client, home.Name, evac.Name, suffix, true); err != nil || !changed {
+	if changed, err := evacuation.CopyIn(ctx, env.Client, env.Client, home.Name, evac.Name, suffix); err != nil || !changed {
 		t.Fatalf("copying in: changed %v, %v", changed, err)
 	}
 	if in, out := contents(t, home.Name), contents(t, evac.Name); !equal(in, out) {
 		t.Fatalf("the copy %v differs from the state %v", out, in)
 	}
-	if changed, err := evacuation.SyncState(ctx, env.Client, env.Client, home.Name, evac.Name, suffix, true); err != nil || changed {
+	if changed, err := evacuation.CopyIn(ctx, env.Client, env.Client, home.Name, evac.Name, suffix); err != nil || changed {
 		t.Fatalf("copying in again wrote: changed %v, %v", changed, err)
+	}
+	copied := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: evac.Name, Name: base}, copied); err != nil || !protection.Protected(copied) {
+		t.Fatalf("the copy of %s is not kept by the state protection (%v): a deletion there would lose it", base, err)
 	}
 
 	// The namespace terminates; its protected pieces stay.
@@ -156,7 +163,7 @@ func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
 	grown := piece(evac.Name, "tfstate-default-"+suffix+"-part-2", "tail")
 	mustCreate(t, grown)
 	before := contents(t, home.Name)
-	if _, err := evacuation.SyncState(ctx, env.Client, env.Client, evac.Name, home.Name, suffix, false); !errors.Is(err, evacuation.ErrCannotGrow) {
+	if _, err := evacuation.CopyBack(ctx, env.Client, env.Client, evac.Name, home.Name, suffix); !errors.Is(err, evacuation.ErrCannotGrow) {
 		t.Fatalf("copying back a grown state: %v, want ErrCannotGrow", err)
 	}
 	if after := contents(t, home.Name); !equal(before, after) {
@@ -165,50 +172,78 @@ func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
 	if err := protection.Delete(ctx, env.Client, grown); err != nil {
 		t.Fatal(err)
 	}
-	if changed, err := evacuation.SyncState(ctx, env.Client, env.Client, evac.Name, home.Name, suffix, false); err != nil || !changed {
+	if changed, err := evacuation.CopyBack(ctx, env.Client, env.Client, evac.Name, home.Name, suffix); err != nil || !changed {
 		t.Fatalf("copying back: changed %v, %v", changed, err)
 	}
 	want := map[string]string{base: "serial-9-empty|h3:serial-9"}
 	if got := contents(t, home.Name); !equal(got, want) {
 		t.Fatalf("the terminating namespace holds %v, want %v", got, want)
 	}
-}
-
-// A namespace of the evacuation name CAPTF did not make for the object is
-// never used nor deleted; Remove deletes the one it made.
-func TestForeignNamespaceIsLeftAlone(t *testing.T) {
-	ctx := t.Context()
-	uid := types.UID(uuid.NewUUID())
-	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: evacuation.Name(uid)}}
-	mustCreate(t, foreign)
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), foreign) })
-	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c", UID: uid}}
-	ns, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformCluster", obj)
-	if err != nil || ns != nil || msg == "" {
-		t.Fatalf("Ensure over a foreign namespace: %v, %v, %q", ns, err, msg)
-	}
-	if err := evacuation.Remove(ctx, env.Client, env.Client, uid); err != nil {
+	// A copy lost in the evacuation namespace is never copied back as an
+	// empty state.
+	if err := evacuation.Release(ctx, env.Client, env.Client, evac.Name); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.DeletionTimestamp != nil {
-		t.Fatalf("the foreign namespace was deleted: %v", err)
+	if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: evac.Name, Name: base}}); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := evacuation.CopyBack(ctx, env.Client, env.Client, evac.Name, home.Name, suffix); !errors.Is(err, evacuation.ErrNoBase) {
+		t.Fatalf("copying back a lost copy: %v, want ErrNoBase", err)
+	}
+	if got := contents(t, home.Name); !equal(got, want) {
+		t.Fatalf("a lost copy was copied back: %v, want %v", got, want)
+	}
+}
 
-	mine := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c", UID: uuid.NewUUID()}}
-	ns, msg, err = evacuation.Ensure(ctx, env.Client, env.Client, "TerraformCluster", mine)
-	if err != nil || msg != "" {
-		t.Fatalf("Ensure: %v %q", err, msg)
+// machine creates a TerraformMachine in ns.
+func machine(t *testing.T, ns string) *infrav1.TerraformMachine {
+	t.Helper()
+	m := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "m-"},
+		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: "local/noop-machine:tofu"}}}
+	mustCreate(t, m)
+	return m
+}
+
+// A namespace of the recorded name that CAPTF did not create (another
+// UID, or created before CAPTF recorded one) is never used nor deleted.
+func TestForeignNamespaceIsLeftAlone(t *testing.T) {
+	ctx := t.Context()
+	home := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "home-"}}
+	mustCreate(t, home)
+	obj := machine(t, home.Name)
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: evacuation.Prefix + "taken-" + string(obj.UID)[:8],
+		Labels: map[string]string{infrav1.EvacuatedFromUIDLabel: string(obj.UID)}}}
+	mustCreate(t, foreign)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), foreign) })
+	for _, recorded := range []string{foreign.Name, foreign.Name + "/" + string(uuid.NewUUID())} {
+		obj.Annotations = map[string]string{infrav1.EvacuationNamespaceAnnotation: recorded}
+		if err := env.Client.Update(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		if found, err := evacuation.Find(ctx, env.Client, obj); err != nil || found != nil {
+			t.Fatalf("recorded %q: found %v, %v", recorded, found, err)
+		}
+		if err := evacuation.Remove(ctx, env.Client, env.Client, obj); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if found, err := evacuation.CopySecret(ctx, env.Client, env.Client, "default", ns.Name, "no-such-secret"); err != nil || found {
+	ns, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", obj)
+	if err != nil || msg != "" || ns.Name == foreign.Name {
+		t.Fatalf("Ensure over a foreign namespace: %v, %v, %q", ns, err, msg)
+	}
+	if found, err := evacuation.CopySecret(ctx, env.Client, env.Client, home.Name, ns.Name, "no-such-secret"); err != nil || found {
 		t.Fatalf("copying a missing Secret: found %v, %v", found, err)
 	}
-	if err := evacuation.Remove(ctx, env.Client, env.Client, mine.UID); err != nil {
+	if err := evacuation.Remove(ctx, env.Client, env.Client, obj); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); err == nil && ns.DeletionTimestamp == nil {
 		t.Fatal("Remove left the evacuation namespace")
 	}
-	if _, msg, _ := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformCluster", mine); msg == "" && !apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns)) {
+	if _, msg, err := evacuation.Ensure(ctx, env.Client, env.Client, "TerraformMachine", obj); err == nil && msg == "" && !apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns)) {
 		t.Error("Ensure used an evacuation namespace being deleted")
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.DeletionTimestamp != nil {
+		t.Fatalf("the foreign namespace was deleted: %v", err)
 	}
 }

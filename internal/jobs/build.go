@@ -101,6 +101,9 @@ func jobLabels(s Spec) map[string]string {
 	if s.WatchFilter != "" {
 		labels[infrav1.WatchFilterLabel] = s.WatchFilter
 	}
+	if s.RunNamespace != "" {
+		labels[infrav1.OwnerNamespaceLabel] = s.Namespace
+	}
 	return labels
 }
 
@@ -108,9 +111,6 @@ func jobLabels(s Spec) map[string]string {
 // for an apply, plan or restore, the inputs hash.
 func jobAnnotations(s Spec) map[string]string {
 	ann := map[string]string{infrav1.OwnerUIDAnnotation: string(s.UID), infrav1.OwnerAnnotation: s.ObjectName}
-	if s.RunNamespace != "" {
-		ann[infrav1.OwnerNamespaceAnnotation] = s.Namespace
-	}
 	switch s.Op {
 	case infrav1.OperationApply, infrav1.OperationPlan, infrav1.OperationRestore:
 		if s.InputsHash != "" {

@@ -161,8 +161,8 @@ func TestBuildRunNamespace(t *testing.T) {
 	if job.Namespace != spec.RunNamespace || secret.Namespace != spec.RunNamespace {
 		t.Errorf("Job in %q, per-run Secret in %q; want both in %q", job.Namespace, secret.Namespace, spec.RunNamespace)
 	}
-	if job.Annotations[infrav1.OwnerNamespaceAnnotation] != spec.Namespace || job.Annotations[infrav1.OwnerAnnotation] != spec.ObjectName {
-		t.Errorf("annotations %v do not name the object %s/%s", job.Annotations, spec.Namespace, spec.ObjectName)
+	if job.Labels[infrav1.OwnerNamespaceLabel] != spec.Namespace || job.Spec.Template.Labels[infrav1.OwnerNamespaceLabel] != spec.Namespace || job.Annotations[infrav1.OwnerAnnotation] != spec.ObjectName {
+		t.Errorf("labels %v do not name the object %s/%s", job.Labels, spec.Namespace, spec.ObjectName)
 	}
 	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
 	suffix, _ := state.Suffix(spec.Namespace, spec.Kind, spec.ObjectName)
@@ -175,7 +175,7 @@ func TestBuildRunNamespace(t *testing.T) {
 		t.Errorf("an evacuated run posts events into the object's namespace: %q", args)
 	}
 	owned, _ := mustBuild(t, newSpec("TerraformMachine", "m1", infrav1.OperationDestroy, 1, nil, ""))
-	if _, ok := owned.Annotations[infrav1.OwnerNamespaceAnnotation]; ok {
+	if _, ok := owned.Labels[infrav1.OwnerNamespaceLabel]; ok {
 		t.Errorf("a Job in its object's namespace names it: %v", owned.Annotations)
 	}
 }

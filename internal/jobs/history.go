@@ -154,10 +154,10 @@ func Prunable(all []batchv1.Job, keepSucceeded, keepFailed int) []*batchv1.Job {
 }
 
 // ObjectNamespace is the namespace of the object job runs for: its
-// captf.io/owner-namespace annotation when it runs elsewhere (an evacuated
+// captf.io/owner-namespace label when it runs elsewhere (an evacuated
 // destroy), else its own.
 func ObjectNamespace(job metav1.Object) string {
-	if ns := job.GetAnnotations()[infrav1.OwnerNamespaceAnnotation]; ns != "" {
+	if ns := job.GetLabels()[infrav1.OwnerNamespaceLabel]; ns != "" {
 		return ns
 	}
 	return job.GetNamespace()

@@ -24,6 +24,9 @@ const RunnerPathInImage = "/runner"
 // its content. A container sees them read-only.
 type Image struct {
 	Paths map[string]string
+	// Labels are the image's config labels, which a store keeps beside it
+	// (ImageLabels), as a registry serves them.
+	Labels map[string]string
 }
 
 // ModuleImage lays out a module image per the image contract: the module

@@ -23,8 +23,8 @@ import (
 // stay the container's own, so that its volumes (/captf/work, /tmp, ...)
 // can be mounted in them.
 
-// errNoImage is the error of a reference the store does not hold.
-var errNoImage = errors.New("no such image")
+// ErrNoImage is the error of a reference the store does not hold.
+var ErrNoImage = errors.New("no such image")
 
 // storeRef is a reference split as a store lays it out.
 type storeRef struct {
@@ -161,7 +161,7 @@ func (s *imageSet) fromStore(ref string) (image, error) {
 	if r.tag != "" {
 		img, err := storeImage(ref, filepath.Join(repoDir, r.tag))
 		switch {
-		case errors.Is(err, errNoImage):
+		case errors.Is(err, ErrNoImage):
 			return image{}, fmt.Errorf("no directory %s%s", filepath.Join(repoDir, r.tag), tagsHint(repoDir))
 		case err != nil:
 			return image{}, err
@@ -182,7 +182,7 @@ func (s *imageSet) fromStore(ref string) (image, error) {
 // storeImage reads the image whose root is dir.
 func storeImage(ref, dir string) (image, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return image{}, errNoImage
+		return image{}, ErrNoImage
 	}
 	img, err := rootImage(dir)
 	if err != nil {

@@ -1,6 +1,7 @@
 package localnode
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -377,5 +378,43 @@ func TestStorePath(t *testing.T) {
 		if got, err := StorePath("/s", ref); err == nil {
 			t.Errorf("StorePath(%q) = %q, want an error", ref, got)
 		}
+	}
+}
+
+// A stored image's labels are served as a registry serves its config's:
+// written with the image, replaced or removed with it, never in its root.
+func TestImageLabels(t *testing.T) {
+	store, src := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "main.tf"), []byte("# module\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := Image{Paths: map[string]string{"/captf/module": src}, Labels: map[string]string{"io.captf.runtime": "tofu", "io.captf.role": "machine"}}
+	if _, err := WriteImage(store, "local/m:tofu", img); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ImageLabels(store, "local/m:tofu")
+	if err != nil || got["io.captf.runtime"] != "tofu" || got["io.captf.role"] != "machine" || len(got) != 2 {
+		t.Fatalf("labels %v, %v", got, err)
+	}
+	root, err := rootImage(filepath.Join(store, "local", "m", "tofu"))
+	if err != nil || len(root.Paths) != 1 {
+		t.Fatalf("the image's root holds %v (%v); want only its module", root.Paths, err)
+	}
+	img.Labels = map[string]string{"io.captf.runtime": "terraform"}
+	if _, err := WriteImage(store, "local/m:tofu", img); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ImageLabels(store, "local/m:tofu"); err != nil || got["io.captf.runtime"] != "terraform" || len(got) != 1 {
+		t.Fatalf("relabelled: %v, %v", got, err)
+	}
+	img.Labels = nil
+	if _, err := WriteImage(store, "local/m:tofu", img); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ImageLabels(store, "local/m:tofu"); err != nil || got != nil {
+		t.Fatalf("unlabelled: %v, %v", got, err)
+	}
+	if _, err := ImageLabels(store, "local/other:tofu"); !errors.Is(err, ErrNoImage) {
+		t.Fatalf("an image the store lacks: %v", err)
 	}
 }

@@ -60,6 +60,9 @@ func WriteImage(store, ref string, img Image) (StoredImage, error) {
 		return StoredImage{}, err
 	}
 	defer unlock()
+	if err := writeLabels(store, ref, img.Labels); err != nil {
+		return StoredImage{}, fmt.Errorf("image %s: writing its labels: %w", ref, err)
+	}
 	if cur, err := storeImage(ref, dir); err == nil && cur.id == src.id {
 		return StoredImage{Dir: dir, ID: cur.id}, nil
 	}

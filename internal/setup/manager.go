@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 	batchv1 "k8s.io/api/batch/v1"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/reconcilers/identity"
 	"captf.io/captf/internal/reconcilers/workload"
 	"captf.io/captf/internal/runnerrbac"
@@ -128,8 +130,12 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return Built{}, fmt.Errorf("setting up the identity controller: %w", err)
 	}
+	images := o.ImageLabels
+	if images == nil {
+		images = &imagemeta.Cached{Reader: imagemeta.Registry{}, TTL: 5 * time.Minute}
+	}
 	engine := &workspace.Engine{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"),
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"), Images: images,
 		Options: workspace.Options{RunnerImage: o.RunnerImage, WatchFilter: o.WatchFilter, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
 			ClusterOperationGate: o.ClusterOperationGate, Evacuation: o.Namespace == ""},
@@ -141,7 +147,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if err := mgr.Add(&runnerrbac.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace, Period: o.SyncPeriod}); err != nil {
 		return Built{}, fmt.Errorf("setting up the orphan sweep: %w", err)
 	}
-	if err := webhooks.SetupWebhooks(mgr); err != nil {
+	if err := webhooks.SetupWebhooks(mgr, images); err != nil {
 		return Built{}, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	return Built{Manager: mgr, Engine: engine}, nil

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"captf.io/captf/internal/imagemeta"
 )
 
 // Options are the manager's flags, all but the process-wide logging flags
@@ -58,6 +60,11 @@ type Options struct {
 	// MachineTemplateConcurrency is --terraformmachinetemplate-concurrency,
 	// for the TerraformMachineTemplate capacity controller.
 	MachineTemplateConcurrency int
+
+	// ImageLabels, not a flag, reads module images' labels; nil reads them
+	// from the images' registries, anonymously, each answer kept five
+	// minutes. The local environment serves its image store's.
+	ImageLabels imagemeta.Reader
 }
 
 // LeaderElectionID is the leader election Lease, in the manager's namespace.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/imagemeta"
 )
 
 // Paths the validators are served at; config/webhook names them.
@@ -41,17 +42,20 @@ func ManagerUser() string {
 // identity validator creates SubjectAccessReviews with mgr's client (the
 // manager needs create on subjectaccessreviews); the delete check lists
 // workload objects through mgr's API reader, uncached.
-func SetupWebhooks(mgr ctrl.Manager) error {
+//
+// images reads module images' labels for the runtime switch check of
+// TerraformCluster and TerraformMachinePool updates (nil skips it).
+func SetupWebhooks(mgr ctrl.Manager, images imagemeta.Reader) error {
 	if mgr.GetScheme() == nil || !mgr.GetScheme().Recognizes(infrav1.GroupVersion.WithKind("TerraformClusterIdentity")) {
 		return errors.New("the manager's scheme lacks the CAPTF kinds; add api/v1alpha1 to it")
 	}
 	s, srv := mgr.GetScheme(), mgr.GetWebhookServer()
 	srv.Register(IdentityPath, admission.WithValidator[*infrav1.TerraformClusterIdentity](s, &IdentityValidator{Client: mgr.GetClient()}))
 	srv.Register(IdentityDeletePath, admission.WithValidator[*infrav1.TerraformClusterIdentity](s, &IdentityDeleteValidator{Reader: mgr.GetAPIReader()}))
-	srv.Register(ClusterPath, admission.WithValidator[*infrav1.TerraformCluster](s, &ClusterValidator{}))
+	srv.Register(ClusterPath, admission.WithValidator[*infrav1.TerraformCluster](s, &ClusterValidator{Images: images}))
 	srv.Register(MachinePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineValidator{ManagerUser: ManagerUser()}))
 	srv.Register(MachineDeletePath, admission.WithValidator[*infrav1.TerraformMachine](s, &MachineDeleteValidator{Reader: mgr.GetAPIReader()}))
-	srv.Register(MachinePoolPath, admission.WithValidator[*infrav1.TerraformMachinePool](s, &MachinePoolValidator{}))
+	srv.Register(MachinePoolPath, admission.WithValidator[*infrav1.TerraformMachinePool](s, &MachinePoolValidator{Images: images}))
 	srv.Register(PlanPath, admission.WithValidator[*infrav1.TerraformPlan](s, &PlanValidator{ManagerUser: ManagerUser()}))
 	srv.Register(ClusterTemplatePath, admission.WithValidator[*infrav1.TerraformClusterTemplate](s, ClusterTemplateValidator{}))
 	srv.Register(MachineTemplatePath, admission.WithValidator[*infrav1.TerraformMachineTemplate](s, MachineTemplateValidator{}))

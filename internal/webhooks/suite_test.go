@@ -134,7 +134,7 @@ func start(ctx context.Context, tools string) error {
 	if err != nil {
 		return err
 	}
-	if err := webhooks.SetupWebhooks(mgr); err != nil {
+	if err := webhooks.SetupWebhooks(mgr, nil); err != nil {
 		return err
 	}
 	if err := (&identity.Reconciler{}).SetupWithManager(mgr); err != nil {

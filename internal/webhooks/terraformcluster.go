@@ -8,11 +8,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/pkg/contract"
 )
 
 // ClusterValidator validates TerraformClusters.
-type ClusterValidator struct{}
+type ClusterValidator struct {
+	// Images reads module images' labels (the runtime switch check); nil
+	// skips that check.
+	Images imagemeta.Reader
+}
 
 var _ admission.Validator[*infrav1.TerraformCluster] = &ClusterValidator{}
 
@@ -24,12 +29,16 @@ func (v *ClusterValidator) ValidateCreate(_ context.Context, c *infrav1.Terrafor
 }
 
 // ValidateUpdate checks the jobs policies that changed.
-func (v *ClusterValidator) ValidateUpdate(_ context.Context, oldC, c *infrav1.TerraformCluster) (admission.Warnings, error) {
+func (v *ClusterValidator) ValidateUpdate(ctx context.Context, oldC, c *infrav1.TerraformCluster) (admission.Warnings, error) {
 	errs := clusterJobs(c, oldC)
 	if variablesChanged(oldC.Spec.Variables, c.Spec.Variables) {
 		errs = append(errs, validateVariables(contract.RoleCluster, c.Spec.Variables, field.NewPath("spec", "variables"))...)
 	}
-	return nil, clusterInvalid(c, errs)
+	warnings, refused := runtimeSwitch(ctx, v.Images, oldC.Spec.Source.Image, c.Spec.Source.Image, oldC.Status.StateBytes, field.NewPath("spec", "source", "image"))
+	if refused != nil {
+		errs = append(errs, refused)
+	}
+	return warnings, clusterInvalid(c, errs)
 }
 
 // ValidateDelete allows every delete.

@@ -8,11 +8,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/pkg/contract"
 )
 
 // MachinePoolValidator validates TerraformMachinePools.
-type MachinePoolValidator struct{}
+type MachinePoolValidator struct {
+	// Images reads module images' labels (the runtime switch check); nil
+	// skips that check.
+	Images imagemeta.Reader
+}
 
 var _ admission.Validator[*infrav1.TerraformMachinePool] = &MachinePoolValidator{}
 
@@ -24,7 +29,7 @@ func (v *MachinePoolValidator) ValidateCreate(_ context.Context, m *infrav1.Terr
 }
 
 // ValidateUpdate checks the jobs policy and the variables when they changed.
-func (v *MachinePoolValidator) ValidateUpdate(_ context.Context, old, m *infrav1.TerraformMachinePool) (admission.Warnings, error) {
+func (v *MachinePoolValidator) ValidateUpdate(ctx context.Context, old, m *infrav1.TerraformMachinePool) (admission.Warnings, error) {
 	var errs field.ErrorList
 	if jobsChanged(old.Spec.Jobs, m.Spec.Jobs) {
 		errs = append(errs, validateJobs(m.Spec.Jobs, field.NewPath("spec", "jobs"))...)
@@ -32,7 +37,11 @@ func (v *MachinePoolValidator) ValidateUpdate(_ context.Context, old, m *infrav1
 	if variablesChanged(old.Spec.Variables, m.Spec.Variables) {
 		errs = append(errs, validateVariables(contract.RoleMachinePool, m.Spec.Variables, field.NewPath("spec", "variables"))...)
 	}
-	return nil, poolInvalid(m, errs)
+	warnings, refused := runtimeSwitch(ctx, v.Images, old.Spec.Source.Image, m.Spec.Source.Image, old.Status.StateBytes, field.NewPath("spec", "source", "image"))
+	if refused != nil {
+		errs = append(errs, refused)
+	}
+	return warnings, poolInvalid(m, errs)
 }
 
 // ValidateDelete allows every delete.

@@ -19,6 +19,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
@@ -86,6 +87,9 @@ type Engine struct {
 	APIReader client.Reader
 	// Recorder emits the objects' events.
 	Recorder events.EventRecorder
+	// Images reads module images' labels: a Job's image whose runtime
+	// cannot keep the object's state is held (nil: not checked).
+	Images imagemeta.Reader
 	// Now is the clock (time.Now when nil).
 	Now     func() time.Time
 	Options Options
@@ -262,11 +266,17 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, err
 		}
 	}
+	if err := p.findEvacuation(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := p.observeJobs(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.observeEvacuation(ctx); err != nil {
-		return ctrl.Result{}, err
+	if msg, err := p.copyBack(ctx); err != nil || msg != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return p.evacuationHeld(msg)
 	}
 	if err := p.observePlans(ctx); err != nil {
 		return ctrl.Result{}, err

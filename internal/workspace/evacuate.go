@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,37 +31,58 @@ func (p *pass) runNamespace() string {
 	return p.obj.GetNamespace()
 }
 
-// observeEvacuation finds the evacuation namespace of an evacuating
-// object and, once no Job runs (nor holds the run lease), copies the state its last Job left there
-// back to the object's namespace, before anything reads it. A state that
-// grew a piece the terminating namespace cannot take stays there (the
-// error says so; nothing is lost, and the pass tries again).
-func (p *pass) observeEvacuation(ctx context.Context) error {
+// findEvacuation finds the evacuation namespace an evacuating object
+// recorded, before its Jobs are listed.
+func (p *pass) findEvacuation(ctx context.Context) error {
 	if !p.evacuating() {
 		return nil
 	}
 	var err error
-	if p.evacNS, err = evacuation.Find(ctx, p.e.APIReader, p.obj.GetUID()); err != nil || p.evacNS == nil {
-		return err
+	p.evacNS, err = evacuation.Find(ctx, p.e.APIReader, p.obj)
+	return err
+}
+
+// copyBack copies the state the evacuated Job left back to the object's
+// namespace once no Job runs (nor holds the run lease), before anything
+// reads it; an evacuation namespace being deleted is then let go. It
+// returns why the object must hold: the state grew a piece the
+// terminating namespace cannot take (it stays in the evacuation
+// namespace). A copy that lost its base Secret is not copied back: the
+// object's namespace keeps the state it had, and the next Job copies it
+// in again.
+func (p *pass) copyBack(ctx context.Context) (string, error) {
+	if p.evacNS == nil || p.active != nil {
+		return "", nil
 	}
-	if p.active != nil || p.evacNS.Annotations[evacuation.StateCopiedAnnotation] != "true" {
-		return nil
+	if p.evacNS.Annotations[evacuation.StateCopiedAnnotation] == "true" {
+		// A Job the cache does not show yet may be writing the copy.
+		if held, err := p.runLeaseHeld(ctx); err != nil || held {
+			return "", err
+		}
+		changed, err := evacuation.CopyBack(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix())
+		switch {
+		case errors.Is(err, evacuation.ErrCannotGrow):
+			return fmt.Sprintf("The state the destroy left in the evacuation namespace %s cannot be copied back (%s); it is kept there. ", p.evacNS.Name, err) +
+				p.namespaceTerminatingMessage(decide.OpDestroy), nil
+		case errors.Is(err, evacuation.ErrNoBase):
+			ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evacNS.Name)
+			if err := evacuation.Release(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name); err != nil {
+				return "", err
+			}
+			if err := p.e.Client.Patch(ctx, p.evacNS, client.RawPatch("application/merge-patch+json",
+				fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, evacuation.StateCopiedAnnotation))); err != nil {
+				return "", err
+			}
+		case err != nil:
+			return "", fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evacNS.Name, err)
+		case changed:
+			ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "evacuation", p.evacNS.Name)
+		}
 	}
-	// A Job the cache does not show yet may be writing the copy.
-	if held, err := p.runLeaseHeld(ctx); err != nil || held {
-		return err
+	if p.evacNS.DeletionTimestamp != nil {
+		return "", evacuation.Release(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name)
 	}
-	changed, err := evacuation.SyncState(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix(), false)
-	if errors.Is(err, evacuation.ErrCannotGrow) {
-		return fmt.Errorf("the state in the evacuation namespace %s cannot be copied back (%w); it is kept there: %s", p.evacNS.Name, err, p.namespaceTerminatingMessage(decide.OpDestroy))
-	}
-	if err != nil {
-		return fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evacNS.Name, err)
-	}
-	if changed {
-		ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "namespace", p.evacNS.Name)
-	}
-	return nil
+	return "", nil
 }
 
 // prepareEvacuation makes the evacuation namespace of the destroy about to
@@ -75,6 +97,22 @@ func (p *pass) prepareEvacuation(ctx context.Context) (string, error) {
 		ctrl.LoggerFrom(ctx).Info("The namespace is being deleted: the destroy runs in the evacuation namespace", "evacuation", ns.Name)
 	}
 	p.evacNS = ns
+	return "", nil
+}
+
+// homePodRuns names a pod of the object still running in its own
+// namespace (a Job the namespace deletion stopped, its pod in its grace):
+// no evacuated Job starts before it is gone, as it may write the state.
+func (p *pass) homePodRuns(ctx context.Context) (string, error) {
+	var pods corev1.PodList
+	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
+		return "", err
+	}
+	for _, pod := range pods.Items {
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			return fmt.Sprintf("Pod %s of this object still runs in namespace %s, and may write the state: the destroy waits for it to go", pod.Name, p.obj.GetNamespace()), nil
+		}
+	}
 	return "", nil
 }
 
@@ -104,18 +142,24 @@ func (p *pass) evacuatedSecrets(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if !found && slices.Contains(needed, name) {
-			return fmt.Sprintf("Secret %s, which the destroy needs, was deleted with namespace %s, so the destroy cannot run in the evacuation namespace %s. ",
-				name, p.obj.GetNamespace(), p.evacNS.Name) + p.namespaceTerminatingMessage(decide.OpDestroy), nil
+			return p.secretGoneMessage(name), nil
 		}
 	}
 	return "", nil
+}
+
+// secretGoneMessage says that the Secret name the destroy needs went with
+// the namespace, and the way out.
+func (p *pass) secretGoneMessage(name string) string {
+	return fmt.Sprintf("Secret %s, which the destroy needs, was deleted with namespace %s, so the destroy cannot run in an evacuation namespace either. ",
+		name, p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy)
 }
 
 // evacuateState copies the state into the evacuation namespace just
 // before the Job that writes it there is created, and records that the
 // copy is whole.
 func (p *pass) evacuateState(ctx context.Context) error {
-	if _, err := evacuation.SyncState(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, p.suffix(), true); err != nil {
+	if _, err := evacuation.CopyIn(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, p.suffix()); err != nil {
 		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", p.evacNS.Name, err)
 	}
 	return evacuation.MarkStateCopied(ctx, p.e.Client, p.evacNS)
@@ -126,8 +170,8 @@ func (p *pass) evacuationHeld(msg string) (ctrl.Result, error) {
 	return p.waitOn(decide.OpDestroy, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, msg, decide.GateRequeue)
 }
 
-// runnerAccount is the runner's ServiceAccount in the evacuation
-// namespace: CAPTF's default one (a custom account lives in the object's
+// runnerAccount is the runner's ServiceAccount: in the evacuation
+// namespace, CAPTF's default one (a custom account lives in the object's
 // namespace only).
 func (p *pass) runnerAccount() string {
 	if p.evacNS != nil {
@@ -142,13 +186,13 @@ func (p *pass) removeEvacuation(ctx context.Context) error {
 	if !p.e.Options.Evacuation {
 		return nil
 	}
-	return evacuation.Remove(ctx, p.e.Client, p.e.APIReader, p.obj.GetUID())
+	return evacuation.Remove(ctx, p.e.Client, p.e.APIReader, p.obj)
 }
 
 // evacuatedJobs lists the object's Jobs in its evacuation namespace.
 func (p *pass) evacuatedJobs(ctx context.Context, list client.ObjectList, labels client.MatchingLabels) error {
-	if !p.evacuating() {
+	if p.evacNS == nil {
 		return nil
 	}
-	return p.e.Client.List(ctx, list, client.InNamespace(evacuation.Name(p.obj.GetUID())), labels)
+	return p.e.Client.List(ctx, list, client.InNamespace(p.evacNS.Name), labels)
 }

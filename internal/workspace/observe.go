@@ -14,29 +14,27 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
-	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
-// observeJobs lists the object's Jobs (from the cache) and finds the
-// running one.
-func (p *pass) observeJobs(ctx context.Context) error {
+// jobSelector selects the object's Jobs and their pods (with ownsJob).
+func (p *pass) jobSelector() client.MatchingLabels {
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
+	return client.MatchingLabels{infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName]}
+}
+
+// observeJobs lists the object's Jobs (from the cache), in its evacuation
+// namespace too, and finds the running one.
+func (p *pass) observeJobs(ctx context.Context) error {
 	var list batchv1.JobList
-	if err := p.e.Client.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
-		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind],
-		infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
-	}); err != nil {
+	if err := p.e.Client.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
 		return fmt.Errorf("listing the object's Jobs: %w", err)
 	}
 	var evacuated batchv1.JobList
-	if err := p.evacuatedJobs(ctx, &evacuated, client.MatchingLabels{
-		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind],
-		infrav1.OwnerNameLabel: owner[state.LabelOwnerName],
-	}); err != nil {
+	if err := p.evacuatedJobs(ctx, &evacuated, p.jobSelector()); err != nil {
 		return fmt.Errorf("listing the object's Jobs in its evacuation namespace: %w", err)
 	}
 	p.jobs = p.jobs[:0]
@@ -81,8 +79,8 @@ func (p *pass) catchUp(ctx context.Context) error {
 	}
 	j := &batchv1.Job{}
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: aj.Name}, j)
-	if apierrors.IsNotFound(err) && p.evacuating() {
-		err = p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: evacuation.Name(p.obj.GetUID()), Name: aj.Name}, j)
+	if apierrors.IsNotFound(err) && p.evacNS != nil {
+		err = p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.evacNS.Name, Name: aj.Name}, j)
 	}
 	switch {
 	case apierrors.IsNotFound(err):

@@ -104,6 +104,10 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
 			return ctrl.Result{}, err
 		}
+		if !p.creds.Ready && p.evacNS != nil {
+			return p.evacuationHeld(fmt.Sprintf("The destroy's credentials are not available (%s), and namespace %s, being deleted, takes no new Secret. ",
+				firstMessage(p.creds.Conditions), p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy))
+		}
 		if !p.creds.Ready {
 			return p.waitOn(op, metav1.ConditionFalse, infrav1.IdentityNotAllowedReason,
 				fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)), decide.GateRequeue)
@@ -118,7 +122,16 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		}
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
 	}
+	if msg := p.runtimeRefusal(ctx, op, in.image); msg != "" {
+		return p.waitOn(op, metav1.ConditionFalse, infrav1.RuntimeCannotKeepStateReason, msg, PolicyRequeue)
+	}
 	if p.evacNS != nil {
+		if why, err := p.homePodRuns(ctx); err != nil || why != "" {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, decide.GateRequeue)
+		}
 		if msg, err := p.evacuatedSecrets(ctx); err != nil || msg != "" {
 			if err != nil {
 				return ctrl.Result{}, err

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,8 +101,8 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 }
 
 // deleteNamespace deletes the whole namespace: Kubernetes refuses new
-// Jobs there, so each object's destroy runs in its own evacuation
-// namespace, with its recorded inputs and its state copied there and back
+// Jobs there, so each object's destroy runs in an evacuation namespace of
+// its own, with its recorded inputs and its state copied there and back
 // (the machine's first: the cluster waits for its dependents). Then the
 // namespace goes by itself, the evacuation namespaces with it, and nothing
 // of CAPTF is left.
@@ -111,37 +110,53 @@ func deleteNamespace(rt string) func(t *testing.T, ctx context.Context, f *flow)
 	return func(t *testing.T, ctx context.Context, f *flow) {
 		objs := pick(f.quickstart(rt), append(f.base(), oneMachine...)...)
 		resources := f.provision(ctx, objs)
-		f.moved = map[string]string{}
-		for key := range resources {
-			kind, name, _ := strings.Cut(key, "/")
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
-			if _, err := f.get(ctx, name, u); err != nil {
-				t.Fatal(err)
-			}
-			f.moved[key] = evacuation.Name(u.GetUID())
-		}
 		f.deleteWith(ctx, objs, "Namespace", f.ns, metav1.DeletePropagationBackground)
 		f.waitDestroyed(ctx, resources, rt)
-		for key, ns := range f.moved {
-			kind, name, _ := strings.Cut(key, "/")
-			for _, r := range f.runs(kind, name, string(infrav1.OperationDestroy)) {
-				if r.Namespace != ns {
-					t.Errorf("%s: a destroy ran in namespace %s, not in its evacuation namespace %s", key, r.Namespace, ns)
-				}
+		f.evacuatedDestroys(resources)
+		f.evacuationsGone(ctx, objs)
+	}
+}
+
+// evacuatedDestroys checks that every destroy of the objects of resources
+// ran in an evacuation namespace, one per object.
+func (f *flow) evacuatedDestroys(resources map[string]int) {
+	f.t.Helper()
+	seen := map[string]string{}
+	for key := range resources {
+		kind, name, _ := strings.Cut(key, "/")
+		for _, r := range f.runs(kind, name, string(infrav1.OperationDestroy)) {
+			if !evacuation.IsName(r.Namespace) {
+				f.t.Errorf("%s: a destroy ran in namespace %s, not in an evacuation namespace", key, r.Namespace)
+			}
+			if other, ok := seen[r.Namespace]; ok && other != key {
+				f.t.Errorf("%s and %s both ran in the evacuation namespace %s", key, other, r.Namespace)
+			}
+			seen[r.Namespace] = key
+		}
+	}
+}
+
+// evacuationsGone waits until the flow's namespace and the evacuation
+// namespaces its Jobs ran in are gone, then deletes the rest and checks
+// that nothing is left.
+func (f *flow) evacuationsGone(ctx context.Context, objs []*unstructured.Unstructured) {
+	f.t.Helper()
+	namespaces := map[string]bool{f.ns: true}
+	for _, r := range f.env.Node.Runs() {
+		if evacuation.IsName(r.Namespace) && r.Labels[infrav1.OwnerNamespaceLabel] == f.ns {
+			namespaces[r.Namespace] = true
+		}
+	}
+	f.waitFor(ctx, "the namespace and the evacuation namespaces are gone", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		for ns := range namespaces {
+			err := f.env.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+			if !apierrors.IsNotFound(err) {
+				return false, "namespace " + ns + " is still there", client.IgnoreNotFound(err)
 			}
 		}
-		f.waitFor(ctx, "the namespace and the evacuation namespaces are gone", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-			for _, ns := range append(slices.Collect(maps.Values(f.moved)), f.ns) {
-				err := f.env.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
-				if !apierrors.IsNotFound(err) {
-					return false, "namespace " + ns + " is still there", client.IgnoreNotFound(err)
-				}
-			}
-			return true, "", nil
-		})
-		f.deleteRest(ctx, objs)
-	}
+		return true, "", nil
+	})
+	f.deleteRest(ctx, objs)
 }
 
 // provision creates objs and waits until they are provisioned

@@ -77,7 +77,7 @@ func startShared(tools string) (*devenv.Env, error) {
 			return nil, err
 		}
 		for _, rt := range devenv.RuntimeNames {
-			images[devenv.ExampleImage(module, rt)] = localnode.ModuleImage(dir, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
+			images[devenv.ExampleImage(module, rt)] = devenv.ModuleImage(dir, rt, tools)
 		}
 	}
 	// A cluster module that breaks the contract: no exports output.
@@ -88,7 +88,7 @@ func startShared(tools string) (*devenv.Env, error) {
 		return nil, err
 	}
 	for _, rt := range devenv.RuntimeNames {
-		images[devenv.ExampleImage("no-exports-cluster", rt)] = localnode.ModuleImage(broken, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
+		images[devenv.ExampleImage("no-exports-cluster", rt)] = devenv.ModuleImage(broken, rt, tools)
 	}
 	shared.log = filepath.Join(shared.dir, "manager.log")
 	managerLog, err := os.Create(shared.log)

@@ -24,6 +24,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/localnode"
 	"captf.io/captf/pkg/state"
 )
@@ -79,9 +80,6 @@ type flow struct {
 	t   *testing.T
 	env *devenv.Env
 	ns  string
-	// moved names, by kind/name, the evacuation namespace where an
-	// object's destroy runs once its namespace is being deleted.
-	moved map[string]string
 }
 
 // identity is the name of the flow's TerraformClusterIdentity; its
@@ -222,7 +220,7 @@ func (f *flow) runs(kind, name, op string) []localnode.Run {
 	owner := state.OwnerLabels(kind, name, "")
 	var out []localnode.Run
 	for _, r := range f.env.Node.Runs() {
-		if (r.Namespace == f.ns || r.Namespace == f.moved[kind+"/"+name]) && r.Labels[infrav1.OwnerKindLabel] == owner[state.LabelOwnerKind] &&
+		if (r.Namespace == f.ns || evacuation.IsName(r.Namespace) && r.Labels[infrav1.OwnerNamespaceLabel] == f.ns) && r.Labels[infrav1.OwnerKindLabel] == owner[state.LabelOwnerKind] &&
 			r.Labels[infrav1.OwnerNameLabel] == owner[state.LabelOwnerName] && r.Labels[infrav1.OperationLabel] == op {
 			out = append(out, r)
 		}

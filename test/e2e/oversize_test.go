@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +128,13 @@ func oversizeState(t *testing.T, ctx context.Context, f *flow) {
 	if st.Lineage != saved.lineage || len(st.Secrets) < 2 || st.TerraformVersion != version {
 		t.Errorf("the state now: lineage %s (rescued %s), %d Secrets, written by %s; want the rescued lineage split by Terraform %s",
 			st.Lineage, saved.lineage, len(st.Secrets), st.TerraformVersion, version)
+	}
+	// Back to OpenTofu now would read the split state truncated: admission
+	// refuses it, naming the state's size and the way forward.
+	back := fmt.Appendf(nil, `{"spec":{"source":{"image":%q}}}`, devenv.ExampleImage("large-cluster", "tofu"))
+	err = f.env.Client.Patch(ctx, tc.DeepCopy(), client.RawPatch(types.MergePatchType, back))
+	if err == nil || !strings.Contains(err.Error(), "runs OpenTofu") || !strings.Contains(err.Error(), "MiB compressed") || !strings.Contains(err.Error(), "spec.source.image") {
+		t.Errorf("moving the split state back to an OpenTofu image: %v; want admission to refuse it, naming the state size", err)
 	}
 	// Like every backup set, the saved one belongs to the object (and goes
 	// with it): by now the restore has used it.

@@ -1,0 +1,132 @@
+package imagemeta_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"captf.io/captf/internal/imagemeta"
+)
+
+// push puts an image with labels into the registry at host, as a builder
+// would, and returns its reference.
+func push(t *testing.T, host, repo string, labels map[string]string) string {
+	t.Helper()
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Config.Labels = labels
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(host + "/" + repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	return ref.String()
+}
+
+// The labels come from a real registry (the distribution API of
+// go-containerregistry's registry), by tag and by digest; an image the
+// registry lacks is ErrUnknownImage.
+func TestRegistryLabels(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	want := map[string]string{imagemeta.LabelRuntime: imagemeta.RuntimeTofu, imagemeta.LabelRole: "cluster"}
+	ref := push(t, host, "captf/noop-cluster:tofu", want)
+	r := imagemeta.Registry{}
+	got, err := r.Labels(t.Context(), ref)
+	if err != nil || got[imagemeta.LabelRuntime] != "tofu" || got[imagemeta.LabelRole] != "cluster" {
+		t.Fatalf("labels of %s: %v, %v", ref, got, err)
+	}
+	d, err := remote.Head(mustRef(t, ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDigest := host + "/captf/noop-cluster@" + d.Digest.String()
+	if got, err := r.Labels(t.Context(), byDigest); err != nil || got[imagemeta.LabelRuntime] != "tofu" {
+		t.Fatalf("labels of %s: %v, %v", byDigest, got, err)
+	}
+	if _, err := r.Labels(t.Context(), host+"/captf/missing:tofu"); !errors.Is(err, imagemeta.ErrUnknownImage) {
+		t.Fatalf("a missing image: %v, want ErrUnknownImage", err)
+	}
+	if _, err := r.Labels(t.Context(), "Not A Reference"); err == nil {
+		t.Fatal("an invalid reference was read")
+	}
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	ref, err := name.ParseReference(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// Answers are kept for the TTL, failures for a tenth of it; a caller that
+// gave up teaches the cache nothing.
+func TestCached(t *testing.T) {
+	var calls atomic.Int32
+	fail := true
+	inner := imagemeta.Func(func(ctx context.Context, ref string) (map[string]string, error) {
+		calls.Add(1)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if fail {
+			return nil, errors.New("registry down")
+		}
+		return map[string]string{imagemeta.LabelRuntime: ref}, nil
+	})
+	now := time.Unix(0, 0)
+	c := &imagemeta.Cached{Reader: inner, TTL: time.Minute, Now: func() time.Time { return now }}
+	for range 2 {
+		if _, err := c.Labels(t.Context(), "a"); err == nil {
+			t.Fatal("the failure was not returned")
+		}
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("%d calls for a failure asked twice within its 6 s", calls.Load())
+	}
+	fail, now = false, now.Add(7*time.Second)
+	for range 2 {
+		if got, err := c.Labels(t.Context(), "a"); err != nil || got[imagemeta.LabelRuntime] != "a" {
+			t.Fatalf("labels %v, %v", got, err)
+		}
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("%d calls; want the success kept", calls.Load())
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := c.Labels(t.Context(), "a"); err != nil || calls.Load() != 3 {
+		t.Fatalf("an expired answer was kept: %d calls, %v", calls.Load(), err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := c.Labels(ctx, "b"); err == nil {
+		t.Fatal("a cancelled read succeeded")
+	}
+	if _, err := c.Labels(t.Context(), "b"); err != nil {
+		t.Fatalf("a cancelled read was kept as the answer: %v", err)
+	}
+}

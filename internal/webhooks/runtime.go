@@ -1,0 +1,43 @@
+package webhooks
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/pkg/state"
+)
+
+// labelTimeout bounds the registry read of one admission.
+const labelTimeout = 4 * time.Second
+
+// runtimeSwitch refuses moving an object whose state no longer fits one
+// Secret (status.stateBytes) to an image whose io.captf.runtime is tofu.
+// An image whose labels cannot be read, or that has none, is let through
+// with a warning: the manager checks again before each Job, and the
+// runner before writing.
+func runtimeSwitch(ctx context.Context, images imagemeta.Reader, oldImage, image string, stateBytes int64, path *field.Path) (admission.Warnings, *field.Error) {
+	if images == nil || image == oldImage || state.FitsOneSecret(stateBytes, 1) {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, labelTimeout)
+	defer cancel()
+	labels, err := images.Labels(ctx, image)
+	switch {
+	case err != nil:
+		return admission.Warnings{"could not read the labels of image " + image + " (" + err.Error() + "): whether its runtime can keep this object's state is checked before its Job runs"}, nil
+	case labels[imagemeta.LabelRuntime] == "":
+		return admission.Warnings{"image " + image + " has no " + imagemeta.LabelRuntime + " label: whether its runtime can keep this object's state is checked when its Job runs"}, nil
+	case labels[imagemeta.LabelRuntime] == imagemeta.RuntimeTofu:
+		return nil, field.Forbidden(path, state.OneSecretRefusal(image, stateBytes, pieces(stateBytes)))
+	}
+	return nil, nil
+}
+
+// pieces is how many Secrets Terraform splits a state of bytes into.
+func pieces(bytes int64) int {
+	return int((bytes + state.ChunkSize - 1) / state.ChunkSize)
+}
