@@ -53,7 +53,8 @@ func TestModuleContainerfileFollowsTheImageContract(t *testing.T) {
 	pins := pinnedVersions(t, root)
 	for _, rt := range devenv.RuntimeNames {
 		t.Run(rt, func(t *testing.T) {
-			img := cf.build(t, map[string]string{"RUNTIME": rt, "MODULE": "noop-machine", "ROLE": "machine"})
+			capacity, nodeInfo := `{"cpu":"2"}`, `{"architecture":"arm64"}`
+			img := cf.build(t, map[string]string{"RUNTIME": rt, "MODULE": "noop-machine", "ROLE": "machine", "CAPACITY": capacity, "NODE_INFO": nodeInfo})
 			got := map[string]instr{}
 			for _, c := range img.copies {
 				got[dest(c)] = c
@@ -90,6 +91,7 @@ func TestModuleContainerfileFollowsTheImageContract(t *testing.T) {
 			wantLabels := map[string]string{
 				"io.captf.contract": contract.Version, "io.captf.role": "machine",
 				"io.captf.runtime": rt, "io.captf.runtime.version": pinned,
+				"io.captf.capacity": capacity, "io.captf.node-info": nodeInfo,
 			}
 			for k, v := range wantLabels {
 				if img.labels[k] != v {

@@ -11,10 +11,18 @@ import (
 	"captf.io/captf/internal/localnode"
 )
 
+// exampleCapacity is what the example machine modules declare with the
+// image recipe's CAPACITY and NODE_INFO build arguments: the size of the
+// machines the autoscaler would add.
+var exampleCapacity = map[string][2]string{
+	"noop-machine": {`{"cpu":"2","memory":"4Gi"}`, `{"architecture":"amd64","operatingSystem":"linux"}`},
+}
+
 // ModuleImage is the local image of the module in dir on runtime rt (its
 // binary and the provider mirror taken from tools), labelled as the image
 // recipe (images/module/Containerfile) labels it: the contract, the
-// runtime and, when the module's name ends with it, the role.
+// runtime, the role when the module's name ends with it, and an example
+// machine module's capacity.
 func ModuleImage(dir, rt, tools string) localnode.Image {
 	img := localnode.ModuleImage(dir, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
 	img.Labels = map[string]string{imagemeta.LabelContract: "v1alpha1", imagemeta.LabelRuntime: rt}
@@ -24,6 +32,9 @@ func ModuleImage(dir, rt, tools string) localnode.Image {
 			img.Labels[imagemeta.LabelRole] = role
 			break
 		}
+	}
+	if c, ok := exampleCapacity[base]; ok {
+		img.Labels["io.captf.capacity"], img.Labels["io.captf.node-info"] = c[0], c[1]
 	}
 	return img
 }

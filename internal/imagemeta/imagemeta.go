@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // The labels of the image contract this package's callers read.
@@ -57,7 +59,9 @@ type Registry struct {
 	Platform *v1.Platform
 }
 
-// Labels reads ref's config labels.
+// Labels reads ref's config labels: of the image, or of an index's image
+// for the platform (else its first linux image). The image pull Secrets
+// of ctx (WithPullSecrets) authenticate first.
 func (r Registry) Labels(ctx context.Context, ref string) (map[string]string, error) {
 	parsed, err := name.ParseReference(ref)
 	if err != nil {
@@ -67,23 +71,63 @@ func (r Registry) Labels(ctx context.Context, ref string) (map[string]string, er
 	if kc == nil {
 		kc = authn.NewMultiKeychain()
 	}
+	if pull, ok := ctx.Value(pullSecretsKey{}).(pullKeychain); ok {
+		kc = authn.NewMultiKeychain(pull, kc)
+	}
 	platform := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 	if r.Platform != nil {
 		platform = *r.Platform
 	}
-	img, err := remote.Image(parsed, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithPlatform(platform))
+	desc, err := remote.Get(parsed, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc))
 	if err != nil {
-		var terr interface{ Temporary() bool }
-		if errors.As(err, &terr) && !terr.Temporary() {
+		var terr *transport.Error
+		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
 			return nil, fmt.Errorf("%w: %s: %w", ErrUnknownImage, ref, err)
 		}
 		return nil, fmt.Errorf("reading image %s from its registry: %w", ref, err)
+	}
+	img, err := pick(desc, platform)
+	if err != nil {
+		return nil, fmt.Errorf("reading image %s: %w", ref, err)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("reading the config of image %s: %w", ref, err)
 	}
 	return cfg.Config.Labels, nil
+}
+
+// pick is desc's image: itself, or for an index the image of platform,
+// else its first linux image.
+func pick(desc *remote.Descriptor, platform v1.Platform) (v1.Image, error) {
+	if !desc.MediaType.IsIndex() {
+		return desc.Image()
+	}
+	idx, err := desc.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	var linux *v1.Descriptor
+	for i := range m.Manifests {
+		d := &m.Manifests[i]
+		if d.Platform == nil || d.Platform.OS != "linux" {
+			continue
+		}
+		if d.Platform.Architecture == platform.Architecture && (platform.Variant == "" || d.Platform.Variant == platform.Variant) {
+			return idx.Image(d.Digest)
+		}
+		if linux == nil {
+			linux = d
+		}
+	}
+	if linux == nil {
+		return nil, errors.New("the index has no linux image")
+	}
+	return idx.Image(linux.Digest)
 }
 
 // Cached keeps the answers of a Reader: a success for TTL, a failure for

@@ -11,9 +11,12 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"captf.io/captf/internal/imagemeta"
 )
@@ -128,5 +131,36 @@ func TestCached(t *testing.T) {
 	}
 	if _, err := c.Labels(t.Context(), "b"); err != nil {
 		t.Fatalf("a cancelled read was kept as the answer: %v", err)
+	}
+}
+
+// An index without the manager's platform answers with its first linux
+// image; with it, with that one.
+func TestRegistryIndex(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range []v1.Platform{{OS: "windows", Architecture: "amd64"}, {OS: "linux", Architecture: "s390x"}, {OS: "linux", Architecture: "arm64"}} {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := img.ConfigFile()
+		cfg.Config.Labels = map[string]string{"arch": p.OS + "/" + p.Architecture}
+		if img, err = mutate.ConfigFile(img, cfg); err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
+	}
+	ref := host + "/captf/multi:1"
+	if err := remote.WriteIndex(mustRef(t, ref), idx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ arch, want string }{{"arm64", "linux/arm64"}, {"amd64", "linux/s390x"}} {
+		got, err := imagemeta.Registry{Platform: &v1.Platform{OS: "linux", Architecture: tc.arch}}.Labels(t.Context(), ref)
+		if err != nil || got["arch"] != tc.want {
+			t.Errorf("for %s: labels %v, %v; want those of %s", tc.arch, got, err, tc.want)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/reconcilers/identity"
+	"captf.io/captf/internal/reconcilers/machinetemplate"
 	"captf.io/captf/internal/reconcilers/workload"
 	"captf.io/captf/internal/runnerrbac"
 	"captf.io/captf/internal/webhooks"
@@ -143,6 +144,9 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if err := workload.Setup(mgr, engine, workload.Options{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency,
 		WatchFilter: o.WatchFilter, Namespace: o.Namespace}); err != nil {
 		return Built{}, fmt.Errorf("setting up the workload controllers: %w", err)
+	}
+	if err := (&machinetemplate.Reconciler{Images: images}).SetupWithManager(mgr, o.MachineTemplateConcurrency); err != nil {
+		return Built{}, fmt.Errorf("setting up the TerraformMachineTemplate controller: %w", err)
 	}
 	if err := mgr.Add(&runnerrbac.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace, Period: o.SyncPeriod}); err != nil {
 		return Built{}, fmt.Errorf("setting up the orphan sweep: %w", err)

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
@@ -166,31 +163,9 @@ func (p *pass) inputsFailed(err error) error {
 
 // variables merges spec.variables and the variablesFrom sources, read live.
 func (p *pass) variables(ctx context.Context) (map[string]json.RawMessage, map[string]bool, error) {
-	var sources []inputs.Source
-	for _, ref := range p.w.VariablesFrom {
-		key := client.ObjectKey{Namespace: p.obj.GetNamespace()}
-		switch {
-		case ref.ConfigMapRef != nil:
-			key.Name = ref.ConfigMapRef.Name
-			cm := &corev1.ConfigMap{}
-			if err := p.e.APIReader.Get(ctx, key, cm); err != nil {
-				if !apierrors.IsNotFound(err) {
-					return nil, nil, err
-				}
-				cm = nil
-			}
-			sources = append(sources, inputs.SourceFromConfigMap(ref, cm))
-		case ref.SecretRef != nil:
-			key.Name = ref.SecretRef.Name
-			s := &corev1.Secret{}
-			if err := p.e.APIReader.Get(ctx, key, s); err != nil {
-				if !apierrors.IsNotFound(err) {
-					return nil, nil, err
-				}
-				s = nil
-			}
-			sources = append(sources, inputs.SourceFromSecret(ref, s))
-		}
+	sources, err := inputs.ReadSources(ctx, p.e.APIReader, p.obj.GetNamespace(), p.w.VariablesFrom)
+	if err != nil {
+		return nil, nil, err
 	}
 	return inputs.MergeVariables(p.w.Variables, sources)
 }

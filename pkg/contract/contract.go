@@ -173,6 +173,42 @@ func validate(role Role, side string, doc []byte) error {
 	return out
 }
 
+// SchemaViolations validates the JSON document doc against the JSON Schema
+// schema (any draft the library knows; draft 2020-12 when it names none),
+// reporting every violation without the offending values. An error says
+// that the schema or the document cannot be used.
+func SchemaViolations(schema, doc []byte) ([]Violation, error) {
+	sdoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("the schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	// Nothing is fetched: a $ref outside the schema fails to compile
+	// (an image's schema never reads the manager's files or network).
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource("variables.json", sdoc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile("variables.json")
+	if err != nil {
+		return nil, fmt.Errorf("the schema does not compile: %w", err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, errors.New("the document is not valid JSON")
+	}
+	var verr *jsonschema.ValidationError
+	if err := s.Validate(v); err == nil {
+		return nil, nil
+	} else if !errors.As(err, &verr) {
+		return nil, err
+	}
+	var out []Violation
+	collect(verr, &out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
 var printer = message.NewPrinter(language.English)
 
 // collect walks to the leaf errors: the ones that name a concrete rule.

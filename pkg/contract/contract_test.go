@@ -211,3 +211,27 @@ func encodeRaw(t *testing.T, m map[string]json.RawMessage) []byte {
 	}
 	return b
 }
+
+// A schema from an image is checked without quoting the values, and
+// fetches nothing outside itself.
+func TestSchemaViolations(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{"size":{"type":"string","pattern":"^(small|large)$"},"count":{"type":"integer","maximum":3}},"required":["size"]}`)
+	got, err := contract.SchemaViolations(schema, []byte(`{"size":"secret-value-81c2","count":9}`))
+	if err != nil || len(got) != 2 || got[0].Path != "/count" || got[1].Path != "/size" {
+		t.Fatalf("violations %+v, %v", got, err)
+	}
+	for _, v := range got {
+		if strings.Contains(v.Message, "secret-value-81c2") {
+			t.Errorf("the violation quotes the value: %s", v.Message)
+		}
+	}
+	if got, err := contract.SchemaViolations(schema, []byte(`{"size":"small"}`)); err != nil || len(got) != 0 {
+		t.Fatalf("a valid document: %+v, %v", got, err)
+	}
+	if _, err := contract.SchemaViolations([]byte(`{"$ref":"file:///etc/hostname"}`), []byte(`{}`)); err == nil {
+		t.Error("a schema referring to a local file compiled")
+	}
+	if _, err := contract.SchemaViolations([]byte(`{"type":`), []byte(`{}`)); err == nil {
+		t.Error("a schema that is not JSON was used")
+	}
+}

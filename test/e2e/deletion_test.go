@@ -335,8 +335,26 @@ func deleteMachineDeployment(rt string) func(t *testing.T, ctx context.Context, 
 		clone.SetNamespace(f.ns)
 		clone.SetName(machine)
 		resources := f.waitProvisioned(ctx, []*unstructured.Unstructured{clone})
+		f.wantTemplateCapacity(ctx, "md", devenv.ExampleImage("noop-machine", rt))
 		f.deleteWith(ctx, all, "MachineDeployment", "md", metav1.DeletePropagationForeground)
 		f.waitDestroyed(ctx, resources, rt)
 		f.teardown(ctx, all, rt)
 	}
+}
+
+// wantTemplateCapacity waits until the TerraformMachineTemplate name shows
+// what the cluster autoscaler reads to scale from zero: the capacity and
+// node info the example machine image declares in its labels.
+func (f *flow) wantTemplateCapacity(ctx context.Context, name, image string) {
+	f.t.Helper()
+	tmt := &infrav1.TerraformMachineTemplate{}
+	f.waitFor(ctx, "the template shows the image's capacity", time.Minute, func(ctx context.Context) (bool, string, error) {
+		if _, err := f.get(ctx, name, tmt); err != nil {
+			return false, "", err
+		}
+		st := tmt.Status
+		ok := st.Capacity.Cpu().String() == "2" && st.Capacity.Memory().String() == "4Gi" && st.NodeInfo != nil && st.NodeInfo.Architecture == "amd64" &&
+			st.CapacitySource != nil && st.CapacitySource.Source == "Image" && st.CapacitySource.Image == image
+		return ok, fmt.Sprintf("status %+v", st), nil
+	})
 }
