@@ -117,7 +117,7 @@ func capacityLabel(raw string) (corev1.ResourceList, error) {
 	}
 	var m map[string]string
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
-		return nil, fmt.Errorf("label %s is not a JSON object of resource names to quantity strings: %s", LabelCapacity, err)
+		return nil, fmt.Errorf("label %s is not a JSON object of resource names to quantity strings: %w", LabelCapacity, err)
 	}
 	if len(m) == 0 {
 		return nil, fmt.Errorf("label %s is an empty object: declare at least one resource, or remove the label", LabelCapacity)
@@ -129,7 +129,7 @@ func capacityLabel(raw string) (corev1.ResourceList, error) {
 		}
 		q, err := resource.ParseQuantity(m[k])
 		if err != nil {
-			return nil, fmt.Errorf("label %s: the quantity of %s, %q, does not parse: %s", LabelCapacity, k, m[k], err)
+			return nil, fmt.Errorf("label %s: the quantity of %s, %q, does not parse: %w", LabelCapacity, k, m[k], err)
 		}
 		out[corev1.ResourceName(k)] = q
 	}
@@ -144,7 +144,7 @@ func nodeInfo(raw string) (*infrav1.NodeInfo, error) {
 	}
 	var m map[string]string
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
-		return nil, fmt.Errorf("label %s is not a JSON object of strings: %s", LabelNodeInfo, err)
+		return nil, fmt.Errorf("label %s is not a JSON object of strings: %w", LabelNodeInfo, err)
 	}
 	if len(m) == 0 {
 		return nil, fmt.Errorf("label %s is an empty object: give architecture, operatingSystem or both", LabelNodeInfo)
