@@ -3,65 +3,33 @@ package imagemeta_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/internal/test/registrytest"
 )
-
-// push puts an image with labels into the registry at host, as a builder
-// would, and returns its reference.
-func push(t *testing.T, host, repo string, labels map[string]string) string {
-	t.Helper()
-	img, err := random.Image(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Config.Labels = labels
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := name.ParseReference(host + "/" + repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
-	return ref.String()
-}
 
 // The labels come from a real registry (the distribution API of
 // go-containerregistry's registry), by tag and by digest; an image the
 // registry lacks is ErrUnknownImage.
 func TestRegistryLabels(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := registrytest.Start(t)
 	want := map[string]string{imagemeta.LabelRuntime: imagemeta.RuntimeTofu, imagemeta.LabelRole: "cluster"}
-	ref := push(t, host, "captf/noop-cluster:tofu", want)
+	ref := registrytest.Push(t, host+"/captf/noop-cluster:tofu", want)
 	r := imagemeta.Registry{}
 	got, err := r.Labels(t.Context(), ref)
 	if err != nil || got[imagemeta.LabelRuntime] != "tofu" || got[imagemeta.LabelRole] != "cluster" {
 		t.Fatalf("labels of %s: %v, %v", ref, got, err)
 	}
-	d, err := remote.Head(mustRef(t, ref))
+	d, err := remote.Head(registrytest.Ref(t, ref))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,15 +43,6 @@ func TestRegistryLabels(t *testing.T) {
 	if _, err := r.Labels(t.Context(), "Not A Reference"); err == nil {
 		t.Fatal("an invalid reference was read")
 	}
-}
-
-func mustRef(t *testing.T, s string) name.Reference {
-	t.Helper()
-	ref, err := name.ParseReference(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref
 }
 
 // Answers are kept for the TTL, failures for a tenth of it; a caller that
@@ -137,24 +96,14 @@ func TestCached(t *testing.T) {
 // An index without the manager's platform answers with its first linux
 // image; with it, with that one.
 func TestRegistryIndex(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := registrytest.Start(t)
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range []v1.Platform{{OS: "windows", Architecture: "amd64"}, {OS: "linux", Architecture: "s390x"}, {OS: "linux", Architecture: "arm64"}} {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, _ := img.ConfigFile()
-		cfg.Config.Labels = map[string]string{"arch": p.OS + "/" + p.Architecture}
-		if img, err = mutate.ConfigFile(img, cfg); err != nil {
-			t.Fatal(err)
-		}
+		img := registrytest.Image(t, map[string]string{"arch": p.OS + "/" + p.Architecture})
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
 	}
 	ref := host + "/captf/multi:1"
-	if err := remote.WriteIndex(mustRef(t, ref), idx); err != nil {
+	if err := remote.WriteIndex(registrytest.Ref(t, ref), idx); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ arch, want string }{{"arm64", "linux/arm64"}, {"amd64", "linux/s390x"}} {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,37 +25,10 @@ import (
 
 // Attacks on the evacuated destroy (a deleting object whose namespace is
 // being deleted is destroyed from an evacuation namespace of its own):
-// what an unlucky user does around it, and what they must see. A
-// namespace made in advance under the evacuation name cannot happen (the
-// name is random, recorded with its UID): internal/evacuation tests it.
-func TestEvacuationAttacks(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	env := sharedEnv(t)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for _, f := range []struct {
-		name string
-		run  func(t *testing.T, ctx context.Context, f *flow)
-	}{
-		{"evac-copy-lost", evacCopyLost},
-		{"evac-local-identity", evacLocalIdentity},
-		{"evac-chunked-state", evacChunkedState},
-	} {
-		wg.Go(func() {
-			t.Run(f.name, func(t *testing.T) {
-				fl := &flow{t: t, env: env, ns: f.name}
-				t.Cleanup(func() {
-					if t.Failed() {
-						fl.dump(context.WithoutCancel(ctx))
-					}
-				})
-				f.run(t, ctx, fl)
-			})
-		})
-	}
-}
+// what an unlucky user does around it, and what they must see; flows of
+// TestFlows. A namespace made in advance under the evacuation name cannot
+// happen (the name is random, recorded with its UID): internal/evacuation
+// tests it.
 
 // evacCondition is the object's ApplyJobSucceeded condition (a destroy
 // reports there) and whether the object still exists.

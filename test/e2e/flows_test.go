@@ -60,6 +60,9 @@ func TestFlows(t *testing.T) {
 		{"delete-infra-first", deleteInfraFirst("terraform")},
 		{"delete-namespace", deleteNamespace("tofu")},
 		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
+		{"evac-copy-lost", evacCopyLost},
+		{"evac-local-identity", evacLocalIdentity},
+		{"evac-chunked-state", evacChunkedState},
 	} {
 		wg.Go(func() {
 			t.Run(f.name, func(t *testing.T) {

@@ -7,22 +7,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/internal/test/registrytest"
 	"captf.io/captf/pkg/state"
 )
 
@@ -35,11 +30,9 @@ import (
 func TestOpenTofuImageOverASplitStateIsHeld(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "tofu")
-	srv := httptest.NewServer(registry.New())
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
-	tofu := pushLabelled(t, host+"/captf/noop-cluster:tofu", imagemeta.RuntimeTofu)
-	terraform := pushLabelled(t, host+"/captf/noop-cluster:terraform", imagemeta.RuntimeTerraform)
+	host := registrytest.Start(t)
+	tofu := registrytest.Push(t, host+"/captf/noop-cluster:tofu", map[string]string{imagemeta.LabelRuntime: imagemeta.RuntimeTofu})
+	terraform := registrytest.Push(t, host+"/captf/noop-cluster:terraform", map[string]string{imagemeta.LabelRuntime: imagemeta.RuntimeTerraform})
 
 	pieces := w.splitState(state.KindCluster, w.cluster)
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.Source.Image = tofu })
@@ -61,31 +54,6 @@ func TestOpenTofuImageOverASplitStateIsHeld(t *testing.T) {
 	w.eventually(time.Minute, "the apply starts on the Terraform image", func() (bool, error) {
 		return len(w.jobsOf("TerraformCluster", w.cluster, "apply")) > 0, nil
 	})
-}
-
-// pushLabelled pushes an image whose config says it runs runtime.
-func pushLabelled(t *testing.T, ref, runtime string) string {
-	t.Helper()
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Config.Labels = map[string]string{imagemeta.LabelRuntime: runtime, imagemeta.LabelRole: "cluster"}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(parsed, img); err != nil {
-		t.Fatal(err)
-	}
-	return ref
 }
 
 // splitState writes, before the object exists, a state of one resource

@@ -2,18 +2,11 @@ package machinetemplate_test
 
 import (
 	"encoding/base64"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +20,7 @@ import (
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/reconcilers/machinetemplate"
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/internal/test/registrytest"
 )
 
 var env *envtest.Env
@@ -37,47 +31,6 @@ func TestMain(m *testing.M) {
 
 const user, password = "puller", "pull-token-5e1f"
 
-// privateRegistry is a real registry (go-containerregistry's) that
-// answers only with Basic credentials, as a private registry does.
-func privateRegistry(t *testing.T) string {
-	t.Helper()
-	reg := registry.New()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
-			w.Header().Set("WWW-Authenticate", `Basic realm="captf-test"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		reg.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
-func push(t *testing.T, ref string, labels map[string]string) {
-	t.Helper()
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Config.Labels = labels
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth := remote.WithAuth(&authn.Basic{Username: user, Password: password})
-	if err := remote.Write(parsed, img, auth); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A template of a private image, read with its own image pull Secret:
 // the capacity and nodeInfo the autoscaler reads, the variables checked
 // against the image's schema without quoting a value, an event; then a
@@ -85,14 +38,13 @@ func push(t *testing.T, ref string, labels map[string]string) {
 func TestTemplateCapacityFromAPrivateImage(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := ctrl.LoggerInto(t.Context(), ctrl.Log)
-	host := privateRegistry(t)
-	img := host + "/captf/noop-machine:1"
-	push(t, img, map[string]string{
+	host := registrytest.Start(t, user, password)
+	img := registrytest.Push(t, host+"/captf/noop-machine:1", map[string]string{
 		imagemeta.LabelRuntime:               "tofu",
 		machinetemplate.LabelCapacity:        `{"cpu":"4","memory":"16Gi"}`,
 		machinetemplate.LabelNodeInfo:        `{"architecture":"amd64","operatingSystem":"linux"}`,
 		machinetemplate.LabelVariablesSchema: `{"type":"object","properties":{"size":{"type":"string","pattern":"^(small|large)$"}}}`,
-	})
+	}, &authn.Basic{Username: user, Password: password})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tmt-"}}
 	if err := env.Client.Create(ctx, ns); err != nil {
 		t.Fatal(err)
