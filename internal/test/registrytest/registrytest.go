@@ -23,7 +23,7 @@ import (
 // carry them, as a private registry does.
 func Start(t testing.TB, basic ...string) string {
 	t.Helper()
-	var h http.Handler = registry.New()
+	h := registry.New()
 	if len(basic) == 2 {
 		reg := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
