@@ -60,6 +60,7 @@ func TestFlows(t *testing.T) {
 		{"delete-infra-first", deleteInfraFirst("terraform")},
 		{"delete-namespace", deleteNamespace("tofu")},
 		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
+		{"machinedeployment", machineDeployment},
 		{"evac-copy-lost", evacCopyLost},
 		{"evac-local-identity", evacLocalIdentity},
 		{"evac-chunked-state", evacChunkedState},
