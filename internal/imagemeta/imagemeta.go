@@ -78,7 +78,7 @@ func (r Registry) Labels(ctx context.Context, ref string) (map[string]string, er
 	if r.Platform != nil {
 		platform = *r.Platform
 	}
-	desc, err := remote.Get(parsed, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc))
+	desc, err := remote.Get(parsed, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithTransport(capped{next: remote.DefaultTransport}))
 	if err != nil {
 		var terr *transport.Error
 		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
@@ -89,6 +89,13 @@ func (r Registry) Labels(ctx context.Context, ref string) (map[string]string, er
 	img, err := pick(desc, platform)
 	if err != nil {
 		return nil, fmt.Errorf("reading image %s: %w", ref, err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest of image %s: %w", ref, err)
+	}
+	if m.Config.Size > maxConfig {
+		return nil, fmt.Errorf("the config of image %s declares %d bytes, more than the %d its labels may take", ref, m.Config.Size, maxConfig)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
@@ -159,8 +166,12 @@ func (c *Cached) Labels(ctx context.Context, ref string) (map[string]string, err
 	if c.Now != nil {
 		now = c.Now
 	}
+	key := ref
+	if pull, ok := ctx.Value(pullSecretsKey{}).(pullKeychain); ok {
+		key += "|" + pull.fingerprint()
+	}
 	c.mu.Lock()
-	a, ok := c.answers[ref]
+	a, ok := c.answers[key]
 	c.mu.Unlock()
 	if ok && now().Before(a.expires) {
 		return a.labels, a.err
@@ -188,6 +199,6 @@ func (c *Cached) Labels(ctx context.Context, ref string) (map[string]string, err
 			clear(c.answers)
 		}
 	}
-	c.answers[ref] = answer{labels: labels, err: err, expires: now().Add(ttl)}
+	c.answers[key] = answer{labels: labels, err: err, expires: now().Add(ttl)}
 	return labels, err
 }

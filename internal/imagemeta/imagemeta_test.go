@@ -3,6 +3,7 @@ package imagemeta_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,5 +112,14 @@ func TestRegistryIndex(t *testing.T) {
 		if err != nil || got["arch"] != tc.want {
 			t.Errorf("for %s: labels %v, %v; want those of %s", tc.arch, got, err, tc.want)
 		}
+	}
+}
+
+// A registry cannot make the manager hold a config larger than 1 MiB.
+func TestRegistryCapsTheConfig(t *testing.T) {
+	host := registrytest.Start(t)
+	ref := registrytest.Push(t, host+"/captf/huge:1", map[string]string{"io.captf.variables-schema": strings.Repeat("x", 2<<20)})
+	if _, err := (imagemeta.Registry{}).Labels(t.Context(), ref); err == nil || !strings.Contains(err.Error(), "more than the 1048576") {
+		t.Fatalf("a 2 MiB config was read: %v", err)
 	}
 }

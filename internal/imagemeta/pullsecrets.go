@@ -2,8 +2,13 @@ package imagemeta
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -29,6 +34,20 @@ type dockerAuth struct {
 	Password string `json:"password"`
 }
 
+// fingerprint tells apart the credentials of two keychains (Cached keys
+// its answers by it: an answer read with one tenant's credentials is
+// never served to another).
+func (k pullKeychain) fingerprint() string {
+	h := sha256.New()
+	for _, s := range k {
+		for _, key := range slices.Sorted(maps.Keys(s.Data)) {
+			fmt.Fprintf(h, "%s/%s/%s=%d:", s.Namespace, s.Name, key, len(s.Data[key]))
+			h.Write(s.Data[key])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // pullKeychain resolves registries from the Secrets' Docker configs, the
 // first Secret that names a registry winning.
 type pullKeychain []corev1.Secret
@@ -37,7 +56,9 @@ type pullKeychain []corev1.Secret
 // none names it.
 func (k pullKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
 	for _, s := range k {
-		for host, a := range auths(s) {
+		all := auths(s)
+		for _, host := range slices.Sorted(maps.Keys(all)) {
+			a := all[host]
 			if normalizeHost(host) != target.RegistryStr() {
 				continue
 			}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"captf.io/captf/internal/imagemeta"
@@ -14,18 +16,34 @@ import (
 // labelTimeout bounds the registry read of one admission.
 const labelTimeout = 4 * time.Second
 
+// imageCheck is what the runtime switch check needs: the label reader, a
+// live reader for the object's image pull Secrets, and those.
+type imageCheck struct {
+	images imagemeta.Reader
+	reader client.Reader
+	ns     string
+	pull   []corev1.LocalObjectReference
+}
+
 // runtimeSwitch refuses moving an object whose state no longer fits one
-// Secret (status.stateBytes) to an image whose io.captf.runtime is tofu.
-// An image whose labels cannot be read, or that has none, is let through
-// with a warning: the manager checks again before each Job, and the
-// runner before writing.
-func runtimeSwitch(ctx context.Context, images imagemeta.Reader, oldImage, image string, stateBytes int64, path *field.Path) (admission.Warnings, *field.Error) {
-	if images == nil || image == oldImage || state.FitsOneSecret(stateBytes, 1) {
+// Secret (status.stateBytes) to an image whose io.captf.runtime is tofu,
+// read with the object's image pull Secrets. An image whose labels cannot
+// be read, or that has none, is let through with a warning: the manager
+// checks again before each Job, and the runner before writing.
+func runtimeSwitch(ctx context.Context, chk imageCheck, oldImage, image string, stateBytes int64, path *field.Path) (admission.Warnings, *field.Error) {
+	if chk.images == nil || image == oldImage || state.FitsOneSecret(stateBytes, 1) {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, labelTimeout)
 	defer cancel()
-	labels, err := images.Labels(ctx, image)
+	if chk.reader != nil {
+		pull, err := imagemeta.ReadPullSecrets(ctx, chk.reader, chk.ns, chk.pull)
+		if err != nil {
+			return admission.Warnings{"could not read the image pull Secrets (" + err.Error() + "): whether image " + image + "'s runtime can keep this object's state is checked before its Job runs"}, nil
+		}
+		ctx = imagemeta.WithPullSecrets(ctx, pull)
+	}
+	labels, err := chk.images.Labels(ctx, image)
 	switch {
 	case err != nil:
 		return admission.Warnings{"could not read the labels of image " + image + " (" + err.Error() + "): whether its runtime can keep this object's state is checked before its Job runs"}, nil

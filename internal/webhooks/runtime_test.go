@@ -50,7 +50,7 @@ func TestRuntimeSwitch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			asked = 0
-			warnings, refused := runtimeSwitch(t.Context(), images, "reg/m:old", tc.image, tc.bytes, path)
+			warnings, refused := runtimeSwitch(t.Context(), imageCheck{images: images}, "reg/m:old", tc.image, tc.bytes, path)
 			switch {
 			case tc.refused == "" && refused != nil:
 				t.Errorf("refused: %v", refused)

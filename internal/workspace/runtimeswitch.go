@@ -2,7 +2,10 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/imagemeta"
@@ -14,25 +17,39 @@ const labelTimeout = 10 * time.Second
 
 // runtimeRefusal says why the op Job of image img must not run: the
 // image's runtime keeps the state in one Secret (io.captf.runtime=tofu)
-// and the object's state does not fit one. The labels are read only for
-// such a state; "" lets the Job run, also when they cannot be read (the
-// runner refuses to write a base Secret while -part-N Secrets exist).
-// Only an apply or a plan runs the image of the spec on this state: the
-// others run the one recorded with it, and a restore pushes a backup (the
-// runner checks it).
-func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img string) string {
+// and the object's state does not fit one (status False); or the image is
+// another than the one last applied and its labels cannot be read, so
+// that nothing says it can (status Unknown, retried). The labels are read,
+// with the object's image pull Secrets, only for such a state; "" lets the
+// Job run. Only an apply or a plan runs the image of the spec on this
+// state: the others run the one recorded with it, and a restore pushes a
+// backup (the runner checks it).
+func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img string) (string, metav1.ConditionStatus, error) {
 	if p.e.Images == nil || (op != decide.OpApply && op != decide.OpPlan) {
-		return ""
+		return "", "", nil
 	}
 	bytes, pieces := p.w.Status.StateBytes, len(p.stSecrets)
 	if state.FitsOneSecret(bytes, pieces) {
-		return ""
+		return "", "", nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, labelTimeout)
+	pull, err := imagemeta.ReadPullSecrets(ctx, p.e.APIReader, p.obj.GetNamespace(), p.eff.Policy.ImagePullSecrets)
+	if err != nil {
+		return "", "", err
+	}
+	ctx, cancel := context.WithTimeout(imagemeta.WithPullSecrets(ctx, pull), labelTimeout)
 	defer cancel()
 	labels, err := p.e.Images.Labels(ctx, img)
-	if err != nil || labels[imagemeta.LabelRuntime] != imagemeta.RuntimeTofu {
-		return ""
+	applied := p.w.Status.Source.Image
+	if p.inputs.applied != nil {
+		applied = p.inputs.applied.Image
 	}
-	return state.OneSecretRefusal(img, bytes, pieces)
+	switch {
+	case err == nil && labels[imagemeta.LabelRuntime] == imagemeta.RuntimeTofu:
+		return state.OneSecretRefusal(img, bytes, pieces), metav1.ConditionFalse, nil
+	case err != nil && applied != "" && applied != img:
+		return fmt.Sprintf("Could not read the labels of image %s (%s) to check that its runtime can keep this object's state (%.2f MiB compressed, more than OpenTofu keeps); "+
+			"the %s waits and retries. Make the image's io.captf.runtime label readable (spec.jobs.imagePullSecrets), or go back to image %s",
+			img, err, float64(bytes)/(1<<20), op, applied), metav1.ConditionUnknown, nil
+	}
+	return "", "", nil
 }

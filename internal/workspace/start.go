@@ -122,8 +122,15 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		}
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
 	}
-	if msg := p.runtimeRefusal(ctx, op, in.image); msg != "" {
-		return p.waitOn(op, metav1.ConditionFalse, infrav1.RuntimeCannotKeepStateReason, msg, PolicyRequeue)
+	if msg, status, err := p.runtimeRefusal(ctx, op, in.image); err != nil || msg != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		after := PolicyRequeue
+		if status == metav1.ConditionUnknown {
+			after = decide.GateRequeue
+		}
+		return p.waitOn(op, status, infrav1.RuntimeCannotKeepStateReason, msg, after)
 	}
 	if p.evacNS != nil {
 		if why, err := p.homePodRuns(ctx); err != nil || why != "" {

@@ -13,7 +13,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -223,17 +225,42 @@ func collect(e *jsonschema.ValidationError, into *[]Violation) {
 }
 
 // describe renders a rule without the offending value: the library's
-// messages for these kinds quote it.
+// messages for the kinds below quote it (or its length, or a part of it),
+// so they are written from the schema's side only.
 func describe(k jsonschema.ErrorKind) string {
+	num := func(r *big.Rat) string { f, _ := r.Float64(); return strconv.FormatFloat(f, 'g', -1, 64) }
 	switch k := k.(type) {
 	case *kind.Pattern:
-		return "does not match the pattern the contract requires"
+		return "does not match the pattern the schema requires"
 	case *kind.Format:
 		return "is not a valid " + k.Want
 	case *kind.AdditionalProperties:
-		return "has properties the contract does not define: " + strings.Join(k.Properties, ", ")
+		return "has properties the schema does not define: " + strings.Join(k.Properties, ", ")
+	case *kind.Minimum:
+		return "is below the minimum " + num(k.Want)
+	case *kind.Maximum:
+		return "is above the maximum " + num(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "is not above " + num(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "is not below " + num(k.Want)
+	case *kind.MultipleOf:
+		return "is not a multiple of " + num(k.Want)
+	case *kind.MinLength:
+		return "is shorter than " + strconv.Itoa(k.Want) + " characters"
+	case *kind.MaxLength:
+		return "is longer than " + strconv.Itoa(k.Want) + " characters"
+	case *kind.ContentEncoding:
+		return "is not " + k.Want + " encoded"
+	case *kind.ContentMediaType:
+		return "is not of media type " + k.Want
+	case *kind.PropertyNames:
+		return "has a property name the schema refuses"
+	case *kind.Type, *kind.Enum, *kind.Const, *kind.Required, *kind.MinProperties, *kind.MaxProperties,
+		*kind.MinItems, *kind.MaxItems, *kind.UniqueItems, *kind.DependentRequired, *kind.Dependency, *kind.FalseSchema:
+		return k.LocalizedString(printer) // the schema's side, or types and counts
 	default:
-		return k.LocalizedString(printer)
+		return "breaks the rule " + strings.Join(k.KeywordPath(), "/")
 	}
 }
 

@@ -60,7 +60,7 @@ func TestViolationsNameThePathAndNeverTheValue(t *testing.T) {
 		{"missing contract input", contract.RoleCluster, "inputs", func(d map[string]any) { delete(d, "control_plane_initialized") },
 			[]string{"(document)", "control_plane_initialized"}},
 		{"extra input", contract.RoleCluster, "inputs", func(d map[string]any) { d["region"] = "eu-1" },
-			[]string{"has properties the contract does not define: region"}},
+			[]string{"has properties the schema does not define: region"}},
 		{"wrong kind for the role", contract.RoleCluster, "inputs", func(d map[string]any) {
 			d["captf_object"].(map[string]any)["kind"] = "TerraformMachine"
 		}, []string{"/captf_object/kind", "TerraformCluster"}},
@@ -215,14 +215,17 @@ func encodeRaw(t *testing.T, m map[string]json.RawMessage) []byte {
 // A schema from an image is checked without quoting the values, and
 // fetches nothing outside itself.
 func TestSchemaViolations(t *testing.T) {
-	schema := []byte(`{"type":"object","properties":{"size":{"type":"string","pattern":"^(small|large)$"},"count":{"type":"integer","maximum":3}},"required":["size"]}`)
-	got, err := contract.SchemaViolations(schema, []byte(`{"size":"secret-value-81c2","count":9}`))
-	if err != nil || len(got) != 2 || got[0].Path != "/count" || got[1].Path != "/size" {
+	schema := []byte(`{"type":"object","properties":{"size":{"type":"string","pattern":"^(small|large)$"},"count":{"type":"integer","maximum":3},` +
+		`"port":{"type":"number","minimum":1024},"step":{"multipleOf":5},"name":{"minLength":20}},"required":["size"]}`)
+	got, err := contract.SchemaViolations(schema, []byte(`{"size":"secret-value-81c2","count":98127,"port":81271,"step":81277,"name":"secret-name-66a1"}`))
+	if err != nil || len(got) != 4 || got[0].Path != "/count" || got[3].Path != "/step" {
 		t.Fatalf("violations %+v, %v", got, err)
 	}
 	for _, v := range got {
-		if strings.Contains(v.Message, "secret-value-81c2") {
-			t.Errorf("the violation quotes the value: %s", v.Message)
+		for _, secret := range []string{"secret-value-81c2", "98127", "81277", "secret-name-66a1", "16"} {
+			if strings.Contains(v.Message, secret) {
+				t.Errorf("the violation of %s quotes the value (or its length): %s", v.Path, v.Message)
+			}
 		}
 	}
 	if got, err := contract.SchemaViolations(schema, []byte(`{"size":"small"}`)); err != nil || len(got) != 0 {

@@ -74,6 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !tmt.DeletionTimestamp.IsZero() || resolved(tmt) {
+		r.forget(tmt.UID)
 		return ctrl.Result{}, nil
 	}
 	spec := tmt.Spec.Template.Spec
@@ -91,6 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := tmt.DeepCopy()
 	prev := meta.FindStatusCondition(tmt.Status.Conditions, infrav1.CapacityResolvedCondition)
 	tmt.Status.Capacity, tmt.Status.NodeInfo, tmt.Status.CapacitySource = res.Capacity, res.NodeInfo, res.CapacitySource
+	res.Condition.ObservedGeneration, vars.ObservedGeneration = tmt.Generation, tmt.Generation
 	meta.SetStatusCondition(&tmt.Status.Conditions, res.Condition)
 	meta.SetStatusCondition(&tmt.Status.Conditions, vars)
 	if !equality.Semantic.DeepEqual(before.Status, tmt.Status) {
@@ -135,18 +137,13 @@ func resolved(tmt *infrav1.TerraformMachineTemplate) bool {
 func (r *Reconciler) inspect(ctx context.Context, tmt *infrav1.TerraformMachineTemplate) (Inspection, error) {
 	spec := tmt.Spec.Template.Spec
 	in := Inspection{Image: spec.Source.Image}
-	var pull []corev1.Secret
+	var refs []corev1.LocalObjectReference
 	if spec.Jobs != nil {
-		for _, ref := range spec.Jobs.ImagePullSecrets {
-			s := &corev1.Secret{}
-			err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: tmt.Namespace, Name: ref.Name}, s)
-			if client.IgnoreNotFound(err) != nil {
-				return in, fmt.Errorf("reading image pull Secret %s: %w", ref.Name, err)
-			}
-			if err == nil {
-				pull = append(pull, *s)
-			}
-		}
+		refs = spec.Jobs.ImagePullSecrets
+	}
+	pull, err := imagemeta.ReadPullSecrets(ctx, r.APIReader, tmt.Namespace, refs)
+	if err != nil {
+		return in, err
 	}
 	ctx, cancel := context.WithTimeout(imagemeta.WithPullSecrets(ctx, pull), inspectBudget)
 	defer cancel()
@@ -162,15 +159,16 @@ func (r *Reconciler) report(tmt *infrav1.TerraformMachineTemplate, in Inspection
 			reason = "not_found"
 		}
 		metrics.ObserveImageInspectError(reason)
-		if prev == nil || prev.Reason != infrav1.ImageInspectFailedReason {
-			r.Recorder.Eventf(tmt, nil, corev1.EventTypeWarning, infrav1.ImageInspectFailedReason, "Inspect", "Could not read image %s: %s", in.Image, in.Err)
+		failing := prev != nil && (prev.Reason == infrav1.ImageInspectFailedReason || strings.HasPrefix(prev.Message, notInspected))
+		if !failing {
+			r.Recorder.Eventf(tmt, nil, corev1.EventTypeWarning, infrav1.ImageInspectFailedReason, "Inspect", "%s", cut(fmt.Sprintf("Could not read image %s: %s", in.Image, in.Err), maxNote))
 		}
 	}
 	if res.Condition.Reason == infrav1.CapacityLabelInvalidReason && (prev == nil || prev.Reason != infrav1.CapacityLabelInvalidReason) {
 		metrics.ObserveImageInspectError("label_invalid")
 	}
 	if res.Changed {
-		r.Recorder.Eventf(tmt, nil, corev1.EventTypeNormal, infrav1.CapacityResolvedCondition, "Resolve", "%s", res.Condition.Message)
+		r.Recorder.Eventf(tmt, nil, corev1.EventTypeNormal, infrav1.CapacityResolvedCondition, "Resolve", "%s", cut(res.Condition.Message, maxNote))
 	}
 }
 

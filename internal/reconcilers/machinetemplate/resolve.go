@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,7 +62,7 @@ type Resolved struct {
 func Resolve(spec corev1.ResourceList, in Inspection, before infrav1.TerraformMachineTemplateStatus) Resolved {
 	out := Resolved{NodeInfo: before.NodeInfo}
 	cond := func(status metav1.ConditionStatus, reason, format string, args ...any) {
-		out.Condition = metav1.Condition{Type: infrav1.CapacityResolvedCondition, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
+		out.Condition = metav1.Condition{Type: infrav1.CapacityResolvedCondition, Status: status, Reason: reason, Message: cut(fmt.Sprintf(format, args...), maxMessage)}
 	}
 	var labelErr error
 	if in.Err == nil {
@@ -80,8 +81,12 @@ func Resolve(spec corev1.ResourceList, in Inspection, before infrav1.TerraformMa
 	case len(spec) > 0:
 		out.Capacity, out.CapacitySource = spec.DeepCopy(), &infrav1.CapacitySource{Source: "Spec", Image: in.Image}
 		cond(metav1.ConditionTrue, infrav1.CapacityResolvedReason, "Capacity from spec.capacity (%s)", describe(out.Capacity))
-	case in.Err != nil:
+	case in.Err != nil && before.CapacitySource != nil && before.CapacitySource.Source == "Image":
 		out.Capacity, out.CapacitySource = before.Capacity, before.CapacitySource
+		cond(metav1.ConditionFalse, infrav1.ImageInspectFailedReason, "Could not read image %s: %s; retrying", in.Image, in.Err)
+		out.Retry = true
+	case in.Err != nil:
+		// A spec.capacity taken away is not kept: nobody declares it.
 		cond(metav1.ConditionFalse, infrav1.ImageInspectFailedReason, "Could not read image %s: %s; retrying", in.Image, in.Err)
 		out.Retry = true
 	default:
@@ -176,4 +181,23 @@ func describe(l corev1.ResourceList) string {
 		parts = append(parts, string(k)+"="+q.String())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Bounds of what the controller writes: a condition message (a registry's
+// error can be long) and an event note.
+const (
+	maxMessage = 1024
+	maxNote    = 512
+)
+
+// cut shortens s to at most n bytes, on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n-3]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "..."
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -64,6 +65,11 @@ func TestResolve(t *testing.T) {
 		{name: "an unreadable image keeps what was resolved and retries", in: Inspection{Image: img, Err: down},
 			before:   infrav1.TerraformMachineTemplateStatus{Capacity: list("cpu", "2"), NodeInfo: arm, CapacitySource: &infrav1.CapacitySource{Source: "Image", Image: "reg/captf/machine:0"}},
 			capacity: list("cpu", "2"), source: "Image", nodeInfo: arm, status: "False", reason: infrav1.ImageInspectFailedReason, message: "registry unreachable", retry: true},
+		{name: "a spec.capacity taken away is not kept while the image cannot be read", in: Inspection{Image: img, Err: down},
+			before: infrav1.TerraformMachineTemplateStatus{Capacity: list("cpu", "8"), CapacitySource: &infrav1.CapacitySource{Source: "Spec", Image: img}},
+			status: "False", reason: infrav1.ImageInspectFailedReason, message: "registry unreachable", changed: true, retry: true},
+		{name: "a registry error of any length is cut", in: Inspection{Image: img, Err: errors.New(strings.Repeat("é", 4000))},
+			status: "False", reason: infrav1.ImageInspectFailedReason, message: "...", retry: true},
 		{name: "the same answer changes nothing", in: labels(LabelCapacity, `{"cpu":"2"}`, LabelNodeInfo, `{"architecture":"arm64","operatingSystem":"linux"}`),
 			before:   infrav1.TerraformMachineTemplateStatus{Capacity: list("cpu", "2"), NodeInfo: arm},
 			capacity: list("cpu", "2"), source: "Image", nodeInfo: arm, status: "True", reason: infrav1.CapacityResolvedReason, message: "cpu=2"},
@@ -83,6 +89,9 @@ func TestResolve(t *testing.T) {
 			}
 			if (got.NodeInfo == nil) != (tc.nodeInfo == nil) || got.NodeInfo != nil && *got.NodeInfo != *tc.nodeInfo {
 				t.Errorf("nodeInfo %+v, want %+v", got.NodeInfo, tc.nodeInfo)
+			}
+			if len(c.Message) > maxMessage || !utf8.ValidString(c.Message) {
+				t.Errorf("the message has %d bytes (at most %d), valid UTF-8 %v", len(c.Message), maxMessage, utf8.ValidString(c.Message))
 			}
 			if got.Changed != tc.changed || got.Retry != tc.retry {
 				t.Errorf("changed %v retry %v, want %v %v", got.Changed, got.Retry, tc.changed, tc.retry)

@@ -25,7 +25,7 @@ const maxViolations = 8
 // yet (retried in 30 s).
 func Variables(in Inspection, inline *apiextensionsv1.JSON, sources []inputs.Source) (cond metav1.Condition, pending bool) {
 	set := func(status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
-		return metav1.Condition{Type: infrav1.VariablesValidCondition, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
+		return metav1.Condition{Type: infrav1.VariablesValidCondition, Status: status, Reason: reason, Message: cut(fmt.Sprintf(format, args...), maxMessage)}
 	}
 	if in.Err != nil {
 		return set(metav1.ConditionUnknown, infrav1.VariablesSchemaUnavailableReason, "Could not read image %s: %s", in.Image, in.Err), false
