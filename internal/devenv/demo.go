@@ -22,9 +22,11 @@ const QuickstartNamespace = "default"
 // two Machines and a MachinePool with their CAPTF infrastructure, waits
 // until CAPTF has applied every module and Cluster API has taken the
 // results (endpoint, providerIDs), lists the objects with their status,
-// shows invalid objects being rejected with their fields named, then
-// deletes the Cluster, waits until Cluster API and CAPTF have destroyed
-// everything, and checks that nothing CAPTF made is left.
+// shows invalid objects being rejected with their fields named, runs a
+// MachineDeployment (examples/machinedeployment: created, scaled, rolled
+// out to another template), then deletes the Cluster, waits until Cluster
+// API and CAPTF have destroyed everything, and checks that nothing CAPTF
+// made is left.
 func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 	start := time.Now()
 	dir := filepath.Join(e.Repo, "examples", "quickstart")
@@ -59,7 +61,11 @@ func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintln(out, "\nDeleting the Cluster: Cluster API deletes its Machines, its MachinePool and their infrastructure; CAPTF destroys each first")
+	workers, err := e.demoMachineDeployment(ctx, out, start)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nDeleting the Cluster: Cluster API deletes its Machines, its MachineDeployment, its MachinePool and their infrastructure; CAPTF destroys each first")
 	destroyStart := time.Now()
 	if err := Delete(ctx, e.Client, ofKinds(objs, "Cluster")); err != nil {
 		return err
@@ -67,6 +73,10 @@ func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 	if err := e.waitEach(ctx, out, destroyStart, append(capi, infra...), gone); err != nil {
 		return err
 	}
+	if err := e.waitMachines(ctx, io.Discard, destroyStart, demoTemplateV2, 0); err != nil {
+		return err
+	}
+	objs = append(objs, workers...)
 	destroys, err := e.destroyRuns(infra)
 	if err != nil {
 		return err

@@ -55,7 +55,8 @@ func tail(b []byte, n int) []byte {
 // The README's demo: CAPTF provisions a cluster, two machines (one per
 // runtime) and a machine pool through the real Cluster API manager, with
 // real runs on the local node; the real Cluster API takes the results;
-// invalid objects are rejected naming their fields; deleting the Cluster
+// invalid objects are rejected naming their fields; a MachineDeployment is
+// created, scaled and rolled out to another template; deleting the Cluster
 // destroys everything with destroy Jobs and nothing is left.
 //
 // Not parallel: its checks cover the whole shared environment (every run of
@@ -80,6 +81,8 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 		"spec.drift.intervalSeconds",
 		"lockTimeoutSeconds must be lower than activeDeadlineSeconds",
 		"spec.jobs.env[1].name",
+		"0 from quickstart-workers-v1, 3 from quickstart-workers-v2; 3 of 3 from quickstart-workers-v2 provisioned",
+		"template quickstart-workers-v2 tells the cluster autoscaler each machine brings cpu 2, memory 4Gi",
 		"TerraformMachine/quickstart-cp-0       destroyed and deleted",
 		"TerraformCluster/quickstart            destroyed and deleted",
 		"Nothing is left",
