@@ -73,7 +73,7 @@ func TestReadClusterConditions(t *testing.T) {
 		{name: "invalid outranks pending", changes: map[string]string{
 			"health": "null", "failure_domains": `[{"name":""}]`,
 		}, status: metav1.ConditionFalse, reason: infrav1.OutputsInvalidReason,
-			fragments: []string{"failure_domains/0/name: minLength: got 0, want 1; health is null"}},
+			fragments: []string{"failure_domains/0/name: minLength: must have at least 1 characters; health is null"}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ func TestReadMachineConditions(t *testing.T) {
 		{name: "provider ID not stored: pending", changes: map[string]string{"provider_id": absent, "addresses": absent},
 			status: metav1.ConditionUnknown, reason: infrav1.OutputsPendingReason, pending: []string{"addresses", "provider_id"}},
 		{name: "provider ID too long", changes: map[string]string{"provider_id": `"` + strings.Repeat("p", 513) + `"`},
-			status: metav1.ConditionFalse, reason: infrav1.OutputsInvalidReason, fragments: []string{"provider_id: maxLength: got 513, want 512"}},
+			status: metav1.ConditionFalse, reason: infrav1.OutputsInvalidReason, fragments: []string{"provider_id: maxLength: must have at most 512 characters"}},
 		{name: "provider ID changed", changes: map[string]string{"provider_id": `"aws:///zone-a/i-2"`}, expect: outputs.MachineExpect{ProviderID: "aws:///zone-a/i-1"},
 			status: metav1.ConditionFalse, reason: infrav1.ProviderIDChangedReason, fragments: []string{"provider_id differs from spec.providerID"}},
 		{name: "provider ID null after it was written", changes: map[string]string{"provider_id": absent}, expect: outputs.MachineExpect{ProviderID: "aws:///zone-a/i-1"},

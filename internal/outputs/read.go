@@ -168,35 +168,12 @@ func violations(in []contract.Violation) []contract.Violation {
 		if noise(v) {
 			continue
 		}
-		v.Message = unquote(v.Message)
 		if !seen[v] {
 			seen[v] = true
 			out = append(out, v)
 		}
 	}
 	return out
-}
-
-// bounds are the schema rules whose library message quotes the number it
-// got ("maximum: got 70000, want 65535"), with what to say instead.
-var bounds = map[string]string{
-	"minimum":          "must be at least ",
-	"maximum":          "must be at most ",
-	"exclusiveMinimum": "must be greater than ",
-	"exclusiveMaximum": "must be less than ",
-}
-
-// unquote rewrites a bound's message without the value it got.
-func unquote(msg string) string {
-	rule, rest, ok := strings.Cut(msg, ": got ")
-	if say, bound := bounds[rule]; ok && bound {
-		if _, want, ok := strings.Cut(rest, ", want "); ok {
-			// The library prints English digit grouping: 65,535.
-			return say + strings.ReplaceAll(want, ",", "")
-		}
-		return say[:len(say)-1]
-	}
-	return msg
 }
 
 // contractWords are the names a path into the outputs may show: contract

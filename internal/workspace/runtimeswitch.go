@@ -39,9 +39,12 @@ func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img stri
 	ctx, cancel := context.WithTimeout(imagemeta.WithPullSecrets(ctx, pull), labelTimeout)
 	defer cancel()
 	labels, err := p.e.Images.Labels(ctx, img)
-	applied := p.w.Status.Source.Image
-	if p.inputs.applied != nil {
+	applied := ""
+	switch {
+	case p.inputs.applied != nil:
 		applied = p.inputs.applied.Image
+	case p.w.Status.Source != nil:
+		applied = p.w.Status.Source.Image
 	}
 	switch {
 	case err == nil && labels[imagemeta.LabelRuntime] == imagemeta.RuntimeTofu:

@@ -237,19 +237,19 @@ func describe(k jsonschema.ErrorKind) string {
 	case *kind.AdditionalProperties:
 		return "has properties the schema does not define: " + strings.Join(k.Properties, ", ")
 	case *kind.Minimum:
-		return "is below the minimum " + num(k.Want)
+		return "must be at least " + num(k.Want)
 	case *kind.Maximum:
-		return "is above the maximum " + num(k.Want)
+		return "must be at most " + num(k.Want)
 	case *kind.ExclusiveMinimum:
-		return "is not above " + num(k.Want)
+		return "must be greater than " + num(k.Want)
 	case *kind.ExclusiveMaximum:
-		return "is not below " + num(k.Want)
+		return "must be less than " + num(k.Want)
 	case *kind.MultipleOf:
-		return "is not a multiple of " + num(k.Want)
+		return "must be a multiple of " + num(k.Want)
 	case *kind.MinLength:
-		return "is shorter than " + strconv.Itoa(k.Want) + " characters"
+		return "minLength: must have at least " + strconv.Itoa(k.Want) + " characters"
 	case *kind.MaxLength:
-		return "is longer than " + strconv.Itoa(k.Want) + " characters"
+		return "maxLength: must have at most " + strconv.Itoa(k.Want) + " characters"
 	case *kind.ContentEncoding:
 		return "is not " + k.Want + " encoded"
 	case *kind.ContentMediaType:

@@ -4,6 +4,8 @@
 package registrytest
 
 import (
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,7 +25,7 @@ import (
 // carry them, as a private registry does.
 func Start(t testing.TB, basic ...string) string {
 	t.Helper()
-	h := registry.New()
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	if len(basic) == 2 {
 		reg := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
