@@ -87,6 +87,9 @@ type Options struct {
 	// ImagePullGrace, when set, replaces the manager's image pull grace
 	// (workspace.ImagePullGrace). No flag sets it; tests shorten it.
 	ImagePullGrace time.Duration
+	// CrashOnPanic makes a panic in one of the manager's passes end the
+	// process instead of being recovered and logged: the tests set it.
+	CrashOnPanic bool
 }
 
 func scheme() (*runtime.Scheme, error) {
@@ -169,7 +172,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 			opts.Kubeconfig, net.JoinHostPort(host, strconv.Itoa(port)))
 	} else {
 		fmt.Fprintln(opts.Log, "Starting the CAPTF manager and its webhooks")
-		if err := env.startManager(ctx, opts.ImagePullGrace); err != nil {
+		if err := env.startManager(ctx, opts.ImagePullGrace, opts.CrashOnPanic); err != nil {
 			_ = env.Down()
 			return nil, err
 		}

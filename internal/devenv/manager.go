@@ -84,7 +84,7 @@ func (e *Env) prepareManager(ctx context.Context) error {
 // cmd/manager builds it and authenticated as its ServiceAccount, serving
 // the webhooks the control plane was told about, and returns once it
 // reports ready (its webhook server serves).
-func (e *Env) startManager(ctx context.Context, imagePullGrace time.Duration) error {
+func (e *Env) startManager(ctx context.Context, imagePullGrace time.Duration, crashOnPanic bool) error {
 	if err := setManagerEnv(); err != nil {
 		return err
 	}
@@ -101,6 +101,7 @@ func (e *Env) startManager(ctx context.Context, imagePullGrace time.Duration) er
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
 	o.RunnerImage = RunnerImage
 	o.ImageLabels = e.labels
+	o.CrashOnPanic = crashOnPanic
 	m, err := startReady(ctx, cfg, o, func(e *workspace.Options) { e.ImagePullGrace = imagePullGrace })
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -113,6 +114,9 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port: o.WebhookPort, CertDir: o.WebhookCertDir, CertName: o.WebhookCertName, KeyName: o.WebhookKeyName, TLSOpts: tlsOpts,
 		}),
+	}
+	if o.CrashOnPanic {
+		mo.Controller.RecoverPanic = ptr.To(false)
 	}
 	for _, tweak := range tweaks {
 		tweak(&mo)

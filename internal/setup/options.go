@@ -65,6 +65,10 @@ type Options struct {
 	// from the images' registries, anonymously, each answer kept five
 	// minutes. The local environment serves its image store's.
 	ImageLabels imagemeta.Reader
+	// CrashOnPanic, not a flag, lets a panic in a controller's pass end
+	// the process (controller-runtime recovers and logs it otherwise): the
+	// tests set it, so that no panic goes unnoticed.
+	CrashOnPanic bool
 }
 
 // LeaderElectionID is the leader election Lease, in the manager's namespace.

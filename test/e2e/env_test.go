@@ -102,6 +102,7 @@ func startShared(tools string) (*devenv.Env, error) {
 		// An unpullable image is given up on sooner than in production
 		// (2 min), so that its flow takes seconds.
 		ImagePullGrace: 15 * time.Second,
+		CrashOnPanic:   true,
 	})
 }
 

@@ -107,6 +107,9 @@ func runManager() error {
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = health, "0", port, certDir
 	o.RunnerImage = "local/captf-manager:test"
 	o.RunnerEvents = false
+	// A panic in a pass fails the suite at once, where controller-runtime
+	// would recover it, log it and try again.
+	o.CrashOnPanic = true
 	built, err := setup.BuildManager(cfg, o)
 	if err != nil {
 		return err
