@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -163,6 +165,12 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	cond, err := runnerrbac.Ensure(ctx, p.e.Client, p.runNamespace(), p.runnerAccount())
 	p.set(cond)
 	p.rbacReady = cond.Status == metav1.ConditionTrue
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace is going and takes no new account: the condition
+		// says so, and the object's own deletion follows; not a pass error
+		// to log and retry.
+		return nil
+	}
 	return err
 }
 
