@@ -149,6 +149,17 @@ func MarkStateCopied(ctx context.Context, c client.Client, ns *corev1.Namespace)
 	return c.Patch(ctx, ns, patch)
 }
 
+// UnmarkStateCopied records on ns that its state copy is no longer whole
+// (it was lost): the next Job copies the state in again.
+func UnmarkStateCopied(ctx context.Context, c client.Client, ns *corev1.Namespace) error {
+	if _, ok := ns.Annotations[StateCopiedAnnotation]; !ok {
+		return nil
+	}
+	patch := client.MergeFrom(ns.DeepCopy())
+	delete(ns.Annotations, StateCopiedAnnotation)
+	return c.Patch(ctx, ns, patch)
+}
+
 // Release lets the copies go that the protection keeps in ns (the state
 // pieces), so that the namespace can finish deleting.
 func Release(ctx context.Context, c client.Client, r client.Reader, ns string) error {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/pkg/state"
 )
@@ -23,6 +24,29 @@ type imageCheck struct {
 	reader client.Reader
 	ns     string
 	pull   []corev1.LocalObjectReference
+}
+
+// RuntimeSwitch is the runtime switch check of the kinds whose image may
+// change (TerraformCluster, TerraformMachinePool): Images reads module
+// images' labels, with the object's image pull Secrets read through
+// Reader; nil Images skips the check.
+type RuntimeSwitch struct {
+	Images imagemeta.Reader
+	Reader client.Reader
+}
+
+// check runs runtimeSwitch for an object of namespace ns with jobs policy
+// jobs, appending a refusal to errs.
+func (r RuntimeSwitch) check(ctx context.Context, ns string, jobs *infrav1.JobsSpec, oldImage, image string, stateBytes int64, errs field.ErrorList) (admission.Warnings, field.ErrorList) {
+	chk := imageCheck{images: r.Images, reader: r.Reader, ns: ns}
+	if jobs != nil {
+		chk.pull = jobs.ImagePullSecrets
+	}
+	warnings, refused := runtimeSwitch(ctx, chk, oldImage, image, stateBytes, field.NewPath("spec", "source", "image"))
+	if refused != nil {
+		errs = append(errs, refused)
+	}
+	return warnings, errs
 }
 
 // runtimeSwitch refuses moving an object whose state no longer fits one

@@ -5,21 +5,15 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/pkg/contract"
 )
 
 // ClusterValidator validates TerraformClusters.
 type ClusterValidator struct {
-	// Images reads module images' labels (the runtime switch check), with
-	// the object's image pull Secrets read through Reader; nil Images
-	// skips that check.
-	Images imagemeta.Reader
-	Reader client.Reader
+	RuntimeSwitch
 }
 
 var _ admission.Validator[*infrav1.TerraformCluster] = &ClusterValidator{}
@@ -37,14 +31,7 @@ func (v *ClusterValidator) ValidateUpdate(ctx context.Context, oldC, c *infrav1.
 	if variablesChanged(oldC.Spec.Variables, c.Spec.Variables) {
 		errs = append(errs, validateVariables(contract.RoleCluster, c.Spec.Variables, field.NewPath("spec", "variables"))...)
 	}
-	chk := imageCheck{images: v.Images, reader: v.Reader, ns: c.Namespace}
-	if c.Spec.Jobs != nil {
-		chk.pull = c.Spec.Jobs.ImagePullSecrets
-	}
-	warnings, refused := runtimeSwitch(ctx, chk, oldC.Spec.Source.Image, c.Spec.Source.Image, oldC.Status.StateBytes, field.NewPath("spec", "source", "image"))
-	if refused != nil {
-		errs = append(errs, refused)
-	}
+	warnings, errs := v.check(ctx, c.Namespace, c.Spec.Jobs, oldC.Spec.Source.Image, c.Spec.Source.Image, oldC.Status.StateBytes, errs)
 	return warnings, clusterInvalid(c, errs)
 }
 

@@ -5,21 +5,15 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/pkg/contract"
 )
 
 // MachinePoolValidator validates TerraformMachinePools.
 type MachinePoolValidator struct {
-	// Images reads module images' labels (the runtime switch check), with
-	// the object's image pull Secrets read through Reader; nil Images
-	// skips that check.
-	Images imagemeta.Reader
-	Reader client.Reader
+	RuntimeSwitch
 }
 
 var _ admission.Validator[*infrav1.TerraformMachinePool] = &MachinePoolValidator{}
@@ -40,14 +34,7 @@ func (v *MachinePoolValidator) ValidateUpdate(ctx context.Context, old, m *infra
 	if variablesChanged(old.Spec.Variables, m.Spec.Variables) {
 		errs = append(errs, validateVariables(contract.RoleMachinePool, m.Spec.Variables, field.NewPath("spec", "variables"))...)
 	}
-	chk := imageCheck{images: v.Images, reader: v.Reader, ns: m.Namespace}
-	if m.Spec.Jobs != nil {
-		chk.pull = m.Spec.Jobs.ImagePullSecrets
-	}
-	warnings, refused := runtimeSwitch(ctx, chk, old.Spec.Source.Image, m.Spec.Source.Image, old.Status.StateBytes, field.NewPath("spec", "source", "image"))
-	if refused != nil {
-		errs = append(errs, refused)
-	}
+	warnings, errs := v.check(ctx, m.Namespace, m.Spec.Jobs, old.Spec.Source.Image, m.Spec.Source.Image, old.Status.StateBytes, errs)
 	return warnings, poolInvalid(m, errs)
 }
 

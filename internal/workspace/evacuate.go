@@ -69,8 +69,7 @@ func (p *pass) copyBack(ctx context.Context) (string, error) {
 			if err := evacuation.Release(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name); err != nil {
 				return "", err
 			}
-			if err := p.e.Client.Patch(ctx, p.evacNS, client.RawPatch("application/merge-patch+json",
-				fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, evacuation.StateCopiedAnnotation))); err != nil {
+			if err := evacuation.UnmarkStateCopied(ctx, p.e.Client, p.evacNS); err != nil {
 				return "", err
 			}
 		case err != nil:
