@@ -6,7 +6,8 @@
 #
 # Components (default: all but lint):
 #   control-plane  etcd, kube-apiserver, kube-controller-manager, kubectl
-#   capi           Cluster API core manager, its CRDs and webhook manifests
+#   capi           Cluster API's core, kubeadm bootstrap and kubeadm control
+#                  plane managers, their CRDs and webhook manifests
 #   runtimes       tofu, terraform, the null/random/local/time providers as an
 #                  unpacked filesystem mirror for both registry host names
 #   codegen        controller-gen
@@ -19,6 +20,7 @@
 #     providers/  registry.opentofu.org/... and registry.terraform.io/...
 #     cli.tfrc    a CLI config that installs providers only from providers/
 #     capi/crd/   Cluster API CRDs;  capi/webhook/manifests.yaml
+#     capi-kubeadm-bootstrap/, capi-kubeadm-control-plane/  the same for kubeadm
 # A component whose stamp is present is never rebuilt, so a warm run takes
 # well under a second. --print-dir prints the directory and nothing else.
 set -euo pipefail
@@ -132,25 +134,51 @@ control_plane() {
 # The core manager requires sigs.k8s.io/cluster-api/api at a pseudo-version
 # replaced by ./api; the wrapper points it at the published tag instead and
 # lets MVS keep CAPI's own k8s.io pins.
-build_capi() {
-  local src cmod w="$WORK/cluster-api-$CAPI_VERSION" minor=${CAPI_VERSION#v1.} p=sigs.k8s.io/cluster-api/version
-  minor=${minor%%.*}
-  src=$(moddir sigs.k8s.io/cluster-api "$CAPI_VERSION")
+capi_wrapper() {
+  local cmod w="$WORK/cluster-api-$CAPI_VERSION"
+  [[ -f "$w/.ready" ]] && { echo "$w"; return; }
   cmod=$(gomodfile sigs.k8s.io/cluster-api "$CAPI_VERSION")
   fresh_module "$w" captf-tools/cluster-api "$(awk '$1=="go"{print $2; exit}' "$cmod")"
   printf '\nrequire sigs.k8s.io/cluster-api %s\n' "$CAPI_VERSION" >>"$w/go.mod"
   awk '$1=="replace" && $2 ~ /^sigs\.k8s\.io\/cluster-api\// && $4 ~ /^\.\.?\// {print $2}
        $1 ~ /^sigs\.k8s\.io\/cluster-api\// && $2=="=>" && $3 ~ /^\.\.?\// {print $1}' "$cmod" |
     sort -u | while read -r m; do printf 'replace %s => %s %s\n' "$m" "$m" "$CAPI_VERSION"; done >>"$w/go.mod"
+  (cd "$w" && go get "sigs.k8s.io/cluster-api/core@$CAPI_VERSION") >&2
+  touch "$w/.ready"
+  echo "$w"
+}
+
+# build_capi_manager PACKAGE BINARY CONFIG-DIR builds one of Cluster API's
+# managers and copies its CRDs and webhook manifests under capi/.
+build_capi_manager() {
+  local src w minor=${CAPI_VERSION#v1.} p=sigs.k8s.io/cluster-api/version
+  minor=${minor%%.*}
+  src=$(moddir sigs.k8s.io/cluster-api "$CAPI_VERSION")
+  w=$(capi_wrapper)
   local ldflags="-s -w -X $p.gitVersion=$CAPI_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
-  (cd "$w" && go get "sigs.k8s.io/cluster-api/core@$CAPI_VERSION" &&
-    go build -trimpath -ldflags="$ldflags" -o "$DIR/bin/capi-manager.tmp" sigs.k8s.io/cluster-api/core)
-  mv -f "$DIR/bin/capi-manager.tmp" "$DIR/bin/capi-manager"
-  rm -rf "$DIR/capi"
-  mkdir -p "$DIR/capi/crd" "$DIR/capi/webhook"
-  cp "$src"/core/config/crd/bases/*.yaml "$DIR/capi/crd/"
-  cp "$src/core/config/webhook/manifests.yaml" "$DIR/capi/webhook/manifests.yaml"
-  chmod -R u+w "$DIR/capi"
+  (cd "$w" && go build -trimpath -ldflags="$ldflags" -o "$DIR/bin/$2.tmp" "sigs.k8s.io/cluster-api/$1")
+  mv -f "$DIR/bin/$2.tmp" "$DIR/bin/$2"
+  rm -rf "$DIR/$3"
+  mkdir -p "$DIR/$3/crd" "$DIR/$3/webhook"
+  # The contract labels config/crd/kustomization.yaml gives every CRD,
+  # which the topology controller reads to pick a template's version.
+  local labels f
+  labels=$(grep -E '^[[:space:]]+cluster\.x-k8s\.io/v1beta[0-9]+: v1beta[0-9]+$' "$src/$1/config/crd/kustomization.yaml" | sed -E 's/^[[:space:]]+/    /' || true)
+  for f in "$src/$1"/config/crd/bases/*.yaml; do
+    if [[ -n "$labels" ]]; then
+      awk -v labels="$labels" '{print} /^metadata:$/ && !done {print "  labels:"; print labels; done=1}' "$f" >"$DIR/$3/crd/$(basename "$f")"
+    else
+      cp "$f" "$DIR/$3/crd/"
+    fi
+  done
+  cp "$src/$1/config/webhook/manifests.yaml" "$DIR/$3/webhook/manifests.yaml"
+  chmod -R u+w "$DIR/$3"
+}
+
+capi() {
+  step capi build_capi_manager core capi-manager capi
+  step capi-kubeadm-bootstrap build_capi_manager bootstrap/kubeadm capi-kubeadm-bootstrap capi-kubeadm-bootstrap
+  step capi-kubeadm-control-plane build_capi_manager controlplane/kubeadm capi-kubeadm-control-plane capi-kubeadm-control-plane
 }
 
 # ----------------------------------------------------------------- runtimes
@@ -259,7 +287,7 @@ lint() {
 for c in "${components[@]}"; do
   case "$c" in
     control-plane) control_plane ;;
-    capi) step capi build_capi ;;
+    capi) capi ;;
     runtimes) runtimes ;;
     codegen) codegen ;;
     lint) lint ;;

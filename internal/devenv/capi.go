@@ -3,6 +3,7 @@ package devenv
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,51 +11,108 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// startCAPI installs Cluster API's webhooks, pointed at a local server that
-// uses the control plane's webhook certificate, and runs the real Cluster
-// API core manager from the tool cache, so that Clusters, Machines and
-// MachinePools own and consume CAPTF's objects as in production.
+// capiManager is one of Cluster API's managers the tool cache holds.
+type capiManager struct {
+	// name says which, in messages.
+	name string
+	// dir is the tool cache directory of its CRDs and webhook manifests.
+	dir string
+	// bin is its binary in the tool cache's bin/.
+	bin string
+	// args are its flags besides the common ones.
+	args []string
+}
+
+// capiManagers are the Cluster API managers the local environment runs:
+// the core manager with the MachinePool and ClusterTopology feature gates
+// on, and kubeadm's bootstrap and control plane providers, so that
+// ClusterClasses and worker bootstrap data work as in production.
+var capiManagers = []capiManager{
+	{name: "Cluster API core manager", dir: "capi", bin: "capi-manager", args: []string{"--feature-gates=MachinePool=true,ClusterTopology=true"}},
+	{name: "kubeadm bootstrap provider", dir: "capi-kubeadm-bootstrap", bin: "capi-kubeadm-bootstrap", args: []string{"--feature-gates=MachinePool=true"}},
+	{name: "kubeadm control plane provider", dir: "capi-kubeadm-control-plane", bin: "capi-kubeadm-control-plane", args: []string{"--feature-gates=ClusterTopology=true"}},
+}
+
+// capiCRDDirs are the CRD directories of the Cluster API managers the
+// tool cache holds.
+func capiCRDDirs(tools string) []string {
+	var out []string
+	for _, m := range capiManagers {
+		if d := filepath.Join(tools, m.dir, "crd"); isDir(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// startCAPI starts every Cluster API manager of capiManagers side by side;
+// Down stops them.
 func (e *Env) startCAPI(ctx context.Context, log *os.File) error {
-	bin := filepath.Join(e.Tools, "bin", "capi-manager")
-	manifests := filepath.Join(e.Tools, "capi", "webhook", "manifests.yaml")
+	stops := make([]func(), len(capiManagers))
+	errs := make([]error, len(capiManagers))
+	var wg sync.WaitGroup
+	for i, m := range capiManagers {
+		wg.Go(func() {
+			stops[i], errs[i] = e.startCAPIManager(ctx, m, log)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s: %w", m.name, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, stop := range stops {
+		if stop != nil {
+			e.stopCAPI = append(e.stopCAPI, stop)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startCAPIManager installs a Cluster API manager's webhooks, pointed at a
+// local server that uses the control plane's webhook certificate, and runs
+// the real manager from the tool cache until its readiness probe passes.
+func (e *Env) startCAPIManager(ctx context.Context, m capiManager, log *os.File) (func(), error) {
+	bin := filepath.Join(e.Tools, "bin", m.bin)
+	manifests := filepath.Join(e.Tools, m.dir, "webhook", "manifests.yaml")
 	for _, p := range []string{bin, manifests} {
 		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s is missing: run `make tools`", p)
+			return nil, fmt.Errorf("%s is missing: run `make tools`", p)
 		}
 	}
 	port, err := freePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := e.installCAPIWebhooks(ctx, manifests, port); err != nil {
-		return err
+	if err := e.installCAPIWebhooks(ctx, m.dir, manifests, port); err != nil {
+		return nil, err
 	}
 	health, err := freeAddr()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, _, certDir := e.cp.WebhookServer()
-	cmd := exec.Command(bin,
-		"--kubeconfig="+e.Kubeconfig, "--leader-elect=false", "--diagnostics-address=0", "--insecure-diagnostics",
-		"--health-addr="+health, "--webhook-port="+strconv.Itoa(port), "--webhook-cert-dir="+certDir)
+	args := append([]string{"--kubeconfig=" + e.Kubeconfig, "--leader-elect=false", "--diagnostics-address=0", "--insecure-diagnostics",
+		"--health-addr=" + health, "--webhook-port=" + strconv.Itoa(port), "--webhook-cert-dir=" + certDir}, m.args...)
+	cmd := exec.Command(bin, args...)
 	if log != nil {
 		cmd.Stdout, cmd.Stderr = log, log
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the Cluster API manager: %w", err)
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait() // a stopped manager always reports a signal
 		close(done)
 	}()
-	e.stopCAPI = func() {
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-done:
@@ -63,10 +121,10 @@ func (e *Env) startCAPI(ctx context.Context, log *os.File) error {
 			<-done
 		}
 	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+	return stop, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		select {
 		case <-done:
-			return false, fmt.Errorf("the Cluster API manager exited; see its log")
+			return false, fmt.Errorf("it exited; see its log")
 		default:
 		}
 		resp, err := http.Get("http://" + health + "/readyz")
@@ -78,9 +136,10 @@ func (e *Env) startCAPI(ctx context.Context, log *os.File) error {
 	})
 }
 
-// installCAPIWebhooks creates Cluster API's webhook configurations with
-// every entry sent to https://127.0.0.1:port instead of its Service.
-func (e *Env) installCAPIWebhooks(ctx context.Context, manifests string, port int) error {
+// installCAPIWebhooks creates a Cluster API manager's webhook
+// configurations, their names prefixed, with every entry sent to
+// https://127.0.0.1:port instead of its Service.
+func (e *Env) installCAPIWebhooks(ctx context.Context, prefix, manifests string, port int) error {
 	objs, err := ReadManifests(manifests)
 	if err != nil {
 		return err
@@ -101,7 +160,7 @@ func (e *Env) installCAPIWebhooks(ctx context.Context, manifests string, port in
 		if err := unstructured.SetNestedSlice(o.Object, hooks, "webhooks"); err != nil {
 			return err
 		}
-		o.SetName("capi-" + o.GetName())
+		o.SetName(prefix + "-" + o.GetName())
 	}
 	return Create(ctx, e.Client, objs)
 }

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -53,7 +54,7 @@ type Env struct {
 	labels imagemeta.Reader
 
 	stopManager func()
-	stopCAPI    func()
+	stopCAPI    []func()
 }
 
 // Options configure Up.
@@ -120,9 +121,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		return nil, err
 	}
 	crds := []string{filepath.Join(opts.Repo, "config", "crd", "bases")}
-	if capi := filepath.Join(opts.Tools, "capi", "crd"); isDir(capi) {
-		crds = append(crds, capi)
-	}
+	crds = append(crds, capiCRDDirs(opts.Tools)...)
 	fmt.Fprintf(opts.Log, "Starting etcd, kube-apiserver and kube-controller-manager from %s\n", opts.Tools)
 	cp, err := controlplane.Start(controlplane.Options{
 		Tools: opts.Tools, CRDDirs: crds, Scheme: s,
@@ -151,7 +150,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		_ = cp.Stop()
 		return nil, err
 	}
-	fmt.Fprintln(opts.Log, "Starting the Cluster API core manager and its webhooks")
+	fmt.Fprintln(opts.Log, "Starting the Cluster API core, kubeadm bootstrap and kubeadm control plane managers and their webhooks")
 	if err := env.startCAPI(ctx, opts.CAPILog); err != nil {
 		_ = env.Down()
 		return nil, err
@@ -204,8 +203,8 @@ func (e *Env) Down() error {
 	if e.Node != nil {
 		e.Node.Stop()
 	}
-	if e.stopCAPI != nil {
-		e.stopCAPI()
+	for _, stop := range slices.Backward(e.stopCAPI) {
+		stop()
 	}
 	return e.cp.Stop()
 }

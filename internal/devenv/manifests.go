@@ -23,7 +23,13 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	dec := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	return decodeManifests(f, path)
+}
+
+// decodeManifests decodes every object of multi-document YAML; errors
+// name the source.
+func decodeManifests(r io.Reader, source string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	var objs []*unstructured.Unstructured
 	for {
 		doc, err := dec.Read()
@@ -31,11 +37,11 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		u := &unstructured.Unstructured{}
 		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		if len(u.Object) > 0 {
 			objs = append(objs, u)

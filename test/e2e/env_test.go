@@ -95,10 +95,14 @@ func startShared(tools string) (*devenv.Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	capiLog, err := os.Create(filepath.Join(shared.dir, "capi.log"))
+	if err != nil {
+		return nil, err
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(managerLog)))
 	return devenv.Up(context.Background(), devenv.Options{
 		Tools: tools, Repo: root, Kubeconfig: filepath.Join(shared.dir, "kubeconfig"), StateDir: shared.dir,
-		Log: &bytes.Buffer{}, NodeLog: zap.New(zap.WriteTo(managerLog)), ExtraImages: images,
+		Log: &bytes.Buffer{}, CAPILog: capiLog, NodeLog: zap.New(zap.WriteTo(managerLog)), ExtraImages: images,
 		// An unpullable image is given up on sooner than in production
 		// (2 min), so that its flow takes seconds.
 		ImagePullGrace: 15 * time.Second,
@@ -124,7 +128,7 @@ func stopShared(code int) int {
 	}
 	data, _ := os.ReadFile(shared.log)
 	fmt.Printf("manager and node log (last 20 kB):\n%s\n", tail(data, 20<<10))
-	fmt.Printf("the environment's files are kept in %s (manager.log, node/logs/<namespace>/<pod>/<container>.log)\n", shared.dir)
+	fmt.Printf("the environment's files are kept in %s (manager.log, capi.log, node/logs/<namespace>/<pod>/<container>.log)\n", shared.dir)
 	return code
 }
 

@@ -61,6 +61,8 @@ func TestFlows(t *testing.T) {
 		{"delete-namespace", deleteNamespace("tofu")},
 		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
 		{"machinedeployment", machineDeployment},
+		{"clusterclass", clusterClass},
+		{"default-flavor", defaultFlavor},
 		{"evac-copy-lost", evacCopyLost},
 		{"evac-local-identity", evacLocalIdentity},
 		{"evac-chunked-state", evacChunkedState},

@@ -97,14 +97,28 @@ func machineDeployment(t *testing.T, ctx context.Context, f *flow) {
 // returns the resources each one's state holds, by kind/name.
 func (f *flow) waitMachines(ctx context.Context, n int, template string) map[string]int {
 	f.t.Helper()
+	return f.waitClones(ctx, n, template, false)
+}
+
+// waitClones is waitMachines; with others, TerraformMachines cloned from
+// other templates may be there too, in any state.
+func (f *flow) waitClones(ctx context.Context, n int, template string, others bool) map[string]int {
+	f.t.Helper()
 	out := map[string]int{}
-	f.waitFor(ctx, fmt.Sprintf("%d machines from %s are provisioned, and no other", n, template), 5*time.Minute, func(ctx context.Context) (bool, string, error) {
+	what := fmt.Sprintf("%d machines from %s are provisioned, and no other", n, template)
+	if others {
+		what = fmt.Sprintf("%d machines from %s are provisioned", n, template)
+	}
+	f.waitFor(ctx, what, 5*time.Minute, func(ctx context.Context) (bool, string, error) {
 		var list infrav1.TerraformMachineList
 		if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
 			return false, "", err
 		}
 		clear(out)
 		for _, m := range list.Items {
+			if others && m.Annotations[clonedFrom] != template {
+				continue
+			}
 			if m.DeletionTimestamp != nil || m.Annotations[clonedFrom] != template || !provisionedReady(m.Status.WorkspaceStatus) {
 				return false, fmt.Sprintf("%d TerraformMachines; %s from %s, deleting %v, %s", len(list.Items), m.Name, m.Annotations[clonedFrom], m.DeletionTimestamp != nil, ready(m.Status.Conditions)), nil
 			}

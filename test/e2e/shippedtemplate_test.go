@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/devenv"
+)
+
+// defaultFlavor is what a user gets from `clusterctl generate cluster`
+// with the default flavor (templates/cluster-template.yaml) and an
+// identity from templates/identity.yaml, as shipped, on the real Cluster
+// API core manager and kubeadm's real control plane and bootstrap
+// providers. With no workload cluster to reach, the kubeadm control plane
+// provisions its first machine of three (with kubeadm's init data) and never
+// initializes, so the worker waits for its join data, as it would while a
+// real control plane comes up. Deleting the Cluster destroys what was
+// provisioned and leaves nothing.
+func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
+	identity, err := devenv.RenderTemplate(filepath.Join(f.env.Repo, "templates", "identity.yaml"), map[string]string{
+		"TERRAFORM_IDENTITY_NAME": f.identity(), "NAMESPACE": f.ns,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := devenv.RenderTemplate(filepath.Join(f.env.Repo, "templates", "cluster-template.yaml"), map[string]string{
+		"CLUSTER_NAME": "df", "KUBERNETES_VERSION": "v1.34.1", "CONTROL_PLANE_MACHINE_COUNT": "3", "WORKER_MACHINE_COUNT": "1",
+		"TERRAFORM_IDENTITY_NAME": f.identity(),
+		"TERRAFORM_CLUSTER_IMAGE": devenv.ExampleImage("noop-cluster", "tofu"),
+		"TERRAFORM_MACHINE_IMAGE": devenv.ExampleImage("noop-machine", "tofu"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range cluster {
+		o.SetNamespace(f.ns)
+	}
+	objs := slices.Concat(pick(f.quickstart(""), "Namespace/"+f.ns), identity, cluster)
+	start := time.Now()
+	f.create(ctx, objs)
+
+	f.waitFor(ctx, "the TerraformCluster is provisioned", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var c infrav1.TerraformCluster
+		if _, err := f.get(ctx, "df", &c); err != nil {
+			return false, "", err
+		}
+		return provisionedReady(c.Status.WorkspaceStatus), ready(c.Status.Conditions), nil
+	})
+	controlPlane := f.waitClones(ctx, 1, "df-control-plane", true)
+	f.wantBootstrapCommand(ctx, controlPlane, "kubeadm init", "v1.34.1")
+	t.Logf("the first control plane machine is provisioned after %s", time.Since(start).Round(time.Second))
+
+	f.waitFor(ctx, "the worker waits for kubeadm's join data", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var list infrav1.TerraformMachineList
+		if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+			return false, "", err
+		}
+		for _, m := range list.Items {
+			if m.Annotations[clonedFrom] != "df-md-0" {
+				continue
+			}
+			raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
+			if err != nil {
+				return false, "", err
+			}
+			conds := conditionsOf(&unstructured.Unstructured{Object: raw})
+			return strings.Contains(conds, infrav1.WaitingForBootstrapDataReason), conds, nil
+		}
+		return false, "no worker TerraformMachine yet", nil
+	})
+	if runs := f.workerRuns(); len(runs) > 0 {
+		t.Errorf("a worker without bootstrap data ran Jobs: %v", runs)
+	}
+
+	f.teardownTopology(ctx, objs, append(keys(controlPlane), "TerraformCluster/df"))
+	t.Logf("deleted after %s", time.Since(start).Round(time.Second))
+}
+
+// workerRuns are the runs of the flow's TerraformMachines cloned from the
+// worker template, by name.
+func (f *flow) workerRuns() []string {
+	var out []string
+	for _, r := range f.env.Node.Runs() {
+		if r.Namespace == f.ns && strings.HasPrefix(r.Labels[infrav1.OwnerNameLabel], "df-md-0") {
+			out = append(out, r.Labels[infrav1.OwnerNameLabel])
+		}
+	}
+	return out
+}
+
+func keys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
