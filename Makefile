@@ -51,6 +51,12 @@ test: ## Run every test against the real control plane and runtimes.
 	@# The longest packages first: go test starts them in the order given.
 	CAPTF_TOOLS=$(TOOLS_DIR) go test $(GO_TEST_FLAGS) ./test/lifecycle ./test/e2e ./internal/runner ./...
 
+VERSION ?=
+.PHONY: release
+release: ## Write release VERSION (vX.Y.Z) as a clusterctl repository under out/repository/infrastructure-terraform/VERSION/.
+	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z" >&2; exit 2; fi
+	go run ./hack/release --version $(VERSION) --out out/repository
+
 .PHONY: bench
 bench: ## Run the benchmarks; each prints its ratio against a baseline.
 	hack/tools/build.sh control-plane capi runtimes

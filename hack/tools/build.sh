@@ -7,7 +7,7 @@
 # Components (default: all but lint):
 #   control-plane  etcd, kube-apiserver, kube-controller-manager, kubectl
 #   capi           Cluster API's core, kubeadm bootstrap and kubeadm control
-#                  plane managers, their CRDs and webhook manifests
+#                  plane managers, their CRDs and webhook manifests; clusterctl
 #   runtimes       tofu, terraform, the null/random/local/time providers as an
 #                  unpacked filesystem mirror for both registry host names
 #   codegen        controller-gen
@@ -148,16 +148,23 @@ capi_wrapper() {
   echo "$w"
 }
 
-# build_capi_manager PACKAGE BINARY CONFIG-DIR builds one of Cluster API's
-# managers and copies its CRDs and webhook manifests under capi/.
-build_capi_manager() {
-  local src w minor=${CAPI_VERSION#v1.} p=sigs.k8s.io/cluster-api/version
+# build_capi_binary PACKAGE BINARY builds a command of the Cluster API
+# module with its version stamped in.
+build_capi_binary() {
+  local w minor=${CAPI_VERSION#v1.} p=sigs.k8s.io/cluster-api/version
   minor=${minor%%.*}
-  src=$(moddir sigs.k8s.io/cluster-api "$CAPI_VERSION")
   w=$(capi_wrapper)
   local ldflags="-s -w -X $p.gitVersion=$CAPI_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
   (cd "$w" && go build -trimpath -ldflags="$ldflags" -o "$DIR/bin/$2.tmp" "sigs.k8s.io/cluster-api/$1")
   mv -f "$DIR/bin/$2.tmp" "$DIR/bin/$2"
+}
+
+# build_capi_manager PACKAGE BINARY CONFIG-DIR builds one of Cluster API's
+# managers and copies its CRDs and webhook manifests under CONFIG-DIR/.
+build_capi_manager() {
+  local src
+  src=$(moddir sigs.k8s.io/cluster-api "$CAPI_VERSION")
+  build_capi_binary "$1" "$2"
   rm -rf "$DIR/$3"
   mkdir -p "$DIR/$3/crd" "$DIR/$3/webhook"
   # The contract labels config/crd/kustomization.yaml gives every CRD,
@@ -179,6 +186,7 @@ capi() {
   step capi build_capi_manager core capi-manager capi
   step capi-kubeadm-bootstrap build_capi_manager bootstrap/kubeadm capi-kubeadm-bootstrap capi-kubeadm-bootstrap
   step capi-kubeadm-control-plane build_capi_manager controlplane/kubeadm capi-kubeadm-control-plane capi-kubeadm-control-plane
+  step clusterctl build_capi_binary cmd/clusterctl clusterctl
 }
 
 # ----------------------------------------------------------------- runtimes

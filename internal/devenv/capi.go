@@ -32,19 +32,24 @@ type capiManager struct {
 
 // capiManagers are the Cluster API managers the local environment runs:
 // the core manager with the MachinePool and ClusterTopology feature gates
-// on, and kubeadm's bootstrap and control plane providers, so that
-// ClusterClasses and worker bootstrap data work as in production.
-var capiManagers = []capiManager{
-	{name: "Cluster API core manager", dir: "capi", bin: "capi-manager", args: []string{"--feature-gates=MachinePool=true,ClusterTopology=true"}},
-	{name: "kubeadm bootstrap provider", dir: "capi-kubeadm-bootstrap", bin: "capi-kubeadm-bootstrap", args: []string{"--feature-gates=MachinePool=true"}},
-	{name: "kubeadm control plane provider", dir: "capi-kubeadm-control-plane", bin: "capi-kubeadm-control-plane", args: []string{"--feature-gates=ClusterTopology=true"}},
+// on and, with kubeadm, kubeadm's bootstrap and control plane providers,
+// so that ClusterClasses and bootstrap data work as in production. Their
+// CRDs are large: the API server takes about 20 s more to start with them,
+// and the managers about 10 s, so they run only when asked.
+func capiManagers(kubeadm bool) []capiManager {
+	out := []capiManager{{name: "Cluster API core manager", dir: "capi", bin: "capi-manager", args: []string{"--feature-gates=MachinePool=true,ClusterTopology=true"}}}
+	if kubeadm {
+		out = append(out,
+			capiManager{name: "kubeadm bootstrap provider", dir: "capi-kubeadm-bootstrap", bin: "capi-kubeadm-bootstrap", args: []string{"--feature-gates=MachinePool=true"}},
+			capiManager{name: "kubeadm control plane provider", dir: "capi-kubeadm-control-plane", bin: "capi-kubeadm-control-plane", args: []string{"--feature-gates=ClusterTopology=true"}})
+	}
+	return out
 }
 
-// capiCRDDirs are the CRD directories of the Cluster API managers the
-// tool cache holds.
-func capiCRDDirs(tools string) []string {
+// capiCRDDirs are the CRD directories of the Cluster API managers to run.
+func capiCRDDirs(tools string, kubeadm bool) []string {
 	var out []string
-	for _, m := range capiManagers {
+	for _, m := range capiManagers(kubeadm) {
 		if d := filepath.Join(tools, m.dir, "crd"); isDir(d) {
 			out = append(out, d)
 		}
@@ -52,13 +57,14 @@ func capiCRDDirs(tools string) []string {
 	return out
 }
 
-// startCAPI starts every Cluster API manager of capiManagers side by side;
-// Down stops them.
-func (e *Env) startCAPI(ctx context.Context, log *os.File) error {
-	stops := make([]func(), len(capiManagers))
-	errs := make([]error, len(capiManagers))
+// startCAPI starts the Cluster API managers side by side; Down stops
+// them.
+func (e *Env) startCAPI(ctx context.Context, log *os.File, kubeadm bool) error {
+	managers := capiManagers(kubeadm)
+	stops := make([]func(), len(managers))
+	errs := make([]error, len(managers))
 	var wg sync.WaitGroup
-	for i, m := range capiManagers {
+	for i, m := range managers {
 		wg.Go(func() {
 			stops[i], errs[i] = e.startCAPIManager(ctx, m, log)
 			if errs[i] != nil {

@@ -88,6 +88,9 @@ type Options struct {
 	// ImagePullGrace, when set, replaces the manager's image pull grace
 	// (workspace.ImagePullGrace). No flag sets it; tests shorten it.
 	ImagePullGrace time.Duration
+	// Kubeadm also runs kubeadm's bootstrap and control plane providers,
+	// with their CRDs (`captf-dev up --kubeadm`).
+	Kubeadm bool
 	// CrashOnPanic makes a panic in one of the manager's passes end the
 	// process instead of being recovered and logged: the tests set it.
 	CrashOnPanic bool
@@ -121,7 +124,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		return nil, err
 	}
 	crds := []string{filepath.Join(opts.Repo, "config", "crd", "bases")}
-	crds = append(crds, capiCRDDirs(opts.Tools)...)
+	crds = append(crds, capiCRDDirs(opts.Tools, opts.Kubeadm)...)
 	fmt.Fprintf(opts.Log, "Starting etcd, kube-apiserver and kube-controller-manager from %s\n", opts.Tools)
 	cp, err := controlplane.Start(controlplane.Options{
 		Tools: opts.Tools, CRDDirs: crds, Scheme: s,
@@ -150,8 +153,12 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 		_ = cp.Stop()
 		return nil, err
 	}
-	fmt.Fprintln(opts.Log, "Starting the Cluster API core, kubeadm bootstrap and kubeadm control plane managers and their webhooks")
-	if err := env.startCAPI(ctx, opts.CAPILog); err != nil {
+	if opts.Kubeadm {
+		fmt.Fprintln(opts.Log, "Starting the Cluster API core, kubeadm bootstrap and kubeadm control plane managers and their webhooks")
+	} else {
+		fmt.Fprintln(opts.Log, "Starting the Cluster API core manager and its webhooks")
+	}
+	if err := env.startCAPI(ctx, opts.CAPILog, opts.Kubeadm); err != nil {
 		_ = env.Down()
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +14,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,16 +28,22 @@ import (
 	"captf.io/captf/internal/localnode"
 )
 
-// clusterClass is a Cluster of the shipped `noop` ClusterClass
-// (templates/clusterclass-noop.yaml) with a topology rendered from the
-// shipped clusterctl flavor (templates/cluster-template-clusterclass.yaml),
-// on the real Cluster API manager with kubeadm's real bootstrap provider
-// for the workers and the pool; only the control plane is the suite's
-// stand-in (controlplane_test.go). It provisions the cluster, two workers
-// on Terraform and a pool on OpenTofu with kubeadm join data; a topology
-// variable (machineImage) changes and Cluster API rolls the workers out to
-// a new template on OpenTofu; a version bump rolls them again with the new
-// version in their inputs; deleting the Cluster destroys everything.
+// clusterClass is a Cluster of the release's `noop` ClusterClass
+// (templates/clusterclass-noop.yaml) with a topology, both rendered by the
+// real `clusterctl generate cluster --flavor clusterclass` from the release
+// (templates/cluster-template-clusterclass.yaml), on the real Cluster API
+// manager with kubeadm's real bootstrap provider for the workers and the
+// pool. What the flow changes in what clusterctl rendered: the suite's
+// control-plane stand-in (controlplane_test.go) replaces the kubeadm
+// control plane and its machine template (clusterclassKubeadm runs those
+// as shipped), a pool and its image are added, and the workers' rollout
+// strategy suits machines whose Nodes never join. It provisions the
+// cluster, two workers on Terraform and a pool on OpenTofu with kubeadm
+// join data; topology variables change: Cluster API rolls the workers out
+// to a new template on OpenTofu and patches the pool in place, which is
+// applied on Terraform; a version bump rolls the workers again with the
+// new version in their inputs and applies the cluster again; deleting the
+// Cluster destroys everything.
 func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	if err := installStandIn(ctx, f.env); err != nil {
 		t.Fatal(err)
@@ -47,8 +54,19 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	defer stop()
 	wg.Go(func() { runStandIn(standIn, f.env, f.ns, func(err error) { t.Error(err) }) })
 
+	// `clusterctl generate cluster --flavor clusterclass` adds the class
+	// of the release (clusterclass-noop.yaml) the namespace does not have.
+	generated := f.generateCluster(ctx, "cc", "clusterclass", map[string]string{
+		"TERRAFORM_IDENTITY_NAME": f.identity(),
+		"TERRAFORM_CLUSTER_IMAGE": devenv.ExampleImage("noop-cluster", "tofu"),
+		"TERRAFORM_MACHINE_IMAGE": devenv.ExampleImage("noop-machine", "terraform"),
+	}, "--kubernetes-version", "v1.34.1", "--control-plane-machine-count", "1", "--worker-machine-count", "2")
+	if !slices.ContainsFunc(generated, func(o *unstructured.Unstructured) bool { return o.GetKind() == "ClusterClass" && o.GetName() == "noop" }) {
+		t.Fatalf("clusterctl generate cluster --flavor clusterclass did not add the noop ClusterClass: %d objects", len(generated))
+	}
 	objs := slices.Concat(pick(f.quickstart(""), "Namespace/"+f.ns, "Namespace/captf-system", "Secret/"+f.sourceSecret(), "TerraformClusterIdentity/"+f.identity()),
-		f.noopClass(), f.topologyCluster())
+		f.withStandIn(generated))
+	f.withPool(objs)
 	start := time.Now()
 	f.create(ctx, objs)
 
@@ -78,11 +96,12 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	old := f.workerTemplate(ctx)
 	f.patchCluster(ctx, `{"spec":{"topology":{"variables":[`+
 		fmt.Sprintf(`{"name":"identityName","value":%q},{"name":"clusterImage","value":%q},{"name":"machineImage","value":%q},{"name":"machinePoolImage","value":%q}`,
-			f.identity(), devenv.ExampleImage("noop-cluster", "tofu"), devenv.ExampleImage("noop-machine", "tofu"), devenv.ExampleImage("noop-machinepool", "tofu"))+`]}}}`)
+			f.identity(), devenv.ExampleImage("noop-cluster", "tofu"), devenv.ExampleImage("noop-machine", "tofu"), devenv.ExampleImage("noop-machinepool", "terraform"))+`]}}}`)
 	var rolledTemplate string
 	f.waitFor(ctx, "the MachineDeployment names a new template", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		rolledTemplate = f.workerTemplate(ctx)
-		return rolledTemplate != old, "still " + old, nil
+		var err error
+		rolledTemplate, _, err = f.mdTemplate(ctx)
+		return rolledTemplate != "" && rolledTemplate != old, "still " + old, err
 	})
 	var tmpl infrav1.TerraformMachineTemplate
 	if _, err := f.get(ctx, rolledTemplate, &tmpl); err != nil || tmpl.Spec.Template.Spec.Source.Image != devenv.ExampleImage("noop-machine", "tofu") {
@@ -92,6 +111,16 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	f.waitDestroyed(ctx, workers, "terraform")
 	f.wantApplied(rolled, "tofu")
 	f.wantBootstrap(ctx, rolled, "v1.34.1")
+	// The pool is patched in place: the same object, applied on Terraform.
+	f.waitFor(ctx, "the pool runs the new machinePoolImage, applied on Terraform", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var p infrav1.TerraformMachinePool
+		if _, err := f.get(ctx, pool, &p); err != nil {
+			return false, "", err
+		}
+		return p.Spec.Source.Image == devenv.ExampleImage("noop-machinepool", "terraform") && provisionedReady(p.Status.WorkspaceStatus) &&
+			p.Status.Source != nil && p.Status.Source.RuntimeVersion == f.runtimeVersion("terraform"), fmt.Sprintf("image %s, %s", p.Spec.Source.Image, ready(p.Status.Conditions)), nil
+	})
+	clusterApplies := len(f.runs("TerraformCluster", tc, string(infrav1.OperationApply)))
 	t.Logf("rolled out to the OpenTofu template after %s", time.Since(start).Round(time.Second))
 
 	// A version bump: the stand-in takes it at once, then Cluster API
@@ -100,6 +129,29 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	f.waitDestroyed(ctx, rolled, "tofu")
 	upgraded := f.waitMachines(ctx, 2, rolledTemplate)
 	f.wantBootstrap(ctx, upgraded, "v1.34.2")
+	// The cluster's inputs changed too (kubernetes_version, and
+	// control_plane_initialized since the stand-in initialized): the noop
+	// module replaces its load balancer for that, so the TerraformCluster's
+	// guard holds the plan until a user approves it, as one does here.
+	f.waitFor(ctx, "the TerraformCluster's new inputs wait for approval", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var c infrav1.TerraformCluster
+		if _, err := f.get(ctx, tc, &c); err != nil {
+			return false, "", err
+		}
+		cond := conditionOf(c.Status.Conditions, "InputsApplied")
+		return cond != nil && cond.Reason == "AwaitingApproval", ready(c.Status.Conditions), nil
+	})
+	f.approve(ctx, "tfc/"+tc)
+	f.waitFor(ctx, "the approved plan is applied: the cluster's inputs, new version included, are applied", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var c infrav1.TerraformCluster
+		if _, err := f.get(ctx, tc, &c); err != nil {
+			return false, "", err
+		}
+		applies := f.runs("TerraformCluster", tc, string(infrav1.OperationApply))
+		cond := conditionOf(c.Status.Conditions, "InputsApplied")
+		return cond != nil && cond.Status == metav1.ConditionTrue && len(applies) > clusterApplies && applies[len(applies)-1].ExitCode == 0,
+			fmt.Sprintf("%d applies; %s", len(applies), conditionsOf(mustUnstructured(f.t, &c))), nil
+	})
 	t.Logf("upgraded to v1.34.2 after %s", time.Since(start).Round(time.Second))
 
 	live := append(keys(upgraded), "TerraformCluster/"+tc, "TerraformMachinePool/"+pool)
@@ -107,20 +159,14 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	t.Logf("deleted after %s", time.Since(start).Round(time.Second))
 }
 
-// noopClass is templates/clusterclass-noop.yaml in the flow's namespace,
-// its control plane the suite's stand-in: a StandInControlPlaneTemplate
-// replaces the KubeadmControlPlaneTemplate, and the stand-in has no
-// machines, so the class names no control plane machine template and no
-// patch selects one.
-func (f *flow) noopClass() []*unstructured.Unstructured {
+// withStandIn swaps the control plane of the noop ClusterClass among objs
+// for the suite's stand-in: a StandInControlPlaneTemplate replaces the
+// KubeadmControlPlaneTemplate, and the stand-in has no machines, so the
+// class names no control plane machine template and no patch selects one.
+func (f *flow) withStandIn(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	f.t.Helper()
-	objs, err := devenv.RenderTemplate(filepath.Join(f.env.Repo, "templates", "clusterclass-noop.yaml"), nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
-		o.SetNamespace(f.ns)
 		switch {
 		case o.GetKind() == "ClusterClass":
 			f.set(o, map[string]any{"apiVersion": standInGVK.GroupVersion().String(), "kind": standInGVK.Kind + "Template", "name": "noop-control-plane"},
@@ -145,24 +191,13 @@ func (f *flow) noopClass() []*unstructured.Unstructured {
 	return out
 }
 
-// topologyCluster is templates/cluster-template-clusterclass.yaml rendered
-// as `clusterctl generate cluster cc --flavor clusterclass` would, plus a
-// machine pool of the class and a rollout strategy for a cluster whose
-// Nodes never join: no machine ever becomes available, so the rollout may
-// take all of them away before it adds the new ones.
-func (f *flow) topologyCluster() []*unstructured.Unstructured {
+// withPool adds a machine pool of the class to the Cluster among objs,
+// and a rollout strategy for a cluster whose Nodes never join: no machine
+// ever becomes available, so the rollout may take all of them away before
+// it adds the new ones.
+func (f *flow) withPool(objs []*unstructured.Unstructured) {
 	f.t.Helper()
-	objs, err := devenv.RenderTemplate(filepath.Join(f.env.Repo, "templates", "cluster-template-clusterclass.yaml"), map[string]string{
-		"CLUSTER_NAME": "cc", "KUBERNETES_VERSION": "v1.34.1", "CONTROL_PLANE_MACHINE_COUNT": "1", "WORKER_MACHINE_COUNT": "2",
-		"TERRAFORM_IDENTITY_NAME": f.identity(),
-		"TERRAFORM_CLUSTER_IMAGE": devenv.ExampleImage("noop-cluster", "tofu"),
-		"TERRAFORM_MACHINE_IMAGE": devenv.ExampleImage("noop-machine", "terraform"),
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
 	for _, o := range objs {
-		o.SetNamespace(f.ns)
 		if o.GetKind() != "Cluster" {
 			continue
 		}
@@ -175,7 +210,6 @@ func (f *flow) topologyCluster() []*unstructured.Unstructured {
 		vars = append(vars, map[string]any{"name": "machinePoolImage", "value": devenv.ExampleImage("noop-machinepool", "tofu")})
 		f.set(o, vars, "spec", "topology", "variables")
 	}
-	return objs
 }
 
 // waitTopology waits until the namespace holds n objects of the CAPTF kind
@@ -198,15 +232,32 @@ func (f *flow) waitTopology(ctx context.Context, kind string, n int) []string {
 	return names
 }
 
-// workerTemplate is the TerraformMachineTemplate the topology's
-// MachineDeployment md-0 clones its machines from.
+// workerTemplate waits until the topology's MachineDeployment md-0
+// exists (Cluster API creates it once the control plane is stable) and
+// returns the TerraformMachineTemplate it clones its machines from.
 func (f *flow) workerTemplate(ctx context.Context) string {
 	f.t.Helper()
+	var name string
+	f.waitFor(ctx, "the topology's MachineDeployment md-0 exists", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var why string
+		var err error
+		name, why, err = f.mdTemplate(ctx)
+		return name != "", why, err
+	})
+	return name
+}
+
+// mdTemplate is the template of the topology's MachineDeployment md-0;
+// "" and why while there is no such MachineDeployment.
+func (f *flow) mdTemplate(ctx context.Context) (string, string, error) {
 	var list clusterv1.MachineDeploymentList
-	if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabels{clusterv1.ClusterTopologyMachineDeploymentNameLabel: "md-0"}); err != nil || len(list.Items) != 1 {
-		f.t.Fatalf("the topology's MachineDeployment md-0: %d found, %v", len(list.Items), err)
+	if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabels{clusterv1.ClusterTopologyMachineDeploymentNameLabel: "md-0"}); err != nil {
+		return "", "", err
 	}
-	return list.Items[0].Spec.Template.Spec.InfrastructureRef.Name
+	if len(list.Items) != 1 {
+		return "", fmt.Sprintf("%d MachineDeployments", len(list.Items)), nil
+	}
+	return list.Items[0].Spec.Template.Spec.InfrastructureRef.Name, "", nil
 }
 
 // patchCluster merge-patches the Cluster cc.
@@ -359,4 +410,57 @@ func (f *flow) teardownTopology(ctx context.Context, objs []*unstructured.Unstru
 			f.t.Errorf("%s is gone without a successful destroy of its %d resources", key, n)
 		}
 	}
+}
+
+// clusterclassKubeadm runs the release's `noop` ClusterClass exactly as
+// `clusterctl generate cluster --flavor clusterclass` renders it, kubeadm
+// control plane included: Cluster API patches machineImage into the
+// control plane's machine template, and the kubeadm control plane
+// provisions its first machine of three with kubeadm's init data; with no
+// workload cluster to come up on, it goes no further (see defaultFlavor).
+// Deleting the Cluster destroys both.
+func clusterclassKubeadm(t *testing.T, ctx context.Context, f *flow) {
+	image := devenv.ExampleImage("noop-machine", "terraform")
+	generated := f.generateCluster(ctx, "ck", "clusterclass", map[string]string{
+		"TERRAFORM_IDENTITY_NAME": f.identity(),
+		"TERRAFORM_CLUSTER_IMAGE": devenv.ExampleImage("noop-cluster", "tofu"),
+		"TERRAFORM_MACHINE_IMAGE": image,
+	}, "--kubernetes-version", "v1.34.1", "--control-plane-machine-count", "3", "--worker-machine-count", "0")
+	objs := slices.Concat(pick(f.quickstart(""), "Namespace/"+f.ns, "Namespace/captf-system", "Secret/"+f.sourceSecret(), "TerraformClusterIdentity/"+f.identity()),
+		generated)
+	start := time.Now()
+	f.create(ctx, objs)
+
+	tc := f.waitTopology(ctx, "TerraformCluster", 1)[0]
+	var template string
+	f.waitFor(ctx, "Cluster API made the kubeadm control plane from the class", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var list unstructured.UnstructuredList
+		list.SetAPIVersion("controlplane.cluster.x-k8s.io/v1beta2")
+		list.SetKind("KubeadmControlPlaneList")
+		if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil || len(list.Items) != 1 {
+			return false, fmt.Sprintf("%d KubeadmControlPlanes", len(list.Items)), err
+		}
+		template, _, _ = unstructured.NestedString(list.Items[0].Object, "spec", "machineTemplate", "spec", "infrastructureRef", "name")
+		return template != "", "no machine template yet", nil
+	})
+	var tmpl infrav1.TerraformMachineTemplate
+	if _, err := f.get(ctx, template, &tmpl); err != nil || tmpl.Spec.Template.Spec.Source.Image != image {
+		t.Fatalf("the control plane's machine template %s runs %q (%v), want the machineImage variable's %s", template, tmpl.Spec.Template.Spec.Source.Image, err, image)
+	}
+	controlPlane := f.waitClones(ctx, 1, template, true)
+	f.wantBootstrapCommand(ctx, controlPlane, "kubeadm init", "v1.34.1")
+	f.wantApplied(controlPlane, "terraform")
+	t.Logf("the first control plane machine is provisioned after %s", time.Since(start).Round(time.Second))
+
+	f.teardownTopology(ctx, objs, append(keys(controlPlane), "TerraformCluster/"+tc))
+	t.Logf("deleted after %s", time.Since(start).Round(time.Second))
+}
+
+func mustUnstructured(t *testing.T, obj any) *unstructured.Unstructured {
+	t.Helper()
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: raw}
 }

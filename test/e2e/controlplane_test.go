@@ -39,9 +39,12 @@ import (
 //     Secret (<cluster>-kubeconfig), which names the local environment's
 //     own API server: the "workload cluster" kubeadm's bootstrap provider
 //     creates its join tokens in;
-//   - status.initialization.controlPlaneInitialized, status.version (the
-//     spec's, at once: an upgrade is instant), the replica counters (the
-//     spec's) and an Available condition, each for the observed generation.
+//   - status.initialization.controlPlaneInitialized,
+//     status.externalManagedControlPlane (it has no Machines),
+//     status.version (the spec's, at once: an upgrade is instant), the
+//     replica counters (the spec's, as a hosted control plane reports its
+//     own replicas) and an Available condition, each for the observed
+//     generation.
 var standInGVK = schema.GroupVersionKind{Group: "controlplane.test.captf.io", Version: "v1alpha1", Kind: "StandInControlPlane"}
 
 // installStandIn creates the stand-in's CRDs, once for the package, and
@@ -138,8 +141,10 @@ func reconcileStandIn(ctx context.Context, c client.Client, cp *unstructured.Uns
 	status := map[string]any{
 		"observedGeneration": cp.GetGeneration(),
 		"initialization":     map[string]any{"controlPlaneInitialized": true},
-		"version":            version,
-		"replicas":           replicas, "readyReplicas": replicas, "availableReplicas": replicas, "upToDateReplicas": replicas,
+		// No machines: Cluster API expects none of this control plane.
+		"externalManagedControlPlane": true,
+		"version":                     version,
+		"replicas":                    replicas, "readyReplicas": replicas, "availableReplicas": replicas, "upToDateReplicas": replicas,
 		"conditions": []any{map[string]any{
 			"type": clusterv1.AvailableCondition, "status": "True", "reason": "Available",
 			"observedGeneration": cp.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),

@@ -107,6 +107,8 @@ func startShared(tools string) (*devenv.Env, error) {
 		// (2 min), so that its flow takes seconds.
 		ImagePullGrace: 15 * time.Second,
 		CrashOnPanic:   true,
+		// The ClusterClass and cluster template flows need them.
+		Kubeadm: true,
 	})
 }
 

@@ -62,6 +62,7 @@ func TestFlows(t *testing.T) {
 		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
 		{"machinedeployment", machineDeployment},
 		{"clusterclass", clusterClass},
+		{"clusterclass-kubeadm", clusterclassKubeadm},
 		{"default-flavor", defaultFlavor},
 		{"evac-copy-lost", evacCopyLost},
 		{"evac-local-identity", evacLocalIdentity},

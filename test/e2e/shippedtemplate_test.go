@@ -8,17 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/devenv"
 )
 
-// defaultFlavor is what a user gets from `clusterctl generate cluster`
-// with the default flavor (templates/cluster-template.yaml) and an
-// identity from templates/identity.yaml, as shipped, on the real Cluster
+// defaultFlavor is what a user gets from the real `clusterctl generate
+// cluster` with the release's default flavor (templates/
+// cluster-template.yaml) and `clusterctl generate yaml` of its
+// identity.yaml, as shipped, on the real Cluster
 // API core manager and kubeadm's real control plane and bootstrap
 // providers. With no workload cluster to reach, the kubeadm control plane
 // provisions its first machine of three (with kubeadm's init data) and never
@@ -26,25 +25,21 @@ import (
 // real control plane comes up. Deleting the Cluster destroys what was
 // provisioned and leaves nothing.
 func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
-	identity, err := devenv.RenderTemplate(filepath.Join(f.env.Repo, "templates", "identity.yaml"), map[string]string{
-		"TERRAFORM_IDENTITY_NAME": f.identity(), "NAMESPACE": f.ns,
-	})
+	identity, err := clusterctl(ctx, t, f.env, map[string]string{"TERRAFORM_IDENTITY_NAME": f.identity(), "NAMESPACE": f.ns},
+		"generate", "yaml", "--from", filepath.Join(f.releaseDir(), "identity.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster, err := devenv.RenderTemplate(filepath.Join(f.env.Repo, "templates", "cluster-template.yaml"), map[string]string{
-		"CLUSTER_NAME": "df", "KUBERNETES_VERSION": "v1.34.1", "CONTROL_PLANE_MACHINE_COUNT": "3", "WORKER_MACHINE_COUNT": "1",
+	identityObjs, err := decodeYAML(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := f.generateCluster(ctx, "df", "", map[string]string{
 		"TERRAFORM_IDENTITY_NAME": f.identity(),
 		"TERRAFORM_CLUSTER_IMAGE": devenv.ExampleImage("noop-cluster", "tofu"),
 		"TERRAFORM_MACHINE_IMAGE": devenv.ExampleImage("noop-machine", "tofu"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range cluster {
-		o.SetNamespace(f.ns)
-	}
-	objs := slices.Concat(pick(f.quickstart(""), "Namespace/"+f.ns), identity, cluster)
+	}, "--kubernetes-version", "v1.34.1", "--control-plane-machine-count", "3", "--worker-machine-count", "1")
+	objs := slices.Concat(pick(f.quickstart(""), "Namespace/"+f.ns), identityObjs, cluster)
 	start := time.Now()
 	f.create(ctx, objs)
 
@@ -68,11 +63,7 @@ func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
 			if m.Annotations[clonedFrom] != "df-md-0" {
 				continue
 			}
-			raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
-			if err != nil {
-				return false, "", err
-			}
-			conds := conditionsOf(&unstructured.Unstructured{Object: raw})
+			conds := conditionsOf(mustUnstructured(f.t, &m))
 			return strings.Contains(conds, infrav1.WaitingForBootstrapDataReason), conds, nil
 		}
 		return false, "no worker TerraformMachine yet", nil
