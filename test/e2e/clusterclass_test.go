@@ -28,6 +28,11 @@ import (
 	"captf.io/captf/internal/localnode"
 )
 
+// topologyWait bounds each wait of the ClusterClass and template flows:
+// Cluster API's managers take their turn between CAPTF's steps, and with
+// the whole suite on two cores a step can take minutes.
+const topologyWait = 5 * time.Minute
+
 // clusterClass is a Cluster of the release's `noop` ClusterClass
 // (templates/clusterclass-noop.yaml) with a topology, both rendered by the
 // real `clusterctl generate cluster --flavor clusterclass` from the release
@@ -71,7 +76,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	f.create(ctx, objs)
 
 	tc := f.waitTopology(ctx, "TerraformCluster", 1)[0]
-	f.waitFor(ctx, "the TerraformCluster Cluster API made from the class is provisioned", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the TerraformCluster Cluster API made from the class is provisioned", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var c infrav1.TerraformCluster
 		if _, err := f.get(ctx, tc, &c); err != nil {
 			return false, "", err
@@ -81,7 +86,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	workers := f.waitMachines(ctx, 2, f.workerTemplate(ctx))
 	f.wantBootstrap(ctx, workers, "v1.34.1")
 	pool := f.waitTopology(ctx, "TerraformMachinePool", 1)[0]
-	f.waitFor(ctx, "the TerraformMachinePool Cluster API made from the class is provisioned with 2 members", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the TerraformMachinePool Cluster API made from the class is provisioned with 2 members", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var p infrav1.TerraformMachinePool
 		if _, err := f.get(ctx, pool, &p); err != nil {
 			return false, "", err
@@ -98,7 +103,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 		fmt.Sprintf(`{"name":"identityName","value":%q},{"name":"clusterImage","value":%q},{"name":"machineImage","value":%q},{"name":"machinePoolImage","value":%q}`,
 			f.identity(), devenv.ExampleImage("noop-cluster", "tofu"), devenv.ExampleImage("noop-machine", "tofu"), devenv.ExampleImage("noop-machinepool", "terraform"))+`]}}}`)
 	var rolledTemplate string
-	f.waitFor(ctx, "the MachineDeployment names a new template", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the MachineDeployment names a new template", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var err error
 		rolledTemplate, _, err = f.mdTemplate(ctx)
 		return rolledTemplate != "" && rolledTemplate != old, "still " + old, err
@@ -112,7 +117,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	f.wantApplied(rolled, "tofu")
 	f.wantBootstrap(ctx, rolled, "v1.34.1")
 	// The pool is patched in place: the same object, applied on Terraform.
-	f.waitFor(ctx, "the pool runs the new machinePoolImage, applied on Terraform", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the pool runs the new machinePoolImage, applied on Terraform", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var p infrav1.TerraformMachinePool
 		if _, err := f.get(ctx, pool, &p); err != nil {
 			return false, "", err
@@ -133,7 +138,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	// control_plane_initialized since the stand-in initialized): the noop
 	// module replaces its load balancer for that, so the TerraformCluster's
 	// guard holds the plan until a user approves it, as one does here.
-	f.waitFor(ctx, "the TerraformCluster's new inputs wait for approval", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the TerraformCluster's new inputs wait for approval", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var c infrav1.TerraformCluster
 		if _, err := f.get(ctx, tc, &c); err != nil {
 			return false, "", err
@@ -142,7 +147,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 		return cond != nil && cond.Reason == "AwaitingApproval", ready(c.Status.Conditions), nil
 	})
 	f.approve(ctx, "tfc/"+tc)
-	f.waitFor(ctx, "the approved plan is applied: the cluster's inputs, new version included, are applied", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the approved plan is applied: the cluster's inputs, new version included, are applied", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var c infrav1.TerraformCluster
 		if _, err := f.get(ctx, tc, &c); err != nil {
 			return false, "", err
@@ -217,7 +222,7 @@ func (f *flow) withPool(objs []*unstructured.Unstructured) {
 func (f *flow) waitTopology(ctx context.Context, kind string, n int) []string {
 	f.t.Helper()
 	var names []string
-	f.waitFor(ctx, fmt.Sprintf("Cluster API created %d %s from the class", n, kind), 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, fmt.Sprintf("Cluster API created %d %s from the class", n, kind), topologyWait, func(ctx context.Context) (bool, string, error) {
 		var list unstructured.UnstructuredList
 		list.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind + "List"))
 		if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
@@ -238,7 +243,7 @@ func (f *flow) waitTopology(ctx context.Context, kind string, n int) []string {
 func (f *flow) workerTemplate(ctx context.Context) string {
 	f.t.Helper()
 	var name string
-	f.waitFor(ctx, "the topology's MachineDeployment md-0 exists", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the topology's MachineDeployment md-0 exists", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var why string
 		var err error
 		name, why, err = f.mdTemplate(ctx)
@@ -433,7 +438,7 @@ func clusterclassKubeadm(t *testing.T, ctx context.Context, f *flow) {
 
 	tc := f.waitTopology(ctx, "TerraformCluster", 1)[0]
 	var template string
-	f.waitFor(ctx, "Cluster API made the kubeadm control plane from the class", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "Cluster API made the kubeadm control plane from the class", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var list unstructured.UnstructuredList
 		list.SetAPIVersion("controlplane.cluster.x-k8s.io/v1beta2")
 		list.SetKind("KubeadmControlPlaneList")

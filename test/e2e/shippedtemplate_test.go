@@ -43,7 +43,7 @@ func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
 	start := time.Now()
 	f.create(ctx, objs)
 
-	f.waitFor(ctx, "the TerraformCluster is provisioned", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the TerraformCluster is provisioned", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var c infrav1.TerraformCluster
 		if _, err := f.get(ctx, "df", &c); err != nil {
 			return false, "", err
@@ -54,7 +54,7 @@ func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
 	f.wantBootstrapCommand(ctx, controlPlane, "kubeadm init", "v1.34.1")
 	t.Logf("the first control plane machine is provisioned after %s", time.Since(start).Round(time.Second))
 
-	f.waitFor(ctx, "the worker waits for kubeadm's join data", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the worker waits for kubeadm's join data", topologyWait, func(ctx context.Context) (bool, string, error) {
 		var list infrav1.TerraformMachineList
 		if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
 			return false, "", err
