@@ -452,7 +452,9 @@ func clusterclassKubeadm(t *testing.T, ctx context.Context, f *flow) {
 	if _, err := f.get(ctx, template, &tmpl); err != nil || tmpl.Spec.Template.Spec.Source.Image != image {
 		t.Fatalf("the control plane's machine template %s runs %q (%v), want the machineImage variable's %s", template, tmpl.Spec.Template.Spec.Source.Image, err, image)
 	}
+	stop := f.nudgeKubeadm(ctx)
 	controlPlane := f.waitClones(ctx, 1, template, true)
+	stop()
 	f.wantBootstrapCommand(ctx, controlPlane, "kubeadm init", "v1.34.1")
 	f.wantApplied(controlPlane, "terraform")
 	t.Logf("the first control plane machine is provisioned after %s", time.Since(start).Round(time.Second))

@@ -2,11 +2,17 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -50,7 +56,9 @@ func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
 		}
 		return provisionedReady(c.Status.WorkspaceStatus), ready(c.Status.Conditions), nil
 	})
+	stop := f.nudgeKubeadm(ctx)
 	controlPlane := f.waitClones(ctx, 1, "df-control-plane", true)
+	stop()
 	f.wantBootstrapCommand(ctx, controlPlane, "kubeadm init", "v1.34.1")
 	t.Logf("the first control plane machine is provisioned after %s", time.Since(start).Round(time.Second))
 
@@ -94,4 +102,36 @@ func keys(m map[string]int) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// nudgeKubeadm touches the namespace's KubeadmControlPlanes every 10 s
+// until the returned stop is called. With no workload cluster to reach,
+// each of a kubeadm control plane's passes fails its status update, and
+// controller-runtime retries a failing object with a backoff that doubles
+// up to 16 minutes: on a loaded machine the pass that would create the
+// first machine can come long after the infrastructure is ready. An
+// update wakes the controller at once, as a real workload cluster's
+// answer would have kept the backoff short.
+func (f *flow) nudgeKubeadm(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = wait.PollUntilContextCancel(ctx, 10*time.Second, false, func(ctx context.Context) (bool, error) {
+			var list unstructured.UnstructuredList
+			list.SetAPIVersion("controlplane.cluster.x-k8s.io/v1beta2")
+			list.SetKind("KubeadmControlPlaneList")
+			if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+				return false, nil
+			}
+			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.captf.io/nudge":"%d"}}}`, time.Now().UnixNano())
+			for i := range list.Items {
+				_ = f.env.Client.Patch(ctx, &list.Items[i], client.RawPatch(types.MergePatchType, patch))
+			}
+			return false, nil
+		})
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
