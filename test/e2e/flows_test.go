@@ -29,54 +29,64 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
+// flowFunc is one flow: it runs in the namespace of f.
+type flowFunc func(t *testing.T, ctx context.Context, f *flow)
+
 // The flows below share the package's environment (see sharedEnv) and
 // run side by side, each in a namespace of its own with its own identity,
-// so that none sees another's objects.
+// so that none sees another's objects. The Cluster API topology flows run
+// once the others are done: with three more Cluster API managers at work
+// the two cores are saturated, and steps of every flow slow down past
+// their bounds.
 func TestFlows(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	env := sharedEnv(t)
-	// All at once, whatever -parallel says: the flows mostly wait for
-	// Jobs, and together they take as long as the longest.
+	runFlows(ctx, t, env, map[string]flowFunc{
+		"quickstart-tofu":           quickstartOn("tofu"),
+		"quickstart-terraform":      quickstartOn("terraform"),
+		"interrupted-apply":         interruptedApply,
+		"credentials-rotation":      credentialsRotation,
+		"oversize-state":            oversizeState,
+		"guarded-replace":           guardedReplace,
+		"unpullable-image":          unpullableImage,
+		"missing-output":            missingOutput,
+		"delete-cluster-foreground": deleteClusterWith(metav1.DeletePropagationForeground, "tofu", machineAndPool),
+		"delete-cluster-orphan":     deleteClusterWith(metav1.DeletePropagationOrphan, "terraform", oneMachine),
+		"delete-machine-foreground": deleteOwnerWith("Machine", "quickstart-worker-0", metav1.DeletePropagationForeground, "terraform", oneMachine),
+		"delete-pool-foreground":    deleteOwnerWith("MachinePool", "quickstart-pool", metav1.DeletePropagationForeground, "tofu", onePool),
+		"delete-infra-first":        deleteInfraFirst("terraform"),
+		"delete-namespace":          deleteNamespace("tofu"),
+		"delete-machinedeployment":  deleteMachineDeployment("terraform"),
+		"machinedeployment":         machineDeployment,
+		"evac-copy-lost":            evacCopyLost,
+		"evac-local-identity":       evacLocalIdentity,
+		"evac-chunked-state":        evacChunkedState,
+	})
+	runFlows(ctx, t, env, map[string]flowFunc{
+		"clusterclass":         clusterClass,
+		"clusterclass-kubeadm": clusterclassKubeadm,
+		"default-flavor":       defaultFlavor,
+	})
+}
+
+// runFlows runs the flows all at once, whatever -parallel says (they
+// mostly wait for Jobs, and together they take as long as the longest),
+// and returns when every one is done.
+func runFlows(ctx context.Context, t *testing.T, env *devenv.Env, flows map[string]flowFunc) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, f := range []struct {
-		name string
-		run  func(t *testing.T, ctx context.Context, f *flow)
-	}{
-		{"quickstart-tofu", quickstartOn("tofu")},
-		{"quickstart-terraform", quickstartOn("terraform")},
-		{"interrupted-apply", interruptedApply},
-		{"credentials-rotation", credentialsRotation},
-		{"oversize-state", oversizeState},
-		{"guarded-replace", guardedReplace},
-		{"unpullable-image", unpullableImage},
-		{"missing-output", missingOutput},
-		{"delete-cluster-foreground", deleteClusterWith(metav1.DeletePropagationForeground, "tofu", machineAndPool)},
-		{"delete-cluster-orphan", deleteClusterWith(metav1.DeletePropagationOrphan, "terraform", oneMachine)},
-		{"delete-machine-foreground", deleteOwnerWith("Machine", "quickstart-worker-0", metav1.DeletePropagationForeground, "terraform", oneMachine)},
-		{"delete-pool-foreground", deleteOwnerWith("MachinePool", "quickstart-pool", metav1.DeletePropagationForeground, "tofu", onePool)},
-		{"delete-infra-first", deleteInfraFirst("terraform")},
-		{"delete-namespace", deleteNamespace("tofu")},
-		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
-		{"machinedeployment", machineDeployment},
-		{"clusterclass", clusterClass},
-		{"clusterclass-kubeadm", clusterclassKubeadm},
-		{"default-flavor", defaultFlavor},
-		{"evac-copy-lost", evacCopyLost},
-		{"evac-local-identity", evacLocalIdentity},
-		{"evac-chunked-state", evacChunkedState},
-	} {
+	for name, run := range flows {
 		wg.Go(func() {
-			t.Run(f.name, func(t *testing.T) {
-				fl := &flow{t: t, env: env, ns: f.name}
+			t.Run(name, func(t *testing.T) {
+				fl := &flow{t: t, env: env, ns: name}
 				t.Cleanup(func() {
 					if t.Failed() {
 						fl.dump(context.WithoutCancel(ctx))
 					}
 				})
-				f.run(t, ctx, fl)
+				run(t, ctx, fl)
 			})
 		})
 	}
