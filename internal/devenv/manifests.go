@@ -23,12 +23,12 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	return decodeManifests(f, path)
+	return DecodeManifests(f, path)
 }
 
-// decodeManifests decodes every object of multi-document YAML; errors
+// DecodeManifests decodes every object of multi-document YAML; errors
 // name the source.
-func decodeManifests(r io.Reader, source string) ([]*unstructured.Unstructured, error) {
+func DecodeManifests(r io.Reader, source string) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	var objs []*unstructured.Unstructured
 	for {

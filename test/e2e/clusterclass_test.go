@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -159,7 +160,7 @@ func clusterClass(t *testing.T, ctx context.Context, f *flow) {
 	})
 	t.Logf("upgraded to v1.34.2 after %s", time.Since(start).Round(time.Second))
 
-	live := append(keys(upgraded), "TerraformCluster/"+tc, "TerraformMachinePool/"+pool)
+	live := append(slices.Collect(maps.Keys(upgraded)), "TerraformCluster/"+tc, "TerraformMachinePool/"+pool)
 	f.teardownTopology(ctx, objs, live)
 	t.Logf("deleted after %s", time.Since(start).Round(time.Second))
 }
@@ -459,7 +460,7 @@ func clusterclassKubeadm(t *testing.T, ctx context.Context, f *flow) {
 	f.wantApplied(controlPlane, "terraform")
 	t.Logf("the first control plane machine is provisioned after %s", time.Since(start).Round(time.Second))
 
-	f.teardownTopology(ctx, objs, append(keys(controlPlane), "TerraformCluster/"+tc))
+	f.teardownTopology(ctx, objs, append(slices.Collect(maps.Keys(controlPlane)), "TerraformCluster/"+tc))
 	t.Logf("deleted after %s", time.Since(start).Round(time.Second))
 }
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/release"
@@ -102,20 +101,7 @@ func (f *flow) generateCluster(ctx context.Context, name, flavor string, vars ma
 }
 
 func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if err.Error() == "EOF" {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
-	}
+	return devenv.DecodeManifests(bytes.NewReader(data), "clusterctl's output")
 }
 
 // The release as clusterctl reads it: the provider's components with

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func defaultFlavor(t *testing.T, ctx context.Context, f *flow) {
 		t.Errorf("a worker without bootstrap data ran Jobs: %v", runs)
 	}
 
-	f.teardownTopology(ctx, objs, append(keys(controlPlane), "TerraformCluster/df"))
+	f.teardownTopology(ctx, objs, append(slices.Collect(maps.Keys(controlPlane)), "TerraformCluster/df"))
 	t.Logf("deleted after %s", time.Since(start).Round(time.Second))
 }
 
@@ -92,14 +93,6 @@ func (f *flow) workerRuns() []string {
 		if r.Namespace == f.ns && strings.HasPrefix(r.Labels[infrav1.OwnerNameLabel], "df-md-0") {
 			out = append(out, r.Labels[infrav1.OwnerNameLabel])
 		}
-	}
-	return out
-}
-
-func keys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
 	}
 	return out
 }
