@@ -14,9 +14,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/state"
@@ -151,7 +153,10 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 	// The base Secret is written last: a set whose base exists is complete.
 	for i := len(set) - 1; i >= 0; i-- {
 		sec := &set[i]
-		_, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{})
+		err := retry.OnError(rescueBackoff, func(err error) bool { return ctx.Err() == nil && transient(err) }, func() error {
+			_, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{})
+			return err
+		})
 		if apierrors.IsAlreadyExists(err) {
 			// A retried rescue finds its own pieces; anything else is not ours.
 			if other, _ := differentSet(ctx, c, b.namespace, sec.Name, digest); other {
@@ -164,6 +169,30 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 		}
 	}
 	return &Rescue{Backup: base, Serial: head.Serial, Chunks: chunks}, nil
+}
+
+// rescueBackoff spaces the attempts at saving a piece of a rejected state;
+// the rescue's context bounds them in time.
+var rescueBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 12, Cap: 15 * time.Second}
+
+// transient reports whether a failed write may succeed if tried again: the
+// API server was overloaded, timed out or the connection broke. An attempt
+// that did reach the server before the connection broke finds its piece
+// already there on the next try, which the caller accepts.
+func transient(err error) bool {
+	switch {
+	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err),
+		apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err), apierrors.IsUnexpectedServerError(err):
+		return true
+	case apierrors.IsAlreadyExists(err), apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsNotFound(err):
+		return false
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return false
+	}
+	// Anything that is not an answer from the server is the connection.
+	return true
 }
 
 // differentSet reports whether a backup set of that name holds other content.

@@ -170,7 +170,7 @@ func (r *run) rescue() {
 	if _, err := os.Stat(filepath.Join(r.p.root, ErroredStateFile)); err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), rescueTimeout)
+	ctx, cancel := r.rescueContext()
 	defer cancel()
 	res, err := rescueErroredState(ctx, r.p.root, r.o.BackendConfig)
 	var note string
@@ -184,9 +184,33 @@ func (r *run) rescue() {
 	r.result.Error.Tail = capSummary(note+"; "+r.result.Error.Tail, SummaryMaxBytes)
 }
 
-// rescueTimeout bounds saving a rejected state; the pod's grace period
-// leaves the runner 30 seconds after the runtime's stop timeout.
-const rescueTimeout = 20 * time.Second
+// rescueContext bounds saving a rejected state. The state dies with the pod,
+// so a runner that is not stopping waits as long as a loaded API server needs
+// (rescueTimeout); once SIGTERM arrives, the pod's grace period leaves it 30
+// seconds after the runtime's stop timeout (rescueStoppingTimeout).
+func (r *run) rescueContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), rescueTimeout)
+	go func() {
+		select {
+		case <-r.env.Stop:
+		case <-ctx.Done():
+			return
+		}
+		t := time.NewTimer(rescueStoppingTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+const (
+	rescueTimeout         = 3 * time.Minute
+	rescueStoppingTimeout = 20 * time.Second
+)
 
 func (r *run) fail(kind ErrorKind, step, msg string) (Result, int) {
 	var red *Redactor
