@@ -9,8 +9,9 @@ CONTROLLER_GEN := $(TOOLS_DIR)/bin/controller-gen
 GOLANGCI_LINT := $(TOOLS_DIR)/bin/golangci-lint
 # Most of a test's time is spent waiting on Jobs, Leases and requeues, not
 # on a core: run more tests and packages side by side than the defaults
-# (GOMAXPROCS, 2 here): the suite takes ~460 s instead of ~580 s.
-GO_TEST_FLAGS ?= -count=1 -timeout=45m -parallel=8 -p=3
+# (GOMAXPROCS, 2 here). Test binaries are linked without DWARF (-w): each
+# of the ~48 links a run takes a quarter less CPU.
+GO_TEST_FLAGS ?= -count=1 -timeout=45m -parallel=8 -p=3 -ldflags=-w
 BENCH_FLAGS ?= -run=^$$ -bench=. -benchmem
 
 .PHONY: help
