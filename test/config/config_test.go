@@ -1,23 +1,22 @@
-// Package config_test renders config/default as `kustomize build` does and
-// applies it to the real API server: the install is valid Kubernetes, its
-// webhooks point at the paths the manager serves, and it carries the
-// documented names.
+// Package config_test renders config/default and the optional components as
+// `kustomize build` does and applies them to the real API server: the
+// install is valid Kubernetes, its webhooks point at the paths the manager
+// serves, the components select what the install runs, and everything
+// carries the documented names.
 package config_test
 
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/internal/test/kustomizetest"
 	"captf.io/captf/internal/webhooks"
 )
 
@@ -27,35 +26,9 @@ func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, envtest.Options{}))
 }
 
-func build(t *testing.T) []*unstructured.Unstructured {
-	t.Helper()
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "default"))
-	if err != nil {
-		t.Fatalf("kustomize build config/default: %v", err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, r := range res.Resources() {
-		data, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, u)
-	}
-	return objs
-}
-
 func TestDefaultInstallRendersAndApplies(t *testing.T) {
 	envtest.Require(t, env)
-	objs := build(t)
+	objs := kustomizetest.Build(t, []string{"config/default"}, nil)
 	byKind := map[string][]*unstructured.Unstructured{}
 	for _, o := range objs {
 		byKind[o.GetKind()] = append(byKind[o.GetKind()], o)
@@ -111,12 +84,19 @@ func TestDefaultInstallRendersAndApplies(t *testing.T) {
 
 	// Everything but cert-manager's objects (no cert-manager here) applies
 	// to a real API server.
-	ctx := context.Background()
+	apply(context.Background(), t, objs)
+}
+
+// apply applies objs server-side, but for the kinds of operators this API
+// server does not have (cert-manager, the Prometheus Operator).
+func apply(ctx context.Context, t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	objs = slices.Clone(objs)
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
 		return boolInt(b.GetKind() == "Namespace") - boolInt(a.GetKind() == "Namespace")
 	})
 	for _, o := range objs {
-		if strings.HasPrefix(o.GetAPIVersion(), "cert-manager.io/") {
+		if strings.HasPrefix(o.GetAPIVersion(), "cert-manager.io/") || strings.HasPrefix(o.GetAPIVersion(), "monitoring.coreos.com/") {
 			continue
 		}
 		if err := env.Client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner("config-test")); err != nil { //nolint:staticcheck // server-side apply of unstructured objects

@@ -31,6 +31,9 @@ import (
 var (
 	env        *envtest.Env
 	healthAddr string
+	// diagnosticsAddr serves /metrics as shipped: HTTPS, authenticated
+	// and authorized.
+	diagnosticsAddr string
 )
 
 func TestMain(m *testing.M) {
@@ -84,8 +87,9 @@ func runManager() error {
 	}
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	healthAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
+	diagnosticsAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	o := setup.Defaults()
-	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = healthAddr, "0", port, certDir
+	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = healthAddr, diagnosticsAddr, port, certDir
 	o.RunnerImage = "local/captf-manager:test"
 	built, err := setup.BuildManager(env.Config, o)
 	if err != nil {
