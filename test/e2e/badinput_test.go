@@ -75,7 +75,7 @@ func missingOutput(t *testing.T, ctx context.Context, f *flow) {
 	if err := f.env.Client.Patch(ctx, &tc, patch); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(ctx, "the fixed TerraformCluster is provisioned", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the fixed TerraformCluster is provisioned", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err
 		}

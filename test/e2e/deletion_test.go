@@ -178,7 +178,7 @@ func (f *flow) waitProvisioned(ctx context.Context, objs []*unstructured.Unstruc
 			continue
 		}
 		key := o.GetKind() + "/" + o.GetName()
-		f.waitFor(ctx, key+" is provisioned", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		f.waitFor(ctx, key+" is provisioned", jobWait, func(ctx context.Context) (bool, string, error) {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(o.GroupVersionKind())
 			if _, err := f.get(ctx, o.GetName(), u); err != nil {
@@ -229,7 +229,7 @@ func (f *flow) deleteWith(ctx context.Context, objs []*unstructured.Unstructured
 // exactly the resources its state held.
 func (f *flow) waitDestroyed(ctx context.Context, resources map[string]int, rt string) {
 	f.t.Helper()
-	f.waitFor(ctx, "every infrastructure object is destroyed and gone", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "every infrastructure object is destroyed and gone", jobWait, func(ctx context.Context) (bool, string, error) {
 		for key := range resources {
 			kind, name, _ := strings.Cut(key, "/")
 			u := &unstructured.Unstructured{}

@@ -29,6 +29,11 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
+// jobWait bounds a step that waits for Jobs to run (an apply, a destroy):
+// about a minute on an idle machine, up to four when the suite's other
+// packages share the two cores, and a little more on a bad minute.
+const jobWait = 6 * time.Minute
+
 // flowFunc is one flow: it runs in the namespace of f.
 type flowFunc func(t *testing.T, ctx context.Context, f *flow)
 

@@ -27,7 +27,7 @@ func guardedReplace(t *testing.T, ctx context.Context, f *flow) {
 	objs := pick(f.quickstart("tofu"), f.base()...)
 	f.create(ctx, objs)
 	var tc infrav1.TerraformCluster
-	f.waitFor(ctx, "the TerraformCluster is provisioned", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the TerraformCluster is provisioned", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err
 		}

@@ -44,7 +44,7 @@ func interruptedApply(t *testing.T, ctx context.Context, f *flow) {
 	// The apply is under way once the slow resource is being created: the
 	// instance before it is created, and the sleep takes 45 seconds.
 	var victim localnode.Run
-	f.waitFor(ctx, "the machine's apply Job runs the apply", 4*time.Minute, func(context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the machine's apply Job runs the apply", jobWait, func(context.Context) (bool, string, error) {
 		for _, r := range f.runs("TerraformMachine", machine, string(infrav1.OperationApply)) {
 			if r.ExitCode != -1 {
 				continue
@@ -93,7 +93,7 @@ func interruptedApply(t *testing.T, ctx context.Context, f *flow) {
 	}
 
 	var tm infrav1.TerraformMachine
-	f.waitFor(ctx, "the manager retried and the machine is provisioned", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the manager retried and the machine is provisioned", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, machine, &tm); err != nil {
 			return false, "", err
 		}

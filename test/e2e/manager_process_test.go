@@ -21,10 +21,11 @@ import (
 // --without-manager` prints ready with no manager serving; `captf-dev
 // manager` then validates and reconciles; killed with SIGKILL it starts
 // again at once; two run side by side, and killing the one the API server
-// was talking to leaves the other serving the webhooks.
+// was talking to leaves the other serving the webhooks. Then two run with
+// leader election, as the Deployment does (see leaderFailover).
 func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	e := startWithoutManager(t, ctx, "captf-mgr-")
 	up, kubeconfig := e.up, e.kubeconfig
@@ -60,6 +61,7 @@ func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 	if err := second.stop(time.Minute); err != nil {
 		t.Errorf("the second manager did not stop cleanly on SIGTERM: %v\n%s", err, second.transcript())
 	}
+	leaderFailover(t, ctx, e)
 	if err := up.stop(2 * time.Minute); err != nil {
 		t.Errorf("captf-dev up did not stop cleanly on SIGTERM: %v\n%s", err, up.transcript())
 	}

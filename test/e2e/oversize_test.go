@@ -49,7 +49,7 @@ func oversizeState(t *testing.T, ctx context.Context, f *flow) {
 
 	var tc infrav1.TerraformCluster
 	serial := int64(0)
-	f.waitFor(ctx, "the OpenTofu apply failed and its summary names the backup to restore", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the OpenTofu apply failed and its summary names the backup to restore", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err
 		}
@@ -160,7 +160,7 @@ func oversizeState(t *testing.T, ctx context.Context, f *flow) {
 		return c != nil && c.Reason == infrav1.DestructivePlanBlockedReason && tc.Status.PendingPlanRef != nil, ready(tc.Status.Conditions), nil
 	})
 	f.approve(ctx, "tfc/quickstart")
-	f.waitFor(ctx, "the shrunk state is applied and held in one Secret", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the shrunk state is applied and held in one Secret", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err
 		}

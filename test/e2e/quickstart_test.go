@@ -27,7 +27,7 @@ func quickstartOn(rt string) func(t *testing.T, ctx context.Context, f *flow) {
 		version := f.runtimeVersion(rt)
 
 		var tc infrav1.TerraformCluster
-		f.waitFor(ctx, "the TerraformCluster is provisioned with an endpoint and failure domains", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		f.waitFor(ctx, "the TerraformCluster is provisioned with an endpoint and failure domains", jobWait, func(ctx context.Context) (bool, string, error) {
 			if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 				return false, "", err
 			}
@@ -38,7 +38,7 @@ func quickstartOn(rt string) func(t *testing.T, ctx context.Context, f *flow) {
 		machines := map[string]string{}
 		for _, name := range []string{"quickstart-cp-0", "quickstart-worker-0"} {
 			var tm infrav1.TerraformMachine
-			f.waitFor(ctx, "TerraformMachine "+name+" is provisioned with a providerID and addresses", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+			f.waitFor(ctx, "TerraformMachine "+name+" is provisioned with a providerID and addresses", jobWait, func(ctx context.Context) (bool, string, error) {
 				if _, err := f.get(ctx, name, &tm); err != nil {
 					return false, "", err
 				}
@@ -50,7 +50,7 @@ func quickstartOn(rt string) func(t *testing.T, ctx context.Context, f *flow) {
 			f.wantRuntime(ctx, "TerraformMachine", name, tm.Status.WorkspaceStatus, rt, version)
 		}
 		var tmp infrav1.TerraformMachinePool
-		f.waitFor(ctx, "the TerraformMachinePool is provisioned with 2 instances", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		f.waitFor(ctx, "the TerraformMachinePool is provisioned with 2 instances", jobWait, func(ctx context.Context) (bool, string, error) {
 			if _, err := f.get(ctx, "quickstart-pool", &tmp); err != nil {
 				return false, "", err
 			}

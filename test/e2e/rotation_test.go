@@ -45,7 +45,7 @@ func credentialsRotation(t *testing.T, ctx context.Context, f *flow) {
 	fresh := fingerprint(rotated)
 
 	var tc infrav1.TerraformCluster
-	f.waitFor(ctx, "the TerraformCluster is provisioned", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the TerraformCluster is provisioned", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err
 		}
@@ -67,7 +67,7 @@ func credentialsRotation(t *testing.T, ctx context.Context, f *flow) {
 	if err := f.env.Client.Patch(ctx, &tc, patch); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(ctx, "the next apply ran and the exports show what it read", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the next apply ran and the exports show what it read", jobWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err
 		}

@@ -47,7 +47,7 @@ func (f *flow) teardown(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err := devenv.Delete(ctx, f.env.Client, cluster); err != nil {
 		f.t.Fatal(err)
 	}
-	f.waitFor(ctx, "the Cluster and everything it owns are deleted", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the Cluster and everything it owns are deleted", jobWait, func(ctx context.Context) (bool, string, error) {
 		for _, o := range slices.Concat(cluster, owned, workload) {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(o.GroupVersionKind())

@@ -58,7 +58,7 @@ func TestTwoManagersAtOnce(t *testing.T) {
 	objs := f.quickstart("") // the example's own runtimes: both run
 	f.create(ctx, objs)
 	workload := []string{"TerraformCluster/quickstart", "TerraformMachine/quickstart-cp-0", "TerraformMachine/quickstart-worker-0", "TerraformMachinePool/quickstart-pool"}
-	f.waitFor(ctx, "every object is provisioned, the pool with 2 instances", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "every object is provisioned, the pool with 2 instances", jobWait, func(ctx context.Context) (bool, string, error) {
 		for _, o := range workload {
 			if ok, why, err := f.provisioned(ctx, o, 2); !ok || err != nil {
 				return false, why, err

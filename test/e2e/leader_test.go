@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/setup"
+)
+
+// Leader election as the Deployment runs it (--leader-elect, the default
+// lease of 15 s): of two managers only the leader reconciles; SIGKILLed
+// while the quickstart provisions, the other takes the lease once it
+// expired and finishes the work with no duplicate Job and no two Jobs of
+// an object at once; stopped with SIGTERM, the leader releases the lease
+// at once.
+func leaderFailover(t *testing.T, ctx context.Context, e *processEnv) {
+	t.Helper()
+	const leaseDuration = 15 * time.Second // setup's default, which the Deployment keeps
+	cs, err := kubernetes.NewForConfig(adminConfig(t, e.kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &flow{t: t, ns: "leader-failover", env: &devenv.Env{Client: adminClient(t, e.kubeconfig), Repo: e.root}}
+	watching, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	jobs := watchJobs(watching, cs, f.ns)
+
+	candidates := []*devProcess{e.startManager(t, "leader-1", "--leader-elect"), e.startManager(t, "leader-2", "--leader-elect")}
+	var leader, standby *devProcess
+	f.waitFor(ctx, "one manager leads", time.Minute, func(context.Context) (bool, string, error) {
+		leading := 0
+		for i, m := range candidates {
+			if leads(m) {
+				leader, standby = m, candidates[1-i]
+				leading++
+			}
+		}
+		return leading == 1, fmt.Sprintf("%d managers logged that they lead", leading), nil
+	})
+	first := f.lease(ctx)
+
+	objs := pick(f.quickstart(""), append(f.base(), oneMachine...)...)
+	f.create(ctx, objs)
+	f.waitFor(ctx, "a Job of the quickstart runs", 2*time.Minute, func(context.Context) (bool, string, error) {
+		return len(jobs.snapshot()) > 0, "no Job yet", nil
+	})
+	if reconciles(standby) {
+		t.Errorf("the standby %s started its controllers while %s leads", standby.name, leader.name)
+	}
+
+	before := f.lease(ctx)
+	leader.kill()
+	killed := time.Now()
+	var taken *coordinationv1.Lease
+	f.waitFor(ctx, "the standby takes the lease", 4*leaseDuration, func(context.Context) (bool, string, error) {
+		l := f.lease(ctx)
+		holder := ptr.Deref(l.Spec.HolderIdentity, "")
+		if holder == "" || holder == ptr.Deref(first.Spec.HolderIdentity, "") {
+			return false, "held by " + holder, nil
+		}
+		taken = l
+		return true, "", nil
+	})
+	failover := time.Since(killed)
+	if taken.Spec.AcquireTime == nil || !leads(standby) {
+		t.Errorf("the lease changed hands to %s, but %s does not say it leads", ptr.Deref(taken.Spec.HolderIdentity, ""), standby.name)
+	}
+	t.Logf("figures: the standby led %s after the leader was SIGKILLed (lease %s), %s after the last renewal seen before the kill",
+		failover.Round(100*time.Millisecond), leaseDuration, taken.Spec.AcquireTime.Sub(before.Spec.RenewTime.Time).Round(100*time.Millisecond))
+	if failover > 2*leaseDuration {
+		t.Errorf("the standby took %s to lead, more than twice the lease duration %s", failover, leaseDuration)
+	}
+
+	workload := []string{"TerraformCluster/quickstart", "TerraformMachine/quickstart-worker-0"}
+	f.waitFor(ctx, "the new leader provisions everything", jobWait, func(ctx context.Context) (bool, string, error) {
+		for _, o := range workload {
+			if ok, why, err := f.provisioned(ctx, o, 0); !ok || err != nil {
+				return false, why, err
+			}
+		}
+		return true, "", nil
+	})
+	if !reconciles(standby) {
+		t.Errorf("the new leader %s provisioned without logging its controllers' start", standby.name)
+	}
+	for _, d := range duplicates(jobs.snapshot()) {
+		t.Errorf("duplicate Jobs of one attempt across the failover: %s", d)
+	}
+	for _, o := range jobs.overlaps {
+		t.Errorf("two unfinished Jobs of one object across the failover: %s", o)
+	}
+
+	if err := standby.stop(time.Minute); err != nil {
+		t.Errorf("the leader did not stop cleanly on SIGTERM: %v\n%s", err, standby.transcript())
+	}
+	if l := f.lease(ctx); ptr.Deref(l.Spec.HolderIdentity, "") != "" {
+		t.Errorf("the leader stopped with SIGTERM but the lease is still held by %s: the next leader waits %s", ptr.Deref(l.Spec.HolderIdentity, ""), leaseDuration)
+	}
+}
+
+// lease reads the managers' leader election Lease.
+func (f *flow) lease(ctx context.Context) *coordinationv1.Lease {
+	f.t.Helper()
+	l := &coordinationv1.Lease{}
+	if err := f.env.Client.Get(ctx, client.ObjectKey{Namespace: "captf-system", Name: setup.LeaderElectionID}, l); err != nil {
+		f.t.Fatal(err)
+	}
+	return l
+}
+
+// leads says whether the manager logged that it acquired the lease.
+func leads(m *devProcess) bool {
+	return logged(m, acquiredLease)
+}
+
+// reconciles says whether the manager started the workers of the
+// TerraformCluster controller, which only a leader does.
+func reconciles(m *devProcess) bool {
+	return logged(m, clusterWorkers)
+}
+
+var (
+	acquiredLease  = regexp.MustCompile(`(?i)successfully acquired lease.*captf-system/` + setup.LeaderElectionID + `\b`)
+	clusterWorkers = regexp.MustCompile(`Starting workers.*controller"?[=:]"terraformcluster"`)
+)
+
+// logged says whether a line of the manager's stderr matches re.
+func logged(m *devProcess, re *regexp.Regexp) bool {
+	log, _ := os.ReadFile(m.stderr)
+	return re.Match(log)
+}
