@@ -12,7 +12,11 @@ import (
 var env *envtest.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, envtest.Options{}))
+	os.Exit(envtest.Main(m, &env, envtest.Options{}, func() {
+		if runnerBin != "" {
+			_ = os.RemoveAll(filepath.Dir(runnerBin))
+		}
+	}))
 }
 
 var runtimes = runnertest.Runtimes
