@@ -9,11 +9,9 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/setup"
 )
 
@@ -26,11 +24,7 @@ import (
 func leaderFailover(t *testing.T, ctx context.Context, e *processEnv) {
 	t.Helper()
 	const leaseDuration = 15 * time.Second // setup's default, which the Deployment keeps
-	cs, err := kubernetes.NewForConfig(adminConfig(t, e.kubeconfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &flow{t: t, ns: "leader-failover", env: &devenv.Env{Client: adminClient(t, e.kubeconfig), Repo: e.root}}
+	f, cs := e.flow(t, "leader-failover")
 	watching, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
 	jobs := watchJobs(watching, cs, f.ns)

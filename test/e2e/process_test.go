@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/setup"
 	"captf.io/captf/internal/test/envtest"
 )
@@ -97,6 +99,18 @@ func (e *processEnv) startManager(t *testing.T, name string, args ...string) *de
 	t.Cleanup(p.killGroup)
 	p.waitLine("ready", time.Minute)
 	return p
+}
+
+// flow is a flow in namespace ns of the environment, with a clientset for
+// watches. The environment runs in its own process: only its API and
+// checkout are known here (no local node to read runs from).
+func (e *processEnv) flow(t *testing.T, ns string) (*flow, kubernetes.Interface) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(adminConfig(t, e.kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &flow{t: t, ns: ns, env: &devenv.Env{Client: adminClient(t, e.kubeconfig), Repo: e.root}}, cs
 }
 
 // adminConfig reads the admin kubeconfig of an environment.

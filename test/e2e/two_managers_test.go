@@ -12,13 +12,11 @@ import (
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/devenv"
 )
 
 // Two managers at once, leader election off, as after a split brain:
@@ -35,13 +33,7 @@ func TestTwoManagersAtOnce(t *testing.T) {
 	e := startWithoutManager(t, ctx, "captf-two-")
 	managers := []*devProcess{e.startManager(t, "manager-1"), e.startManager(t, "manager-2")}
 	t.Logf("the environment and two managers started in %s", time.Since(began).Round(time.Second))
-	cs, err := kubernetes.NewForConfig(adminConfig(t, e.kubeconfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The environment runs in its own process: only its API and checkout
-	// are known here (no local node to read runs from).
-	f := &flow{t: t, ns: "two-managers", env: &devenv.Env{Client: adminClient(t, e.kubeconfig), Repo: e.root}}
+	f, cs := e.flow(t, "two-managers")
 	watching, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
 	jobs := watchJobs(watching, cs, f.ns)
