@@ -58,6 +58,10 @@ release: ## Write release VERSION (vX.Y.Z) as a clusterctl repository under out/
 	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z" >&2; exit 2; fi
 	go run ./hack/release --version $(VERSION) --out out/repository
 
+.PHONY: images
+images: ## Build the manager image as an OCI image layout under out/images/manager (no container daemon; VERSION and REVISION optional).
+	go run ./hack/images --out out/images $(if $(VERSION),--version $(VERSION)) $(if $(REVISION),--revision $(REVISION))
+
 .PHONY: bench
 bench: ## Run the benchmarks; each prints its ratio against a baseline.
 	hack/tools/build.sh control-plane capi runtimes

@@ -1,16 +1,20 @@
 package devenv_test
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/imagebuild"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/localnode"
 	"captf.io/captf/internal/test/envtest"
@@ -145,6 +149,7 @@ func TestManagerContainerfile(t *testing.T) {
 	if img.user != "65532:65532" {
 		t.Errorf("USER is %q, want 65532:65532", img.user)
 	}
+	sameAsImagebuild(t, cf, img)
 
 	build := cf.stages[0]
 	var script string
@@ -197,4 +202,46 @@ func keys(m map[string]instr) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// sameAsImagebuild checks that `make images` (internal/imagebuild) builds
+// what the manager's Containerfile builds: the files the build stage
+// makes at the same paths and modes, the same user, entrypoint and label
+// keys, on a base holding what the distroless static nonroot base holds
+// (a passwd entry for 65532, its home, a sticky /tmp, the CA bundle).
+func sameAsImagebuild(t *testing.T, cf *containerfile, img image) {
+	t.Helper()
+	spec := imagebuild.ManagerSpec("manager", "runner", "amd64", imagebuild.Meta{})
+	byPath := map[string]imagebuild.File{}
+	for _, f := range spec.Files {
+		byPath[f.Path] = f
+	}
+	var built []string
+	for _, c := range img.copies {
+		if c.flags["from"] != "build" {
+			continue
+		}
+		built = append(built, dest(c))
+		if f, ok := byPath[dest(c)]; !ok || fmt.Sprintf("%04o", f.Mode.Perm()) != c.flags["chmod"] {
+			t.Errorf("the Containerfile copies %s with mode %s; imagebuild has %+v", dest(c), c.flags["chmod"], f)
+		}
+	}
+	slices.Sort(built)
+	if want := []string{imagebuild.ManagerPath, imagebuild.RunnerPath}; !slices.Equal(built, want) {
+		t.Errorf("the Containerfile copies %v from its build stage; imagebuild builds %v", built, want)
+	}
+	if img.user != spec.User || !slices.Equal(img.entrypoint, spec.Entrypoint) {
+		t.Errorf("the Containerfile runs %q as %s; imagebuild %q as %s", img.entrypoint, img.user, spec.Entrypoint, spec.User)
+	}
+	if got, want := slices.Sorted(maps.Keys(img.labels)), slices.Sorted(maps.Keys(spec.Labels)); !slices.Equal(got, want) {
+		t.Errorf("the Containerfile labels %v; imagebuild %v", got, want)
+	}
+	if base := cf.args["BASE_IMAGE"]; !strings.Contains(base, "distroless/static") || !strings.HasSuffix(base, ":nonroot") {
+		t.Errorf("the Containerfile's base is %s: imagebuild lays out what distroless static nonroot holds", base)
+	}
+	for _, p := range []string{"/etc/passwd", "/etc/group", "/home/nonroot", "/tmp"} {
+		if _, ok := byPath[p]; !ok {
+			t.Errorf("imagebuild's manager image lacks %s, which its Containerfile's base holds", p)
+		}
+	}
 }

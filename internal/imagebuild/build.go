@@ -1,0 +1,164 @@
+package imagebuild
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// File is one entry of an image: a regular file (Data, or the contents of
+// the host file Source), or a directory when Dir is set.
+type File struct {
+	Path     string
+	Mode     fs.FileMode
+	Data     []byte
+	Source   string
+	Dir      bool
+	UID, GID int
+}
+
+// Spec is an image: its files and its configuration.
+type Spec struct {
+	Files      []File
+	User       string
+	Entrypoint []string
+	Env        []string
+	WorkingDir string
+	Labels     map[string]string
+	OS, Arch   string
+}
+
+// epoch is every time the image records: the files' and the config's.
+var epoch = time.Unix(0, 0).UTC()
+
+// RefNameAnnotation names an image of a layout by its tag.
+const RefNameAnnotation = "org.opencontainers.image.ref.name"
+
+// Build makes the image of spec: one layer holding its files (with their
+// parent directories), OCI media types, and a configuration whose times
+// are the epoch, so that the same spec always has the same digest.
+func Build(spec Spec) (v1.Image, error) {
+	data, err := layerTar(spec.Files)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	img, err := mutate.Append(base, mutate.Addendum{
+		Layer:     layer,
+		MediaType: types.OCILayer,
+		History:   v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "captf imagebuild", Comment: "the image's files"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.Created, cf.OS, cf.Architecture = v1.Time{Time: epoch}, spec.OS, spec.Arch
+	cf.Config.User, cf.Config.Entrypoint, cf.Config.Env = spec.User, spec.Entrypoint, spec.Env
+	cf.Config.WorkingDir, cf.Config.Labels = spec.WorkingDir, spec.Labels
+	return mutate.ConfigFile(img, cf)
+}
+
+// layerTar writes the files, and every parent directory not listed, as a
+// tar sorted by path with fixed times and owners.
+func layerTar(files []File) ([]byte, error) {
+	byPath := map[string]File{}
+	for _, f := range files {
+		p := path.Clean("/" + f.Path)
+		if p == "/" {
+			return nil, fmt.Errorf("the image root is no file")
+		}
+		if _, dup := byPath[p]; dup {
+			return nil, fmt.Errorf("%s is listed twice", p)
+		}
+		f.Path = p
+		byPath[p] = f
+	}
+	for p := range byPath {
+		for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
+			if _, ok := byPath[dir]; !ok {
+				byPath[dir] = File{Path: dir, Dir: true, Mode: 0o755}
+			}
+		}
+	}
+	paths := make([]string, 0, len(byPath))
+	for p := range byPath {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, p := range paths {
+		f := byPath[p]
+		if parent, ok := byPath[path.Dir(p)]; ok && !parent.Dir {
+			return nil, fmt.Errorf("%s is under %s, a file", p, parent.Path)
+		}
+		hdr := &tar.Header{Name: strings.TrimPrefix(p, "/"), Mode: int64(f.Mode.Perm()),
+			Uid: f.UID, Gid: f.GID, ModTime: epoch, Format: tar.FormatPAX}
+		if f.Mode&fs.ModeSticky != 0 {
+			hdr.Mode |= 0o1000
+		}
+		var data []byte
+		if f.Dir {
+			hdr.Typeflag, hdr.Name = tar.TypeDir, hdr.Name+"/"
+		} else {
+			data = f.Data
+			if f.Source != "" {
+				var err error
+				if data, err = os.ReadFile(f.Source); err != nil {
+					return nil, fmt.Errorf("%s: %w", p, err)
+				}
+			}
+			hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(data))
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteLayout writes img as the only image of a new OCI image layout at
+// dir (whatever dir held is replaced), tagged tag, and returns its digest.
+func WriteLayout(dir, tag string, img v1.Image) (v1.Hash, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return v1.Hash{}, err
+	}
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{RefNameAnnotation: tag})); err != nil {
+		return v1.Hash{}, err
+	}
+	return img.Digest()
+}
