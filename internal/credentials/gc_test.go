@@ -98,9 +98,14 @@ func TestAMirrorBeingDeletedIsKeptWhileAUserExists(t *testing.T) {
 	}
 }
 
+// gcWait bounds a wait for kube-controller-manager's garbage collector:
+// seconds on an idle machine, half a minute or more when the whole suite
+// shares two cores.
+const gcWait = 2 * time.Minute
+
 func waitGone(t *testing.T, obj client.Object) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, gcWait, true, func(ctx context.Context) (bool, error) {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
 		return apierrors.IsNotFound(err), nil
 	})
@@ -112,7 +117,7 @@ func waitGone(t *testing.T, obj client.Object) {
 func mirrorGone(t *testing.T, ns, identity string) {
 	t.Helper()
 	key := client.ObjectKey{Namespace: ns, Name: credentials.MirrorName(identity)}
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, gcWait, true, func(ctx context.Context) (bool, error) {
 		err := env.Client.Get(ctx, key, &corev1.Secret{})
 		return apierrors.IsNotFound(err), nil
 	})
@@ -128,7 +133,7 @@ func mirrorBeingDeleted(t *testing.T, ns, identity string) *metav1.PartialObject
 	t.Helper()
 	key := client.ObjectKey{Namespace: ns, Name: credentials.MirrorName(identity)}
 	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, gcWait, true, func(ctx context.Context) (bool, error) {
 		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
 	})
 	if err != nil {
