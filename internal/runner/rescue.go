@@ -12,13 +12,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/retry"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/state"
@@ -153,13 +152,17 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 	// The base Secret is written last: a set whose base exists is complete.
 	for i := len(set) - 1; i >= 0; i-- {
 		sec := &set[i]
-		err := retry.OnError(rescueBackoff, func(err error) bool { return ctx.Err() == nil && transient(err) }, func() error {
+		err := retrying(ctx, func(ctx context.Context) error {
 			_, err := c.Secrets(b.namespace).Create(ctx, sec, metav1.CreateOptions{})
 			return err
 		})
 		if apierrors.IsAlreadyExists(err) {
 			// A retried rescue finds its own pieces; anything else is not ours.
-			if other, _ := differentSet(ctx, c, b.namespace, sec.Name, digest); other {
+			other, getErr := differentSet(ctx, c, b.namespace, sec.Name, digest)
+			switch {
+			case getErr != nil:
+				return nil, fmt.Errorf("saving %s: it exists and cannot be read back: %w", sec.Name, getErr)
+			case other:
 				return nil, fmt.Errorf("saving %s: a different backup holds the name", sec.Name)
 			}
 			err = nil
@@ -171,9 +174,37 @@ func rescueErroredState(ctx context.Context, root string, backendConfig []string
 	return &Rescue{Backup: base, Serial: head.Serial, Chunks: chunks}, nil
 }
 
-// rescueBackoff spaces the attempts at saving a piece of a rejected state;
-// the rescue's context bounds them in time.
-var rescueBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 12, Cap: 15 * time.Second}
+// The rescue's calls are tried again while they fail transiently, each
+// attempt bounded (a request hung on an overloaded server must not take
+// the whole budget), waiting from rescueFirstWait doubling up to
+// rescueMaxWait in between, until the rescue's context ends.
+const (
+	rescueAttemptTimeout = 30 * time.Second
+	rescueFirstWait      = 500 * time.Millisecond
+	rescueMaxWait        = 15 * time.Second
+)
+
+// retrying calls fn until it succeeds, fails for good (see transient), or
+// ctx ends; it returns fn's last error.
+func retrying(ctx context.Context, fn func(context.Context) error) error {
+	delay := rescueFirstWait
+	for {
+		attempt, cancel := context.WithTimeout(ctx, rescueAttemptTimeout)
+		err := fn(attempt)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, rescueMaxWait)
+	}
+}
 
 // transient reports whether a failed write may succeed if tried again: the
 // API server was overloaded, timed out or the connection broke. An attempt
@@ -197,7 +228,12 @@ func transient(err error) bool {
 
 // differentSet reports whether a backup set of that name holds other content.
 func differentSet(ctx context.Context, c corev1client.SecretsGetter, namespace, name, digest string) (bool, error) {
-	existing, err := c.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	var existing *corev1.Secret
+	err := retrying(ctx, func(ctx context.Context) error {
+		var err error
+		existing, err = c.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil

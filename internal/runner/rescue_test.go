@@ -14,8 +14,10 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,31 +31,71 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// A loaded API server that refuses a backup write, or answers one only
-// after the connection broke, does not lose a rejected state: the rescue
-// tries each piece again and takes a piece it already wrote for its own.
+// A loaded API server that refuses the rescue's read and its writes for
+// longer than a backoff's first steps, then loses the answer to a write
+// that landed, does not lose a rejected state: the rescue tries each call
+// again and takes a piece it already wrote for its own.
 func TestRescueOutlastsAFlakyAPIServer(t *testing.T) {
+	t.Parallel() // mostly waits out the outage
 	ns := "rescue-" + strings.ToLower(rand.Text()[:6])
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	var posts atomic.Int32
+	// The API server refuses the first read and, for outage, every write;
+	// the first write after that lands but its answer is lost with the
+	// connection, so the next attempt meets its own piece (409).
+	const outage = 20 * time.Second
+	var (
+		gets, posts, conflicts atomic.Int32
+		lost                   atomic.Bool
+		mu                     sync.Mutex
+		firstPost              time.Time
+	)
+	unavailable := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503,"message":"overloaded"}`)
+	}
 	proxy := flakyProxy(t, env.Config, func(w http.ResponseWriter, r *http.Request, forward func(http.ResponseWriter)) bool {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/secrets") {
+		if !strings.Contains(r.URL.Path, "/secrets") {
 			return false
 		}
-		switch posts.Add(1) {
-		case 1:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503,"message":"overloaded"}`)
+		if r.Method == http.MethodGet {
+			if gets.Add(1) == 1 {
+				unavailable(w)
+				return true
+			}
+			return false
+		}
+		if r.Method != http.MethodPost {
+			return false
+		}
+		mu.Lock()
+		if firstPost.IsZero() {
+			firstPost = time.Now()
+		}
+		down := time.Since(firstPost) < outage
+		mu.Unlock()
+		posts.Add(1)
+		switch {
+		case down:
+			unavailable(w)
 			return true
-		case 2:
-			// The write lands, the answer is lost with the connection.
+		case !lost.Swap(true):
 			forward(httptest.NewRecorder())
 			panic(http.ErrAbortHandler)
 		}
-		return false
+		rec := httptest.NewRecorder()
+		forward(rec)
+		if rec.Code == http.StatusConflict {
+			conflicts.Add(1)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		return true
 	})
 
 	root := t.TempDir()
@@ -67,8 +109,9 @@ func TestRescueOutlastsAFlakyAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the rescue gave up on a flaky API server: %v", err)
 	}
-	if posts.Load() < 3 {
-		t.Fatalf("the proxy saw %d writes: the faults were not exercised", posts.Load())
+	if gets.Load() < 2 || conflicts.Load() != 1 || time.Since(firstPost) < outage {
+		t.Fatalf("the faults were not all exercised: %d reads, %d writes, %d answered 409, %s since the first write",
+			gets.Load(), posts.Load(), conflicts.Load(), time.Since(firstPost))
 	}
 	var secrets corev1.SecretList
 	if err := env.Client.List(context.Background(), &secrets, client.InNamespace(ns)); err != nil {
