@@ -211,7 +211,7 @@ func keys(m map[string]instr) []string {
 // (a passwd entry for 65532, its home, a sticky /tmp, the CA bundle).
 func sameAsImagebuild(t *testing.T, cf *containerfile, img image) {
 	t.Helper()
-	spec := imagebuild.ManagerSpec("manager", "runner", "amd64", imagebuild.Meta{})
+	spec := imagebuild.ManagerSpec("manager", "runner", imagebuild.CABundlePath, "amd64", imagebuild.Meta{})
 	byPath := map[string]imagebuild.File{}
 	for _, f := range spec.Files {
 		byPath[f.Path] = f
@@ -239,7 +239,7 @@ func sameAsImagebuild(t *testing.T, cf *containerfile, img image) {
 	if base := cf.args["BASE_IMAGE"]; !strings.Contains(base, "distroless/static") || !strings.HasSuffix(base, ":nonroot") {
 		t.Errorf("the Containerfile's base is %s: imagebuild lays out what distroless static nonroot holds", base)
 	}
-	for _, p := range []string{"/etc/passwd", "/etc/group", "/home/nonroot", "/tmp"} {
+	for _, p := range []string{"/etc/passwd", "/etc/group", "/home/nonroot", "/tmp", imagebuild.CABundlePath} {
 		if _, ok := byPath[p]; !ok {
 			t.Errorf("imagebuild's manager image lacks %s, which its Containerfile's base holds", p)
 		}

@@ -36,15 +36,24 @@ func (m Meta) labels() map[string]string {
 	}
 }
 
-// hostCAs is where a Debian host keeps its CA bundle; the image holds it
-// where Go looks first, for the registries whose image labels the manager
-// reads.
-const hostCAs = "/etc/ssl/certs/ca-certificates.crt"
+// CABundlePath is where a Debian host keeps its CA bundle, and where the
+// image holds it (Go looks there first), for the registries whose image
+// labels the manager reads.
+const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"
+
+// buildEnv is the environment of the image's go builds: the caller's (its
+// module proxy and caches), with everything else that changes the binaries
+// fixed, so that the digest depends on the checkout and the toolchain only.
+func buildEnv(arch string) []string {
+	return append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=", "GOEXPERIMENT=",
+		"GOAMD64=v1", "GOARM64=v8.0", "GOTOOLCHAIN=local")
+}
 
 // ManagerSpec is the manager image, from its two binaries: no shell and
-// no package manager, only the binaries, the CA bundle, and the files a
-// non-root user needs (passwd and group entries, a home, a sticky /tmp).
-func ManagerSpec(manager, runner, arch string, meta Meta) Spec {
+// no package manager, only the binaries, the CA bundle (cas, a host file),
+// and the files a non-root user needs (passwd and group entries, a home,
+// a sticky /tmp).
+func ManagerSpec(manager, runner, cas, arch string, meta Meta) Spec {
 	files := []File{
 		{Path: ManagerPath, Mode: 0o755, Source: manager},
 		{Path: RunnerPath, Mode: 0o755, Source: runner},
@@ -52,9 +61,7 @@ func ManagerSpec(manager, runner, arch string, meta Meta) Spec {
 		{Path: "/etc/group", Mode: 0o644, Data: []byte("root:x:0:\nnonroot:x:65532:\n")},
 		{Path: "/home/nonroot", Dir: true, Mode: 0o700, UID: 65532, GID: 65532},
 		{Path: "/tmp", Dir: true, Mode: 0o777 | fs.ModeSticky},
-	}
-	if _, err := os.Stat(hostCAs); err == nil {
-		files = append(files, File{Path: hostCAs, Mode: 0o644, Source: hostCAs})
+		{Path: CABundlePath, Mode: 0o644, Source: cas},
 	}
 	return Spec{Files: files, User: NonRoot, Entrypoint: []string{ManagerPath}, Labels: meta.labels(),
 		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, OS: "linux", Arch: arch}
@@ -66,6 +73,9 @@ func ManagerSpec(manager, runner, arch string, meta Meta) Spec {
 // tagged meta.Version. The same checkout and toolchain give the same
 // digest.
 func BuildManager(ctx context.Context, repo, out, arch string, meta Meta) (v1.Hash, error) {
+	if _, err := os.Stat(CABundlePath); err != nil {
+		return v1.Hash{}, fmt.Errorf("the image needs this machine's CA bundle, for the manager to verify registries: %w (install ca-certificates)", err)
+	}
 	bins, err := os.MkdirTemp("", "captf-image-")
 	if err != nil {
 		return v1.Hash{}, err
@@ -75,13 +85,12 @@ func BuildManager(ctx context.Context, repo, out, arch string, meta Meta) (v1.Ha
 	for _, b := range []struct{ pkg, ldflags string }{{"./cmd/manager", "-s -w " + stamp}, {"./cmd/runner", "-s -w"}} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", b.ldflags,
 			"-o", filepath.Join(bins, filepath.Base(b.pkg)), b.pkg)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+		cmd.Dir, cmd.Env = repo, buildEnv(arch)
 		if outp, err := cmd.CombinedOutput(); err != nil {
 			return v1.Hash{}, fmt.Errorf("go build %s: %w\n%s", b.pkg, err, strings.TrimSpace(string(outp)))
 		}
 	}
-	img, err := Build(ManagerSpec(filepath.Join(bins, "manager"), filepath.Join(bins, "runner"), arch, meta))
+	img, err := Build(ManagerSpec(filepath.Join(bins, "manager"), filepath.Join(bins, "runner"), CABundlePath, arch, meta))
 	if err != nil {
 		return v1.Hash{}, err
 	}

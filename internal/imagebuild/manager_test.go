@@ -95,6 +95,9 @@ func TestManagerImage(t *testing.T) {
 			t.Errorf("/%s (time %s): the image holds a shell or an entry of another time", p, h.ModTime)
 		}
 	}
+	if h := files[strings.TrimPrefix(imagebuild.CABundlePath, "/")]; h == nil || h.Size == 0 {
+		t.Errorf("the image holds no CA bundle at %s: the manager could not verify registries", imagebuild.CABundlePath)
+	}
 	if h := files["tmp"]; h == nil || h.Typeflag != tar.TypeDir || h.Mode&0o1777 != 0o1777 {
 		t.Errorf("/tmp is %+v, want a sticky directory everyone writes", h)
 	}

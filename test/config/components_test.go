@@ -167,8 +167,8 @@ func TestNetworkPolicyComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
-		if strings.HasSuffix(o.GetName(), "job-egress-sample") {
-			t.Errorf("the component renders the Job sample %s", o.GetName())
+		if o.GetName() == sample.GetName() {
+			t.Errorf("the component renders the Job sample %s %s", o.GetKind(), o.GetName())
 		}
 	}
 	jobSample := convert[networkingv1.NetworkPolicy](t, sample)
@@ -181,6 +181,42 @@ func TestNetworkPolicyComponent(t *testing.T) {
 	if !jobSel.Matches(jobPod) || jobSel.Matches(state) || jobSel.Matches(mgr.labels) {
 		t.Errorf("the Job sample selects %v: want a Job's pod (%v), not other CAPTF objects (%v) nor the manager", jobSel, jobPod, state)
 	}
+	// As shipped it names no namespace and no API server: applying it
+	// unedited fails, naming what to set.
+	for _, rule := range jobSample.Spec.Egress {
+		for _, p := range rule.Ports {
+			if p.Port.IntValue() != 53 && len(rule.To) == 0 {
+				t.Errorf("the Job sample lets port %s out to anywhere: the cloud's endpoints are the user's to add", p.Port.String())
+			}
+		}
+	}
+	err = env.Client.Create(context.Background(), sample.DeepCopy())
+	if err == nil || !strings.Contains(err.Error(), "metadata.namespace") && !strings.Contains(err.Error(), "REPLACE") {
+		t.Errorf("the unedited Job sample applied (%v); want it refused until its namespace is set", err)
+	}
 	sample.SetNamespace("default")
+	setAPIServer(t, sample, "10.0.0.1/32")
 	apply(context.Background(), t, []*unstructured.Unstructured{sample})
+}
+
+// setAPIServer replaces the Job sample's API server placeholder with cidr,
+// as its comment tells users to.
+func setAPIServer(t *testing.T, sample *unstructured.Unstructured, cidr string) {
+	t.Helper()
+	egress, _, _ := unstructured.NestedSlice(sample.Object, "spec", "egress")
+	set := false
+	for _, r := range egress {
+		targets, _ := r.(map[string]any)["to"].([]any)
+		for _, to := range targets {
+			if block, ok := to.(map[string]any)["ipBlock"].(map[string]any); ok && block["cidr"] == "REPLACE-WITH-THE-API-SERVER-CIDR" {
+				block["cidr"], set = cidr, true
+			}
+		}
+	}
+	if !set {
+		t.Fatal("the Job sample has no API server placeholder to set")
+	}
+	if err := unstructured.SetNestedSlice(sample.Object, egress, "spec", "egress"); err != nil {
+		t.Fatal(err)
+	}
 }

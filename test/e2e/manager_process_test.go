@@ -25,7 +25,7 @@ import (
 // leader election, as the Deployment does (see leaderFailover).
 func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute)
 	defer cancel()
 	e := startWithoutManager(t, ctx, "captf-mgr-")
 	up, kubeconfig := e.up, e.kubeconfig

@@ -28,7 +28,7 @@ import (
 func TestTwoManagersAtOnce(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	e := startWithoutManager(t, ctx, "captf-two-")
 	managers := []*devProcess{e.startManager(t, "manager-1"), e.startManager(t, "manager-2")}

@@ -45,6 +45,15 @@ func TestMetricsReaderRoleScrapes(t *testing.T) {
 	}
 	prometheus := serviceAccountToken(ctx, t, "monitoring", "prometheus-k8s")
 	stranger := serviceAccountToken(ctx, t, "monitoring", "stranger")
+	// The API server's RBAC sees the new binding a moment later, and the
+	// manager remembers a denial for 30 s: wait for the first 200.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		code, _ := scrape(ctx, t, prometheus)
+		return code == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("Prometheus's token was never let in: %v", err)
+	}
 
 	testCases := []struct {
 		name, token string

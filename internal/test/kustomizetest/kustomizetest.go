@@ -50,9 +50,8 @@ func Build(t testing.TB, resources, components []string) []*unstructured.Unstruc
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = types.LoadRestrictionsNone
-	res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	// kustomize's default load restrictions, as `kustomize build` has them.
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		t.Fatalf("kustomize build of resources %v and components %v: %v", resources, components, err)
 	}
