@@ -265,11 +265,11 @@ func (f *flow) deleteRest(ctx context.Context, objs []*unstructured.Unstructured
 			rest = append(rest, o)
 		}
 	}
-	f.waitFor(ctx, "the credentials, the identity and the bootstrap data are deleted", time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the credentials, the identity and the bootstrap data are deleted", controllerWait, func(ctx context.Context) (bool, string, error) {
 		err := devenv.Delete(ctx, f.env.Client, rest)
 		return err == nil, fmt.Sprintf("%v", err), nil
 	})
-	f.waitFor(ctx, "nothing is left", time.Minute, f.nothingLeft)
+	f.waitFor(ctx, "nothing is left", controllerWait, f.nothingLeft)
 }
 
 func conditionsOf(u *unstructured.Unstructured) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -70,14 +69,16 @@ func (f *flow) teardown(ctx context.Context, objs []*unstructured.Unstructured, 
 	}
 	// The identity refuses deletion while its status still lists a
 	// namespace its credentials are mirrored into: retry as a user would.
-	f.waitFor(ctx, "the credentials, the identity and the bootstrap data are deleted", time.Minute, func(ctx context.Context) (bool, string, error) {
+	// The identity controller (one worker for every flow's identity) may
+	// take a while to see the mirror go on a loaded run.
+	f.waitFor(ctx, "the credentials, the identity and the bootstrap data are deleted", controllerWait, func(ctx context.Context) (bool, string, error) {
 		err := devenv.Delete(ctx, f.env.Client, rest)
 		if apierrors.IsForbidden(err) {
 			return false, err.Error(), nil
 		}
 		return err == nil, "", err
 	})
-	f.waitFor(ctx, "nothing is left", time.Minute, f.nothingLeft)
+	f.waitFor(ctx, "nothing is left", controllerWait, f.nothingLeft)
 }
 
 // nothingLeft lists what CAPTF made in the namespace and is still there.
