@@ -191,7 +191,9 @@ func TestBlockedApplyOutlivesItsJob(t *testing.T) {
 			}
 		}
 	}
-	w.eventually(time.Minute, "the blocked Job gone", func() (bool, error) {
+	// The manager bookkeeps the Job before it lets it go, and the garbage
+	// collector deletes its pod: over a minute on a loaded run.
+	w.eventually(3*time.Minute, "the blocked Job gone", func() (bool, error) {
 		for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
 			if j.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true" {
 				return false, nil
