@@ -215,15 +215,11 @@ func transient(err error) bool {
 	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err),
 		apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err), apierrors.IsUnexpectedServerError(err):
 		return true
-	case apierrors.IsAlreadyExists(err), apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsNotFound(err):
-		return false
 	}
+	// Any other answer from the server (AlreadyExists, Invalid, Forbidden,
+	// NotFound, ...) is final; anything that is no answer is the connection.
 	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return false
-	}
-	// Anything that is not an answer from the server is the connection.
-	return true
+	return !errors.As(err, &status)
 }
 
 // differentSet reports whether a backup set of that name holds other content.
