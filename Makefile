@@ -20,7 +20,7 @@ help: ## Show the targets.
 
 .PHONY: tools
 tools: ## Build every pinned external binary missing from the tool cache.
-	hack/tools/build.sh control-plane capi runtimes codegen
+	hack/tools/build.sh control-plane capi runtimes codegen monitoring shell
 
 .PHONY: tools-dir
 tools-dir: ## Print the tool cache directory (use with make -s).
@@ -41,6 +41,7 @@ verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.
 		echo "generated files are stale: run make generate and commit the result" >&2; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "$$out"; echo "gofmt needed: run gofmt -w on the files above" >&2; exit 1; fi
 	go vet ./...
+	cd hack/tools/shell && go vet ./...
 	go vet -tags captfsoak ./internal/crashpoint ./internal/workspace ./test/e2e
 	hack/tools/build.sh lint
 	$(GOLANGCI_LINT) run ./...
@@ -48,7 +49,7 @@ verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.
 
 .PHONY: test
 test: ## Run every test against the real control plane and runtimes.
-	hack/tools/build.sh control-plane capi runtimes codegen
+	hack/tools/build.sh control-plane capi runtimes codegen monitoring shell
 	@# The longest packages first: go test starts them in the order given.
 	CAPTF_TOOLS=$(TOOLS_DIR) go test $(GO_TEST_FLAGS) ./test/lifecycle ./test/e2e ./internal/runner ./...
 
@@ -59,8 +60,9 @@ release: ## Write release VERSION (vX.Y.Z) as a clusterctl repository under out/
 	go run ./hack/release --version $(VERSION) --out out/repository
 
 .PHONY: images
-images: ## Build the manager image as an OCI image layout under out/images/manager (no container daemon; VERSION and REVISION optional).
-	go run ./hack/images --out out/images $(if $(VERSION),--version $(VERSION)) $(if $(REVISION),--revision $(REVISION))
+images: ## Build the manager image and the module base images as OCI image layouts under out/images/ (no container daemon; VERSION and REVISION optional).
+	hack/tools/build.sh runtimes shell
+	go run ./hack/images --tools $(TOOLS_DIR) --out out/images $(if $(VERSION),--version $(VERSION)) $(if $(REVISION),--revision $(REVISION))
 
 .PHONY: bench
 bench: ## Run the benchmarks; each prints its ratio against a baseline.

@@ -6,6 +6,7 @@
 //	captf-dev manager [--kubeconfig PATH] [MANAGER FLAGS]
 //	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] demo
 //	captf-dev [--tools DIR] [--repo DIR] images [--out DIR]
+//	captf-dev images import [--ref REF] [--arch ARCH] [--out DIR] OCI-LAYOUT-DIR|ARCHIVE
 //	captf-dev down
 //	captf-dev logs [-n NAMESPACE] [-c CONTAINER] POD|JOB
 package main
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,7 +64,8 @@ func run(args []string) error {
 		return fmt.Errorf("--node-mode %q: want %s or %s", *nodeMode, localnode.ModeNamespace, localnode.ModeInProcess)
 	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
-	if *tools == "" && (cmd == "up" || cmd == "demo" || cmd == "images") {
+	importing := cmd == "images" && len(rest) > 0 && rest[0] == "import"
+	if *tools == "" && (cmd == "up" || cmd == "demo" || cmd == "images") && !importing {
 		steps := []string{"control-plane", "capi", "runtimes"}
 		if cmd == "images" {
 			steps = []string{"runtimes"}
@@ -88,6 +91,9 @@ func run(args []string) error {
 	case "demo":
 		return demo(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: filepath.Join(stateDir(), "demo.kubeconfig"), NodeMode: localnode.Mode(*nodeMode)})
 	case "images":
+		if importing {
+			return importImage(rest[1:])
+		}
 		return images(*tools, *repo, rest)
 	case "down":
 		return down()
@@ -210,6 +216,39 @@ func images(tools, repo string, args []string) error {
 		fmt.Printf("%-9s %-32s %.19s  %s\n", state, b.Ref, digest, b.Dir)
 	})
 	return err
+}
+
+// importImage puts an image built elsewhere (an OCI layout, or an archive
+// of one or of `docker save`) in the image store, where the local node
+// runs it by its reference and by its digest.
+func importImage(args []string) error {
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("images import", flag.ContinueOnError)
+	out := fs.String("out", store, "image store to import into (the environment reads the default one)")
+	ref := fs.String("ref", "", "the reference to hold it under (default: the one the layout or archive names)")
+	arch := fs.String("arch", runtime.GOARCH, "the platform linux/<arch> to take from a multi-platform image")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: captf-dev images import [--ref REF] [--arch ARCH] [--out DIR] OCI-LAYOUT-DIR|ARCHIVE")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("creating the image store: %w", err)
+	}
+	imp, err := localnode.ImportImage(*out, fs.Arg(0), *ref, *arch)
+	if err != nil {
+		return err
+	}
+	state := "unchanged"
+	if imp.Changed {
+		state = "imported"
+	}
+	fmt.Printf("%-9s %s@%s  %s\n", state, imp.Ref, imp.Digest, imp.Dir)
+	return nil
 }
 
 // logs prints the kept log of a pod of the last environment (or of the

@@ -4,8 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"captf.io/captf/internal/imagebuild"
 )
 
 // captureStdout runs f and returns what it printed.
@@ -64,5 +67,41 @@ func TestImagesCommand(t *testing.T) {
 	}
 	if err := run([]string{"--tools", tools, "--repo", repo, "images", "extra"}); err == nil || !strings.Contains(err.Error(), "usage") {
 		t.Errorf("an argument too many: %v", err)
+	}
+}
+
+// `captf-dev images import` puts an OCI layout in the image store under
+// the reference it names, printing it with its digest: imported, then
+// unchanged; without a reference to use it says how to give one.
+func TestImagesImportCommand(t *testing.T) {
+	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	img, err := imagebuild.Build(imagebuild.Spec{Files: []imagebuild.File{{Path: "/captf/module/main.tf", Mode: 0o644, Data: []byte("# noop\n")}},
+		OS: "linux", Arch: runtime.GOARCH})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ref = "registry.example.com/team/noop:v1"
+	digest, err := imagebuild.WriteLayout(filepath.Join(src, "named"), ref, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"imported", "unchanged"} {
+		out, err := captureStdout(t, func() error { return run([]string{"images", "import", "--out", store, filepath.Join(src, "named")}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(out)
+		if len(f) != 3 || f[0] != want || f[1] != ref+"@"+digest.String() || f[2] != filepath.Join(store, "registry.example.com", "team", "noop", "v1") {
+			t.Errorf("captf-dev images import printed %q, want %s %s@%s <store dir>", out, want, ref, digest)
+		}
+	}
+	if _, err := imagebuild.WriteLayout(filepath.Join(src, "tag"), "v1", img); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"images", "import", "--out", store, filepath.Join(src, "tag")}); err == nil || !strings.Contains(err.Error(), "--ref") {
+		t.Errorf("importing a layout that names only a tag: %v, want an error saying to give --ref", err)
+	}
+	if err := run([]string{"images", "import", "--out", store}); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("no source: %v, want the usage", err)
 	}
 }

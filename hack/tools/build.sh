@@ -11,10 +11,13 @@
 #   runtimes       tofu, terraform, the null/random/local/time providers as an
 #                  unpacked filesystem mirror for both registry host names
 #   codegen        controller-gen
+#   monitoring     promtool (the alert rules' checks and unit tests)
+#   shell          sh, the module base images' shell (hack/tools/shell)
 #   lint           golangci-lint (only `make verify` asks for it)
 #
 # Everything lands in one directory outside the repository, keyed by a hash
-# of hack/tools/versions.env:
+# of hack/tools/versions.env's assignments above its "per-tool keys" line
+# (the tools pinned below it are stamped with their own version instead):
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/captf/tools/<version-set>/
 #     bin/        every binary
 #     providers/  registry.opentofu.org/... and registry.terraform.io/...
@@ -31,7 +34,7 @@ versions="$here/versions.env"
 source "$versions"
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/captf
-set_id=$(grep -E '^[A-Z_]+=' "$versions" | sort | sha256sum | cut -c1-12)
+set_id=$(sed '/^# ---- per-tool keys/q' "$versions" | grep -E '^[A-Z_]+=' | sort | sha256sum | cut -c1-12)
 DIR="$cache/tools/$set_id"
 WORK="$cache/build"
 
@@ -41,7 +44,7 @@ if [[ "${1:-}" == "--print-dir" ]]; then
 fi
 
 components=("$@")
-((${#components[@]})) || components=(control-plane capi runtimes codegen)
+((${#components[@]})) || components=(control-plane capi runtimes codegen monitoring shell)
 
 command -v go >/dev/null || { echo "hack/tools: the go command is required" >&2; exit 1; }
 mkdir -p "$DIR/bin" "$DIR/.stamps" "$WORK"
@@ -288,6 +291,40 @@ codegen() {
   step controller-gen env GOBIN="$DIR/bin" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
 }
 
+# promtool is built inside Prometheus's own module, whose replace
+# directives then apply (outside its go.work, which names directories its
+# module zip does not hold).
+build_promtool() {
+  local src w="$WORK/prometheus-$PROMETHEUS_VERSION"
+  rm -f "$DIR/.stamps/promtool@"* # one binary: another version's stamp goes
+  src=$(moddir github.com/prometheus/prometheus "$PROMETHEUS_VERSION")
+  rm -rf "$w"
+  cp -r "$src" "$w"
+  chmod -R u+w "$w"
+  (cd "$w" && GOWORK=off go build -trimpath -ldflags "-s -w" -o "$DIR/bin/promtool.tmp" ./cmd/promtool)
+  mv -f "$DIR/bin/promtool.tmp" "$DIR/bin/promtool"
+  rm -rf "$w"
+}
+
+monitoring() {
+  step "promtool@$PROMETHEUS_VERSION" build_promtool
+}
+
+# The base images' /bin/sh: a POSIX shell interpreter with core utilities,
+# static, from the module in hack/tools/shell; keyed by that module's files
+# and the Go toolchain.
+build_shell() {
+  rm -f "$DIR/.stamps/sh@"* # one binary: another source's stamp goes
+  (cd "$here/shell" && go build -trimpath -ldflags "-s -w" -o "$DIR/bin/sh.tmp" .)
+  mv -f "$DIR/bin/sh.tmp" "$DIR/bin/sh"
+}
+
+shell() {
+  local key
+  key=$( (go version && cd "$here/shell" && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-12)
+  step "sh@$key" build_shell
+}
+
 lint() {
   step golangci-lint env GOBIN="$DIR/bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
 }
@@ -298,7 +335,9 @@ for c in "${components[@]}"; do
     capi) capi ;;
     runtimes) runtimes ;;
     codegen) codegen ;;
+    monitoring) monitoring ;;
+    shell) shell ;;
     lint) lint ;;
-    *) echo "hack/tools: unknown component $c (control-plane, capi, runtimes, codegen, lint)" >&2; exit 2 ;;
+    *) echo "hack/tools: unknown component $c (control-plane, capi, runtimes, codegen, monitoring, shell, lint)" >&2; exit 2 ;;
   esac
 done

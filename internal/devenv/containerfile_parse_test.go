@@ -153,6 +153,7 @@ type image struct {
 	copies     []instr // in the order they apply, each COPY's words expanded
 	labels     map[string]string
 	user       string
+	workdir    string
 	entrypoint []string
 	stages     []*stage // the stages it is built on, base first
 }
@@ -207,6 +208,8 @@ func (cf *containerfile) build(t *testing.T, buildArgs map[string]string) image 
 				}
 			case "USER":
 				img.user = words[0]
+			case "WORKDIR":
+				img.workdir = words[0]
 			case "ENTRYPOINT":
 				if err := json.Unmarshal([]byte(in.words[0]), &img.entrypoint); err != nil {
 					t.Fatalf("%s: ENTRYPOINT is not a JSON array: %v", cf.path, err)

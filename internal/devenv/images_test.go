@@ -140,13 +140,7 @@ func TestDefaultImageStore(t *testing.T) {
 // The images of the real example modules, built from the tool cache, run
 // the pinned runtimes from /captf/runtime.
 func TestExampleImagesFromTheToolCache(t *testing.T) {
-	tools := os.Getenv(envtest.ToolsEnv)
-	if tools == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: build the tools with `make tools` and set %s=$(make -s tools-dir)", envtest.ToolsEnv, envtest.ToolsEnv)
-		}
-		t.Skipf("SKIP (not in CI): %s is not set; set it to $(make -s tools-dir)", envtest.ToolsEnv)
-	}
+	tools := envtest.RequireTools(t, "tofu", "terraform")
 	root := repoRoot(t)
 	built, err := devenv.BuildImages(t.TempDir(), root, tools, nil)
 	if err != nil {

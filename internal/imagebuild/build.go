@@ -3,11 +3,13 @@ package imagebuild
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,13 +23,15 @@ import (
 )
 
 // File is one entry of an image: a regular file (Data, or the contents of
-// the host file Source), or a directory when Dir is set.
+// the host file Source), a directory when Dir is set, or a symbolic link
+// to Link.
 type File struct {
 	Path     string
 	Mode     fs.FileMode
 	Data     []byte
 	Source   string
 	Dir      bool
+	Link     string
 	UID, GID int
 }
 
@@ -58,7 +62,7 @@ func Build(spec Spec) (v1.Image, error) {
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +126,12 @@ func layerTar(files []File) ([]byte, error) {
 			hdr.Mode |= 0o1000
 		}
 		var data []byte
-		if f.Dir {
+		switch {
+		case f.Dir:
 			hdr.Typeflag, hdr.Name = tar.TypeDir, hdr.Name+"/"
-		} else {
+		case f.Link != "":
+			hdr.Typeflag, hdr.Linkname, hdr.Mode = tar.TypeSymlink, f.Link, 0o777
+		default:
 			data = f.Data
 			if f.Source != "" {
 				var err error
@@ -161,4 +168,40 @@ func WriteLayout(dir, tag string, img v1.Image) (v1.Hash, error) {
 		return v1.Hash{}, err
 	}
 	return img.Digest()
+}
+
+// Tree lists the files of the host tree src as the entries of the image
+// directory dest: directories, regular files with their modes, and
+// symbolic links as they are.
+func Tree(src, dest string) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		f := File{Path: path.Join(dest, filepath.ToSlash(rel)), Mode: info.Mode().Perm()}
+		switch {
+		case info.IsDir():
+			f.Dir = true
+		case info.Mode()&fs.ModeSymlink != 0:
+			if f.Link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			f.Source = p
+		default:
+			return fmt.Errorf("%s is neither a file, a directory nor a link", p)
+		}
+		files = append(files, f)
+		return nil
+	})
+	return files, err
 }

@@ -3,6 +3,7 @@ package localnode
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io/fs"
@@ -27,6 +28,10 @@ type Image struct {
 	// Labels are the image's config labels, which a store keeps beside it
 	// (ImageLabels), as a registry serves them.
 	Labels map[string]string
+	// Digest is the manifest digest of an image imported from a
+	// registry's format (ImportImage): a store reports its ID as
+	// <repository>@<digest>, and finds it by that digest.
+	Digest string
 }
 
 // ModuleImage lays out a module image per the image contract: the module
@@ -171,11 +176,18 @@ func hashTree(h hash.Hash, root string) error {
 		if err != nil {
 			return err
 		}
-		info, err := os.Stat(p) // follows links, as a bind mount or copy does
+		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(root, p)
+		info, err := os.Stat(p) // follows links, as a bind mount or copy does
+		if errors.Is(err, fs.ErrNotExist) && d.Type()&fs.ModeSymlink != 0 {
+			// A dangling link (an imported image's /etc/mtab) counts by
+			// its target.
+			link, err := os.Readlink(p)
+			fmt.Fprintf(h, "%d:%s->%s;", len(rel), rel, link)
+			return err
+		}
 		if err != nil {
 			return err
 		}

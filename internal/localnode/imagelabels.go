@@ -8,32 +8,39 @@ import (
 	"path/filepath"
 )
 
-// The labels of a stored image, the config labels a registry serves (the
-// io.captf.* labels of the image contract), are kept beside its tag as
-// <store>/<repository>/.labels/<tag>.json: written whole (one rename) by
-// WriteImage, read by ImageLabels. A container never sees them.
+// What a registry serves beside an image's files is kept beside its tag,
+// where no container sees it, each written whole (one rename) by
+// WriteImage:
+//   - the image's config labels (the io.captf.* labels of the image
+//     contract) as <store>/<repository>/.labels/<tag>.json, read by
+//     ImageLabels;
+//   - for an image imported from a registry's format (ImportImage), its
+//     manifest digest as <store>/<repository>/.digests/<tag>.json, with the
+//     content it was recorded for: the image's ID while the tag holds that
+//     content.
 
-func labelsPath(store, ref string) (string, error) {
-	dir, err := StorePath(store, ref)
+// sidecarPath is the file of ref's tag in the store's side directory dir.
+func sidecarPath(store, ref, dir string) (string, error) {
+	tagDir, err := StorePath(store, ref)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(dir), ".labels", filepath.Base(dir)+".json"), nil
+	return filepath.Join(filepath.Dir(tagDir), dir, filepath.Base(tagDir)+".json"), nil
 }
 
-// writeLabels makes the store hold labels for ref; none removes them.
-func writeLabels(store, ref string, labels map[string]string) error {
-	p, err := labelsPath(store, ref)
+// writeSidecar makes the store hold v for ref in dir; a nil v removes it.
+func writeSidecar(store, ref, dir string, v any) error {
+	p, err := sidecarPath(store, ref, dir)
 	if err != nil {
 		return err
 	}
-	if len(labels) == 0 {
+	if v == nil {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	data, err := json.Marshal(labels)
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -56,6 +63,38 @@ func writeLabels(store, ref string, labels map[string]string) error {
 	return os.Rename(tmp.Name(), p)
 }
 
+// readSidecar reads ref's file in dir into v; false when there is none.
+func readSidecar(store, ref, dir string, v any) (bool, error) {
+	p, err := sidecarPath(store, ref, dir)
+	if err != nil {
+		return false, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("reading %s: %w", p, err)
+	}
+	return true, nil
+}
+
+const (
+	labelsDir  = ".labels"
+	digestsDir = ".digests"
+)
+
+// writeLabels makes the store hold labels for ref; none removes them.
+func writeLabels(store, ref string, labels map[string]string) error {
+	if len(labels) == 0 {
+		return writeSidecar(store, ref, labelsDir, nil)
+	}
+	return writeSidecar(store, ref, labelsDir, labels)
+}
+
 // ImageLabels returns the labels of the image the store holds under the
 // tagged reference ref (nil when it has none), or an error wrapping
 // ErrNoImage when the store does not hold ref.
@@ -67,20 +106,16 @@ func ImageLabels(store, ref string) (map[string]string, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrNoImage, ref)
 	}
-	p, err := labelsPath(store, ref)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var labels map[string]string
-	if err := json.Unmarshal(data, &labels); err != nil {
+	if _, err := readSidecar(store, ref, labelsDir, &labels); err != nil {
 		return nil, fmt.Errorf("reading the labels of %s: %w", ref, err)
 	}
 	return labels, nil
+}
+
+// digestRecord is an imported image's manifest digest and the image ID of
+// the content it was recorded for (<repository>@sha256:<content digest>).
+type digestRecord struct {
+	Digest  string `json:"digest"`
+	Content string `json:"content"`
 }

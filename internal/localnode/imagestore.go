@@ -159,7 +159,7 @@ func (s *imageSet) fromStore(ref string) (image, error) {
 	}
 	repoDir := filepath.Join(s.store, filepath.FromSlash(r.repo))
 	if r.tag != "" {
-		img, err := storeImage(ref, filepath.Join(repoDir, r.tag))
+		img, err := s.tagImage(ref, r.repo+":"+r.tag, filepath.Join(repoDir, r.tag))
 		switch {
 		case errors.Is(err, ErrNoImage):
 			return image{}, fmt.Errorf("no directory %s%s", filepath.Join(repoDir, r.tag), tagsHint(repoDir))
@@ -171,12 +171,38 @@ func (s *imageSet) fromStore(ref string) (image, error) {
 		return img, nil
 	}
 	for _, tag := range storeTags(repoDir) {
-		img, err := storeImage(ref, filepath.Join(repoDir, tag))
+		img, err := s.tagImage(ref, r.repo+":"+tag, filepath.Join(repoDir, tag))
 		if err == nil && img.id == repository(ref)+"@"+r.digest {
 			return img, nil
 		}
 	}
 	return image{}, fmt.Errorf("no tag of %s holds %s", repoDir, r.digest)
+}
+
+// tagImage reads the image of the tagged reference tagged, at dir, for
+// ref: with the ID of its manifest digest when it was imported and still
+// holds the content it was imported with.
+func (s *imageSet) tagImage(ref, tagged, dir string) (image, error) {
+	img, err := storeImage(ref, dir)
+	if err != nil {
+		return image{}, err
+	}
+	var rec digestRecord
+	if ok, err := readSidecar(s.store, tagged, digestsDir, &rec); err != nil || !ok {
+		return img, err
+	}
+	if rec.Content != img.id {
+		return img, nil
+	}
+	return withDigest(img, rec.Digest), nil
+}
+
+// withDigest is img with the ID of the manifest digest digest, if any.
+func withDigest(img image, digest string) image {
+	if digest != "" {
+		img.id = repository(img.ref) + "@" + digest
+	}
+	return img
 }
 
 // storeImage reads the image whose root is dir.

@@ -13,8 +13,9 @@ import (
 	"captf.io/captf/internal/localnode"
 )
 
-// startStoreNode starts a node in ModeNamespace that pulls from store only.
-func startStoreNode(t *testing.T, store string) *localnode.Node {
+// startStoreNode starts a node in ModeNamespace that pulls from store, and
+// has the images of images.
+func startStoreNode(t *testing.T, store string, images map[string]localnode.Image) *localnode.Node {
 	t.Helper()
 	requireNamespaces(t)
 	dir, err := os.MkdirTemp("", "localnode-")
@@ -31,7 +32,7 @@ func startStoreNode(t *testing.T, store string) *localnode.Node {
 		t.Fatal(err)
 	}
 	n, err := localnode.Start(t.Context(), localnode.Options{
-		Kubeconfig: kubeconfig, ImageStore: store, StateDir: filepath.Join(dir, "state"), Mode: localnode.ModeNamespace,
+		Kubeconfig: kubeconfig, Images: images, ImageStore: store, StateDir: filepath.Join(dir, "state"), Mode: localnode.ModeNamespace,
 		StopGrace: 5 * time.Second,
 	})
 	if err != nil {
@@ -59,7 +60,7 @@ func TestPodImageFromTheStore(t *testing.T) {
 	if err := os.WriteFile(marker, []byte("from the store"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startStoreNode(t, store)
+	startStoreNode(t, store, nil)
 	ns := namespace(t, "default")
 
 	byTag := storePod(ns, "by-tag", "local/probe:v1")

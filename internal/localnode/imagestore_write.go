@@ -63,8 +63,18 @@ func WriteImage(store, ref string, img Image) (StoredImage, error) {
 	if err := writeLabels(store, ref, img.Labels); err != nil {
 		return StoredImage{}, fmt.Errorf("image %s: writing its labels: %w", ref, err)
 	}
+	var record any
+	if img.Digest != "" {
+		if !validDigest(img.Digest) {
+			return StoredImage{}, fmt.Errorf("image %s: the digest %q is not sha256:<64 hex digits>", ref, img.Digest)
+		}
+		record = digestRecord{Digest: img.Digest, Content: src.id}
+	}
+	if err := writeSidecar(store, ref, digestsDir, record); err != nil {
+		return StoredImage{}, fmt.Errorf("image %s: writing its digest: %w", ref, err)
+	}
 	if cur, err := storeImage(ref, dir); err == nil && cur.id == src.id {
-		return StoredImage{Dir: dir, ID: cur.id}, nil
+		return StoredImage{Dir: dir, ID: withDigest(cur, img.Digest).id}, nil
 	}
 	build, err := os.MkdirTemp(filepath.Dir(dir), buildPrefix(dir))
 	if err != nil {
@@ -83,7 +93,7 @@ func WriteImage(store, ref string, img Image) (StoredImage, error) {
 		_ = os.RemoveAll(build)
 		return StoredImage{}, err
 	}
-	return StoredImage{Dir: dir, ID: built.id, Changed: true}, removeOldBuilds(dir, build)
+	return StoredImage{Dir: dir, ID: withDigest(built, img.Digest).id, Changed: true}, removeOldBuilds(dir, build)
 }
 
 // buildPrefix names the directories of a tag's builds: "." and a "@" no

@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/controlplane"
 	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/localnode"
@@ -27,16 +25,7 @@ import (
 // CI=true) when a binary the environment runs is missing.
 func toolsOrSkip(t *testing.T) string {
 	t.Helper()
-	tools := os.Getenv(envtest.ToolsEnv)
-	err := controlplane.CheckTools(tools, "etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "capi-manager", "tofu", "terraform")
-	if err == nil {
-		return tools
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("FAIL: %v", err)
-	}
-	t.Skipf("SKIP (not in CI): %v", err)
-	return ""
+	return envtest.RequireTools(t, "etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "capi-manager", "tofu", "terraform")
 }
 
 // up returns the package's environment (see sharedEnv).

@@ -174,3 +174,20 @@ func Require(t testing.TB, env *Env) {
 		t.Skipf("SKIP (not in CI): %s", skipReason)
 	}
 }
+
+// RequireTools returns the tool cache of $CAPTF_TOOLS when it holds every
+// binary of bins: a test without them fails under CI=true, naming what to
+// build, and skips elsewhere.
+func RequireTools(t testing.TB, bins ...string) string {
+	t.Helper()
+	tools := os.Getenv(ToolsEnv)
+	err := controlplane.CheckTools(tools, bins...)
+	if err == nil {
+		return tools
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("FAIL: %v", err)
+	}
+	t.Skipf("SKIP (not in CI): %v", err)
+	return ""
+}
