@@ -99,9 +99,9 @@ func TestAMirrorBeingDeletedIsKeptWhileAUserExists(t *testing.T) {
 }
 
 // gcWait bounds a wait for kube-controller-manager's garbage collector:
-// seconds on an idle machine, half a minute or more when the whole suite
+// seconds on an idle machine, over two minutes when the whole suite
 // shares two cores.
-const gcWait = 2 * time.Minute
+const gcWait = 4 * time.Minute
 
 func waitGone(t *testing.T, obj client.Object) {
 	t.Helper()

@@ -25,7 +25,7 @@ func unpullableImage(t *testing.T, ctx context.Context, f *flow) {
 		}
 	}
 	f.create(ctx, objs)
-	f.waitFor(ctx, "ImagePullFailed reported", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "ImagePullFailed reported", jobWait, func(ctx context.Context) (bool, string, error) {
 		var tc infrav1.TerraformCluster
 		if _, err := f.get(ctx, "quickstart", &tc); err != nil {
 			return false, "", err

@@ -80,7 +80,7 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 		f.provision(ctx, objs)
 		f.deleteWith(ctx, objs, "TerraformCluster", "quickstart", metav1.DeletePropagationForeground)
 		suffix := f.suffix(state.KindCluster, "quickstart")
-		f.waitFor(ctx, "the garbage collector deleted the cluster's state Secrets, which stay readable", time.Minute, func(ctx context.Context) (bool, string, error) {
+		f.waitFor(ctx, "the garbage collector deleted the cluster's state Secrets, which stay readable", controllerWait, func(ctx context.Context) (bool, string, error) {
 			var list corev1.SecretList
 			if err := f.env.Client.List(ctx, &list, client.InNamespace(f.ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 				return false, "", err
@@ -147,7 +147,7 @@ func (f *flow) evacuationsGone(ctx context.Context, objs []*unstructured.Unstruc
 			namespaces[r.Namespace] = true
 		}
 	}
-	f.waitFor(ctx, "the namespace and the evacuation namespaces are gone", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the namespace and the evacuation namespaces are gone", controllerWait, func(ctx context.Context) (bool, string, error) {
 		for ns := range namespaces {
 			err := f.env.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 			if !apierrors.IsNotFound(err) {
@@ -348,7 +348,7 @@ func deleteMachineDeployment(rt string) func(t *testing.T, ctx context.Context, 
 func (f *flow) wantTemplateCapacity(ctx context.Context, name, image string) {
 	f.t.Helper()
 	tmt := &infrav1.TerraformMachineTemplate{}
-	f.waitFor(ctx, "the template shows the image's capacity", time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the template shows the image's capacity", controllerWait, func(ctx context.Context) (bool, string, error) {
 		if _, err := f.get(ctx, name, tmt); err != nil {
 			return false, "", err
 		}

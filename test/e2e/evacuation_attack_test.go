@@ -125,7 +125,7 @@ func evacCopyLost(t *testing.T, ctx context.Context, f *flow) {
 	if err := f.env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: evac}}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(ctx, "the state copy in the terminating evacuation namespace is gone", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the state copy in the terminating evacuation namespace is gone", controllerWait, func(ctx context.Context) (bool, string, error) {
 		var list corev1.SecretList
 		if err := f.env.Client.List(ctx, &list, client.InNamespace(evac), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return false, "", err
@@ -219,7 +219,7 @@ func evacLocalIdentity(t *testing.T, ctx context.Context, f *flow) {
 	}
 	patch(`{"metadata":{"annotations":{"` + infrav1.PausedAnnotation + `":""}}}`)
 	f.deleteWith(ctx, objs, "Namespace", f.ns, metav1.DeletePropagationBackground)
-	f.waitFor(ctx, "the namespace controller deleted the local identity Secret", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the namespace controller deleted the local identity Secret", controllerWait, func(ctx context.Context) (bool, string, error) {
 		found, err := f.get(ctx, local, &corev1.Secret{})
 		return !found, "still there", err
 	})
@@ -265,7 +265,7 @@ func (f *flow) evacRetainAndRelease(ctx context.Context, objs []*unstructured.Un
 	if err := f.env.Client.Patch(ctx, tc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"deletionPolicy":"Retain"}}`))); err != nil {
 		f.t.Fatalf("setting deletionPolicy Retain: %v", err)
 	}
-	f.waitFor(ctx, "the retained TerraformCluster is gone", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the retained TerraformCluster is gone", controllerWait, func(ctx context.Context) (bool, string, error) {
 		found, err := f.get(ctx, "quickstart", &infrav1.TerraformCluster{})
 		return !found, "still there", err
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -63,7 +62,7 @@ func interruptedApply(t *testing.T, ctx context.Context, f *flow) {
 	if err := f.env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(ctx, "the interrupted pod ended", 2*time.Minute, func(context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the interrupted pod ended", controllerWait, func(context.Context) (bool, string, error) {
 		for _, r := range f.env.Node.Runs() {
 			if r.Pod == victim.Pod && r.Container == victim.Container && r.ExitCode != -1 {
 				victim = r

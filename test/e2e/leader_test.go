@@ -31,7 +31,7 @@ func leaderFailover(t *testing.T, ctx context.Context, e *processEnv) {
 
 	candidates := []*devProcess{e.startManager(t, "leader-1", "--leader-elect"), e.startManager(t, "leader-2", "--leader-elect")}
 	var leader, standby *devProcess
-	f.waitFor(ctx, "one manager leads", time.Minute, func(context.Context) (bool, string, error) {
+	f.waitFor(ctx, "one manager leads", controllerWait, func(context.Context) (bool, string, error) {
 		leading := 0
 		for i, m := range candidates {
 			if leads(m) {
@@ -45,7 +45,7 @@ func leaderFailover(t *testing.T, ctx context.Context, e *processEnv) {
 
 	objs := pick(f.quickstart(""), append(f.base(), oneMachine...)...)
 	f.create(ctx, objs)
-	f.waitFor(ctx, "a Job of the quickstart runs", 2*time.Minute, func(context.Context) (bool, string, error) {
+	f.waitFor(ctx, "a Job of the quickstart runs", controllerWait, func(context.Context) (bool, string, error) {
 		return len(jobs.snapshot()) > 0, "no Job yet", nil
 	})
 	if reconciles(standby) {

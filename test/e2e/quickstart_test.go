@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -67,7 +66,7 @@ func quickstartOn(rt string) func(t *testing.T, ctx context.Context, f *flow) {
 		f.wantRuntime(ctx, "TerraformMachinePool", "quickstart-pool", tmp.Status.WorkspaceStatus, rt, version)
 
 		// Cluster API takes the results.
-		f.waitFor(ctx, "Cluster API took the endpoint and the providerIDs", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		f.waitFor(ctx, "Cluster API took the endpoint and the providerIDs", controllerWait, func(ctx context.Context) (bool, string, error) {
 			var cluster clusterv1.Cluster
 			if _, err := f.get(ctx, "quickstart", &cluster); err != nil {
 				return false, "", err

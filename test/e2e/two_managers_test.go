@@ -81,7 +81,7 @@ func TestTwoManagersAtOnce(t *testing.T) {
 	})
 
 	f.teardown(ctx, objs, "")
-	f.waitFor(ctx, "the Job watch saw every Job go", time.Minute, func(context.Context) (bool, string, error) {
+	f.waitFor(ctx, "the Job watch saw every Job go", controllerWait, func(context.Context) (bool, string, error) {
 		for _, j := range jobs.snapshot() {
 			if !j.gone {
 				return false, "Job " + j.name + " not seen deleted", nil
