@@ -37,7 +37,7 @@ const jobWait = 6 * time.Minute
 // controllerWait bounds a step that waits for a controller's reaction with
 // no Job in between (an identity's status, a garbage collection): seconds
 // on an idle machine, over a minute in a loaded run.
-const controllerWait = 3 * time.Minute
+const controllerWait = 5 * time.Minute
 
 // flowFunc is one flow: it runs in the namespace of f.
 type flowFunc func(t *testing.T, ctx context.Context, f *flow)
