@@ -1,6 +1,7 @@
 package localnode
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -197,17 +198,27 @@ func bind(source, target string, readOnly bool) error {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
+		if err := placeholder(target); err != nil {
 			return err
 		}
-		_ = f.Close()
 	}
 	if err := syscall.Mount(source, target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 		return err
 	}
 	if readOnly {
 		return syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	}
+	return nil
+}
+
+// placeholder makes an empty regular file at target for a file bind
+// mount, without opening it: a file open for writing on the container's
+// root, even for a moment, is inherited by any process another goroutine
+// forks meanwhile and stays open in it until that process execs, and while
+// it is open the root cannot be made read-only (EBUSY).
+func placeholder(target string) error {
+	if err := syscall.Mknod(target, syscall.S_IFREG|0o644, 0); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("making the mount point %s: %w", target, err)
 	}
 	return nil
 }

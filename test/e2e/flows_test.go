@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,14 +45,14 @@ const controllerWait = 5 * time.Minute
 type flowFunc func(t *testing.T, ctx context.Context, f *flow)
 
 // The flows below share the package's environment (see sharedEnv) and
-// run side by side, each in a namespace of its own with its own identity,
-// so that none sees another's objects. The Cluster API topology flows run
-// once the others are done: with three more Cluster API managers at work
-// the two cores are saturated, and steps of every flow slow down past
-// their bounds.
+// run side by side (flowSlots at a time), each in a namespace of its own
+// with its own identity, so that none sees another's objects. The Cluster
+// API topology flows run once the others are done: with three more
+// Cluster API managers at work the two cores are saturated, and steps of
+// every flow slow down past their bounds.
 func TestFlows(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	env := sharedEnv(t)
 	runFlows(ctx, t, env, map[string]flowFunc{
@@ -81,14 +83,23 @@ func TestFlows(t *testing.T) {
 	})
 }
 
-// runFlows runs the flows all at once, whatever -parallel says (they
-// mostly wait for Jobs, and together they take as long as the longest),
-// and returns when every one is done.
+// flowSlots is how many flows run at once. On the two cores of the CI
+// machine the suite is bound by CPU: flows beyond these would not finish
+// sooner together, they would only slow every API request and Job of the
+// others (past their bounds, in a loaded run).
+const flowSlots = 8
+
+// runFlows runs the flows, flowSlots at a time whatever -parallel says
+// (they mostly wait for Jobs), and returns when every one is done.
 func runFlows(ctx context.Context, t *testing.T, env *devenv.Env, flows map[string]flowFunc) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for name, run := range flows {
+	slots := make(chan struct{}, flowSlots)
+	for _, name := range slices.Sorted(maps.Keys(flows)) {
+		run := flows[name]
+		slots <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			t.Run(name, func(t *testing.T) {
 				fl := &flow{t: t, env: env, ns: name}
 				t.Cleanup(func() {
