@@ -217,7 +217,16 @@ func bind(source, target string, readOnly bool) error {
 // forks meanwhile and stays open in it until that process execs, and while
 // it is open the root cannot be made read-only (EBUSY).
 func placeholder(target string) error {
-	if err := syscall.Mknod(target, syscall.S_IFREG|0o644, 0); err != nil && !errors.Is(err, os.ErrExist) {
+	err := syscall.Mknod(target, syscall.S_IFREG|0o644, 0)
+	if errors.Is(err, os.ErrExist) {
+		// What is there may be a link (the image's /bin/sh over the host's
+		// link to dash): the mount follows it, to a file.
+		if st, serr := os.Stat(target); serr == nil && st.IsDir() {
+			return fmt.Errorf("the mount point %s of a file is a directory", target)
+		}
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("making the mount point %s: %w", target, err)
 	}
 	return nil

@@ -8,15 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
-	"captf.io/captf/internal/roles"
 )
 
 // The object's plan key (captf-plankey-<kindshort>-<name>, 32 random
@@ -88,37 +85,6 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	}
 	p.inputs.key = key
 	return name, nil
-}
-
-// releaseOrphanedPlanKey deletes the plan key of key, an object of role's
-// kind that no longer exists, when it is still protected: a pass that read
-// the object before its release (by another manager, or a pass of this
-// one) finds the key the release deleted missing and makes it again, and
-// once the garbage collector deletes that key nothing else would remove
-// captf.io/state-protection from it: it would hold its namespace's
-// deletion for ever. The object's delete event, which reaches the manager
-// after that pass read the object, brings a pass here once that one is
-// done. A key retained with its state stays.
-func (e *Engine) releaseOrphanedPlanKey(ctx context.Context, role roles.Role, key client.ObjectKey) error {
-	s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
-	name := records.PlanKeyName(role.Kind(), key.Name)
-	err := e.APIReader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: name}, s)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading the plan key Secret %s: %w", name, err)
-	}
-	if !protection.Protected(s) || s.Labels[infrav1.RetainedFromUIDLabel] != "" || len(s.OwnerReferences) == 0 {
-		return nil
-	}
-	for _, ref := range s.OwnerReferences {
-		if ref.Kind != role.Kind() || ref.Name != key.Name {
-			return nil // not made by a pass of this object
-		}
-	}
-	ctrl.LoggerFrom(ctx).Info("Deleting the plan key of an object that is gone", "secret", klog.KObj(s))
-	return protection.Delete(ctx, e.Client, s)
 }
 
 // keyedRecord is a copy of rec with its inputs hash keyed (nil for nil).

@@ -139,24 +139,12 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 	if p.retained || p.active != nil || p.obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	list := secretMetadataList()
-	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
-		p.backupSets()); err != nil {
-		return fmt.Errorf("listing the state backups: %w", err)
+	candidates, err := p.e.keptSecrets(ctx, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
+	if err != nil {
+		return err
 	}
-	candidates := list.Items
 	for i := range p.stSecrets {
 		candidates = append(candidates, metav1.PartialObjectMetadata{ObjectMeta: p.stSecrets[i].ObjectMeta})
-	}
-	for _, name := range append(p.recordNames(), p.planKeyName()) {
-		s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
-		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return err
-		}
-		candidates = append(candidates, *s)
 	}
 	for i := range candidates {
 		s := &candidates[i]

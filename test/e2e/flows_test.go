@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,42 +42,50 @@ const controllerWait = 5 * time.Minute
 // flowFunc is one flow: it runs in the namespace of f.
 type flowFunc func(t *testing.T, ctx context.Context, f *flow)
 
+// namedFlow is a flow and its namespace's name.
+type namedFlow struct {
+	name string
+	run  flowFunc
+}
+
+// flowTimeout bounds one flow from the moment it starts (its steps have
+// bounds of their own).
+const flowTimeout = 20 * time.Minute
+
 // The flows below share the package's environment (see sharedEnv) and
-// run side by side (flowSlots at a time), each in a namespace of its own
-// with its own identity, so that none sees another's objects. The Cluster
-// API topology flows run once the others are done: with three more
-// Cluster API managers at work the two cores are saturated, and steps of
-// every flow slow down past their bounds.
+// run side by side (flowSlots at a time, the longest first), each in a
+// namespace of its own with its own identity, so that none sees another's
+// objects. The Cluster API topology flows run once the others are done:
+// with three more Cluster API managers at work the two cores are
+// saturated, and steps of every flow slow down past their bounds.
 func TestFlows(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
 	env := sharedEnv(t)
-	runFlows(ctx, t, env, map[string]flowFunc{
-		"quickstart-tofu":           quickstartOn("tofu"),
-		"quickstart-terraform":      quickstartOn("terraform"),
-		"interrupted-apply":         interruptedApply,
-		"credentials-rotation":      credentialsRotation,
-		"oversize-state":            oversizeState,
-		"guarded-replace":           guardedReplace,
-		"unpullable-image":          unpullableImage,
-		"missing-output":            missingOutput,
-		"delete-cluster-foreground": deleteClusterWith(metav1.DeletePropagationForeground, "tofu", machineAndPool),
-		"delete-cluster-orphan":     deleteClusterWith(metav1.DeletePropagationOrphan, "terraform", oneMachine),
-		"delete-machine-foreground": deleteOwnerWith("Machine", "quickstart-worker-0", metav1.DeletePropagationForeground, "terraform", oneMachine),
-		"delete-pool-foreground":    deleteOwnerWith("MachinePool", "quickstart-pool", metav1.DeletePropagationForeground, "tofu", onePool),
-		"delete-infra-first":        deleteInfraFirst("terraform"),
-		"delete-namespace":          deleteNamespace("tofu"),
-		"delete-machinedeployment":  deleteMachineDeployment("terraform"),
-		"machinedeployment":         machineDeployment,
-		"evac-copy-lost":            evacCopyLost,
-		"evac-local-identity":       evacLocalIdentity,
-		"evac-chunked-state":        evacChunkedState,
+	runFlows(t, env, []namedFlow{
+		{"oversize-state", oversizeState},
+		{"guarded-replace", guardedReplace},
+		{"interrupted-apply", interruptedApply},
+		{"evac-chunked-state", evacChunkedState},
+		{"delete-pool-foreground", deleteOwnerWith("MachinePool", "quickstart-pool", metav1.DeletePropagationForeground, "tofu", onePool)},
+		{"delete-cluster-foreground", deleteClusterWith(metav1.DeletePropagationForeground, "tofu", machineAndPool)},
+		{"machinedeployment", machineDeployment},
+		{"delete-machinedeployment", deleteMachineDeployment("terraform")},
+		{"credentials-rotation", credentialsRotation},
+		{"missing-output", missingOutput},
+		{"evac-copy-lost", evacCopyLost},
+		{"evac-local-identity", evacLocalIdentity},
+		{"delete-namespace", deleteNamespace("tofu")},
+		{"delete-cluster-orphan", deleteClusterWith(metav1.DeletePropagationOrphan, "terraform", oneMachine)},
+		{"delete-machine-foreground", deleteOwnerWith("Machine", "quickstart-worker-0", metav1.DeletePropagationForeground, "terraform", oneMachine)},
+		{"delete-infra-first", deleteInfraFirst("terraform")},
+		{"quickstart-tofu", quickstartOn("tofu")},
+		{"quickstart-terraform", quickstartOn("terraform")},
+		{"unpullable-image", unpullableImage},
 	})
-	runFlows(ctx, t, env, map[string]flowFunc{
-		"clusterclass":         clusterClass,
-		"clusterclass-kubeadm": clusterclassKubeadm,
-		"default-flavor":       defaultFlavor,
+	runFlows(t, env, []namedFlow{
+		{"clusterclass-kubeadm", clusterclassKubeadm},
+		{"clusterclass", clusterClass},
+		{"default-flavor", defaultFlavor},
 	})
 }
 
@@ -89,25 +95,27 @@ func TestFlows(t *testing.T) {
 // others (past their bounds, in a loaded run).
 const flowSlots = 8
 
-// runFlows runs the flows, flowSlots at a time whatever -parallel says
-// (they mostly wait for Jobs), and returns when every one is done.
-func runFlows(ctx context.Context, t *testing.T, env *devenv.Env, flows map[string]flowFunc) {
+// runFlows runs the flows in order, flowSlots at a time whatever -parallel
+// says (they mostly wait for Jobs), each within flowTimeout of its start,
+// and returns when every one is done.
+func runFlows(t *testing.T, env *devenv.Env, flows []namedFlow) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	slots := make(chan struct{}, flowSlots)
-	for _, name := range slices.Sorted(maps.Keys(flows)) {
-		run := flows[name]
+	for _, fl := range flows {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			t.Run(name, func(t *testing.T) {
-				fl := &flow{t: t, env: env, ns: name}
+			t.Run(fl.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+				defer cancel()
+				f := &flow{t: t, env: env, ns: fl.name}
 				t.Cleanup(func() {
 					if t.Failed() {
-						fl.dump(context.WithoutCancel(ctx))
+						f.dump(context.WithoutCancel(ctx))
 					}
 				})
-				run(t, ctx, fl)
+				fl.run(t, ctx, f)
 			})
 		})
 	}
