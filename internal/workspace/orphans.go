@@ -44,18 +44,21 @@ func (e *Engine) keptSecrets(ctx context.Context, namespace, kind, name string) 
 	return kept, nil
 }
 
-// releaseOrphans releases from captf.io/state-protection the backups,
-// records and plan key of key, an object of role's kind that no longer
-// exists, that only it owned. The object's release unprotected or deleted
-// them; a pass that read the object before that release (a second
-// manager's, or one that read it just before) can protect them again
-// (protectDeleting) or make the plan key again (ensurePlanKey), and once
-// the garbage collector deletes them nothing else would ever let them go:
-// they would hold their namespace's deletion for ever. The object's
-// delete event, which reaches the manager after that pass read the
-// object, brings a pass here once that one is done. Released, they go
-// with their owner (the garbage collector checks its UID). Those labelled
-// captf.io/retained-from-uid stay; so does what an object of the same
+// releaseOrphans releases from captf.io/state-protection the backups and
+// plan key of key, an object of role's kind that no longer exists, that
+// only it owned, once its release is done: its state and its records are
+// gone. The release deleted the plan key and unprotected the backups; a
+// pass that read the object before that release (a second manager's) can
+// make the key again (ensurePlanKey) or protect the backups again
+// (protectDeleting), and once the garbage collector deletes them nothing
+// else would ever let them go: they would hold their namespace's deletion
+// for ever. The object's delete event, which reaches the manager after
+// that pass read the object, brings a pass here once that one is done.
+// Released, they go with their owner (the garbage collector checks its
+// UID). An object whose finalizer was stripped by hand leaves its state or
+// records: then everything stays protected, for its user to read and let
+// go of (docs/concepts/state-protection.md). Those labelled
+// captf.io/retained-from-uid stay, and so does what an object of the same
 // name made since owns.
 func (e *Engine) releaseOrphans(ctx context.Context, role roles.Role, key client.ObjectKey) error {
 	kept, err := e.keptSecrets(ctx, key.Namespace, role.Kind(), key.Name)
@@ -64,12 +67,27 @@ func (e *Engine) releaseOrphans(ctx context.Context, role roles.Role, key client
 	}
 	var orphans []*metav1.PartialObjectMetadata
 	for i := range kept {
+		if isRecord(kept[i].Name, role.Kind(), key.Name) {
+			return nil // not released by CAPTF, or a Job started since
+		}
 		if onlyOwnedBy(&kept[i], role.Kind(), key.Name) {
 			orphans = append(orphans, &kept[i])
 		}
 	}
 	if len(orphans) == 0 {
 		return nil
+	}
+	suffix, err := state.Suffix(key.Namespace, role.Kind(), key.Name)
+	if err != nil {
+		return err
+	}
+	pieces := secretMetadataList()
+	if err := e.APIReader.List(ctx, pieces, client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)},
+		client.Limit(1)); err != nil {
+		return fmt.Errorf("listing the state Secrets: %w", err)
+	}
+	if len(pieces.Items) > 0 {
+		return nil // not released by CAPTF: the state is its user's to read
 	}
 	// Read again: an object of this name made since owns what names its UID.
 	live := role.New()
@@ -90,6 +108,11 @@ func (e *Engine) releaseOrphans(ctx context.Context, role roles.Role, key client
 		}
 	}
 	return nil
+}
+
+// isRecord: name is an input record of kind/name.
+func isRecord(name, kind, object string) bool {
+	return name == records.AttemptName(kind, object) || name == records.AppliedName(kind, object)
 }
 
 // onlyOwnedBy: s is protected, not retained, and every owner reference it

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -26,7 +27,9 @@ import (
 // The garbage collector deletes them, and their protection must not hold
 // them (and so the namespace) for ever: the pass the object's delete event
 // brings finds the object gone and releases them. What is retained stays
-// protected, and so does what an object of the same name made since owns.
+// protected, and so does what an object of the same name made since owns;
+// so does everything when the object's finalizer was stripped by hand
+// (its state or records are left: they are its user's to read).
 func TestStalePassLeavesNothingProtected(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
@@ -47,6 +50,18 @@ func TestStalePassLeavesNothingProtected(t *testing.T) {
 				}
 			}
 		}},
+		{name: "the object's finalizer stripped by hand: its records stay", ns: "stale-stripped-records", wantKept: true,
+			then: func(t *testing.T, ns string, gone *infrav1.TerraformCluster) {
+				left(t, ns, gone, records.AttemptName(role.Kind(), "c"), nil)
+			}},
+		{name: "the object's finalizer stripped by hand: its state stays", ns: "stale-stripped-state", wantKept: true,
+			then: func(t *testing.T, ns string, gone *infrav1.TerraformCluster) {
+				suffix, err := state.Suffix(ns, role.Kind(), "c")
+				if err != nil {
+					t.Fatal(err)
+				}
+				left(t, ns, gone, state.SecretName(suffix), state.Selector(suffix))
+			}},
 		{name: "owned by an object of the same name made since", ns: "stale-recreated", wantKept: true, then: func(t *testing.T, ns string, gone *infrav1.TerraformCluster) {
 			again := cluster(ns)
 			if err := env.Client.Create(ctx, again); err != nil {
@@ -103,6 +118,26 @@ func TestStalePassLeavesNothingProtected(t *testing.T) {
 			}
 		})
 	}
+}
+
+// left makes Secret name in ns, owned by gone and protected, with the
+// labels of selector: what an object whose finalizer was stripped by hand
+// leaves.
+func left(t *testing.T, ns string, gone *infrav1.TerraformCluster, name string, selector labels.Selector) {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Finalizers: []string{protection.Finalizer},
+		OwnerReferences: []metav1.OwnerReference{records.OwnerReference(gone, roles.Cluster{}.Kind())}}}
+	if selector != nil {
+		set, err := labels.ConvertSelectorToLabelsMap(selector.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Labels = set
+	}
+	if err := env.Client.Create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = protection.Release(context.WithoutCancel(t.Context()), env.Client, s) })
 }
 
 func cluster(ns string) *infrav1.TerraformCluster {
