@@ -29,12 +29,7 @@ const maxListedBackups = 16
 
 // backupSets selects the object's state backup Secrets.
 func (p *pass) backupSets() client.MatchingLabels {
-	return backupSetsOf(p.suffix())
-}
-
-// backupSetsOf selects the backup sets of the state of suffix.
-func backupSetsOf(suffix string) client.MatchingLabels {
-	return client.MatchingLabels{infrav1.StateBackupSuffixLabel: suffix, infrav1.StateBackupLabel: "true"}
+	return client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}
 }
 
 // listBackups reads the object's backup sets, live, newest first, by

@@ -196,9 +196,6 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 	// report that only a transition makes, such as a withdrawn block.
 	if err := e.APIReader.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			if err := e.releaseOrphans(ctx, role, key); err != nil {
-				return ctrl.Result{}, err
-			}
 			return ctrl.Result{}, e.sweepOrphanedJobs(ctx, role, key)
 		}
 		return ctrl.Result{}, err

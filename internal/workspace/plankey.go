@@ -56,6 +56,14 @@ func (p *pass) loadKey(ctx context.Context) error {
 // a deleting object that has none gets a key for this pass only
 // (ephemeral): it only destroys, and an h2 hash it would key is dropped
 // instead (keyed).
+//
+// A key made for an object being deleted is not protected (and
+// protectDeleting leaves plan keys alone): the pass may have read the
+// object before another manager's cleanup released it, and a protected
+// key made after that release would outlive its owner, held by
+// captf.io/state-protection once the garbage collector deletes it, and
+// hold its namespace's deletion for ever. Unprotected, it goes with its
+// owner; it keys only that object's destroy.
 func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	name := p.planKeyName()
 	if p.inputs.key != nil {
@@ -65,19 +73,22 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	if _, err := rand.Read(key); err != nil {
 		return "", err
 	}
+	deleting := !p.obj.GetDeletionTimestamp().IsZero()
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
 			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())},
-			Finalizers:      []string{protection.Finalizer}},
+			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())}},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{records.PlanKeyData: key},
+	}
+	if !deleting {
+		protection.Protect(s)
 	}
 	err := p.e.Client.Create(ctx, s)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return name, p.loadKey(ctx) // made since it was read: that one keys
-	case apierrors.IsForbidden(err) && !p.obj.GetDeletionTimestamp().IsZero():
+	case apierrors.IsForbidden(err) && deleting:
 		p.inputs.key, p.inputs.ephemeral = key, true
 		return name, nil
 	case err != nil:

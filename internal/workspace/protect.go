@@ -130,21 +130,35 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 }
 
 // protectDeleting protects, while the object is being deleted and no Job
-// runs, the state pieces, backups, records and plan key that lack the
-// protection and are not being deleted yet: pieces an interrupted apply
-// created, a set the runner rescued, Secrets written before CAPTF
-// protected them. Their owner references are left as they are (a deleting
-// object's state is cleaned up or retained, never re-owned).
+// runs, the state pieces, backups and records that lack the protection
+// and are not being deleted yet: pieces an interrupted apply created, a
+// set the runner rescued, Secrets written before CAPTF protected them.
+// Their owner references are left as they are (a deleting object's state
+// is cleaned up or retained, never re-owned). The plan key is left alone:
+// one made while the object is being deleted must stay unprotected (see
+// ensurePlanKey), and one made before is protected already.
 func (p *pass) protectDeleting(ctx context.Context) error {
 	if p.retained || p.active != nil || p.obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	candidates, err := p.e.keptSecrets(ctx, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
-	if err != nil {
-		return err
+	list := secretMetadataList()
+	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
+		p.backupSets()); err != nil {
+		return fmt.Errorf("listing the state backups: %w", err)
 	}
+	candidates := list.Items
 	for i := range p.stSecrets {
 		candidates = append(candidates, metav1.PartialObjectMetadata{ObjectMeta: p.stSecrets[i].ObjectMeta})
+	}
+	for _, name := range p.recordNames() {
+		s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		candidates = append(candidates, *s)
 	}
 	for i := range candidates {
 		s := &candidates[i]
