@@ -67,7 +67,7 @@ test: ## Run every test against the real control plane and runtimes.
 
 VERSION ?=
 .PHONY: release
-release: ## Write release VERSION (vX.Y.Z) as a clusterctl repository under out/repository/infrastructure-terraform/VERSION/.
+release: ## Write release VERSION (vX.Y.Z) as a clusterctl repository under out/repository/infrastructure-terraform/VERSION/, and the tfcapi-lint binaries under out/tfcapi-lint/VERSION/.
 	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z" >&2; exit 2; fi
 	go run ./hack/release --version $(VERSION) --out out/repository
 

@@ -4,9 +4,11 @@
 //
 //	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] up [--kubeconfig PATH] [--without-manager]
 //	captf-dev manager [--kubeconfig PATH] [MANAGER FLAGS]
-//	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] demo
+//	captf-dev [--tools DIR] [--repo DIR] [--node-mode namespace|in-process] demo [--runtime tofu|terraform]
+//	    [--cluster-module DIR|--cluster-image REF] [--machine-module DIR|--machine-image REF] [--machinepool-module DIR|--machinepool-image REF]
 //	captf-dev [--tools DIR] [--repo DIR] images [--out DIR]
 //	captf-dev images import [--ref REF] [--arch ARCH] [--out DIR] OCI-LAYOUT-DIR|ARCHIVE
+//	captf-dev [--tools DIR] [--repo DIR] images build --role=ROLE [--runtime tofu|terraform] [--ref REF] [--layout DIR] MODULE-DIR
 //	captf-dev down
 //	captf-dev logs [-n NAMESPACE] [-c CONTAINER] POD|JOB
 package main
@@ -21,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +33,7 @@ import (
 
 	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/localnode"
+	"captf.io/captf/pkg/contract"
 )
 
 func main() {
@@ -64,10 +68,20 @@ func run(args []string) error {
 		return fmt.Errorf("--node-mode %q: want %s or %s", *nodeMode, localnode.ModeNamespace, localnode.ModeInProcess)
 	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
-	importing := cmd == "images" && len(rest) > 0 && rest[0] == "import"
+	sub := ""
+	if cmd == "images" && len(rest) > 0 {
+		sub = rest[0]
+	}
+	importing, building := sub == "import", sub == "build"
 	if *tools == "" && (cmd == "up" || cmd == "demo" || cmd == "images") && !importing {
 		steps := []string{"control-plane", "capi", "runtimes"}
-		if cmd == "images" {
+		if cmd == "demo" && slices.ContainsFunc(rest, func(a string) bool { return strings.Contains(a, "-module") }) {
+			steps = append(steps, "shell")
+		}
+		switch {
+		case building:
+			steps = []string{"runtimes", "shell"}
+		case cmd == "images":
 			steps = []string{"runtimes"}
 		}
 		dir, err := buildTools(*repo, steps...)
@@ -89,10 +103,18 @@ func run(args []string) error {
 	case "manager":
 		return manager(rest)
 	case "demo":
-		return demo(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: filepath.Join(stateDir(), "demo.kubeconfig"), NodeMode: localnode.Mode(*nodeMode)})
+		mods, err := parseDemo(rest)
+		if err != nil {
+			return err
+		}
+		mods.Tools = *tools
+		return demo(devenv.Options{Tools: *tools, Repo: *repo, Kubeconfig: filepath.Join(stateDir(), "demo.kubeconfig"), NodeMode: localnode.Mode(*nodeMode)}, mods)
 	case "images":
 		if importing {
 			return importImage(rest[1:])
+		}
+		if building {
+			return buildImage(*tools, rest[1:])
 		}
 		return images(*tools, *repo, rest)
 	case "down":
@@ -251,6 +273,51 @@ func importImage(args []string) error {
 	return nil
 }
 
+// buildImage lays a module directory over its runtime's base image as an
+// OCI layout, imports it into the image store and lints it.
+func buildImage(tools string, args []string) error {
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("images build", flag.ContinueOnError)
+	role := fs.String("role", "", "the module's contract role: cluster, machine or machinepool (required)")
+	rt := fs.String("runtime", "tofu", "the runtime of the base image: tofu or terraform")
+	ref := fs.String("ref", "", "the reference the image store holds it under (default local/dev/<directory name>:<runtime>)")
+	layout := fs.String("layout", "", "the OCI image layout directory to write (default out/images/<directory name>-<runtime>)")
+	out := fs.String("out", store, "image store to import into (the environment reads the default one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *role == "" {
+		return errors.New("usage: captf-dev images build --role=ROLE [--runtime tofu|terraform] [--ref REF] [--layout DIR] MODULE-DIR")
+	}
+	r := contract.Role(*role)
+	if !slices.Contains(contract.Roles, r) {
+		return fmt.Errorf("--role=%q: use cluster, machine or machinepool", *role)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	built, err := devenv.BuildModuleImage(ctx, devenv.ModuleImageOptions{
+		Module: fs.Arg(0), Role: r, Runtime: *rt, Tools: tools, Ref: *ref, Layout: *layout, Store: *out,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("built     %s@%s  %s\n", built.Ref, built.Digest, built.Layout)
+	report, err := devenv.LintImage(ctx, built.Layout, r)
+	if err != nil {
+		return fmt.Errorf("linting %s: %w", built.Layout, err)
+	}
+	if err := report.WriteText(os.Stdout); err != nil {
+		return err
+	}
+	if report.Summary.Error > 0 {
+		return fmt.Errorf("the image of %s breaks the module contract (errors above); it is built and imported all the same", fs.Arg(0))
+	}
+	return nil
+}
+
 // logs prints the kept log of a pod of the last environment (or of the
 // newest pod of a Job), as `kubectl logs` would.
 func logs(args []string) error {
@@ -271,16 +338,57 @@ func logs(args []string) error {
 	return err
 }
 
-func demo(opts devenv.Options) error {
+// parseDemo reads the demo's flags: a module directory or an image per
+// role to run instead of the example's.
+func parseDemo(args []string) (devenv.DemoModules, error) {
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		return devenv.DemoModules{}, err
+	}
+	m := devenv.DemoModules{Dirs: map[contract.Role]string{}, Images: map[contract.Role]string{}, Store: store,
+		Layouts: filepath.Join(stateDir(), "images")}
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.StringVar(&m.Runtime, "runtime", "tofu", "the runtime the module directories' images are built on: tofu or terraform")
+	dirs, images := map[contract.Role]*string{}, map[contract.Role]*string{}
+	for _, r := range contract.Roles {
+		dirs[r] = fs.String(string(r)+"-module", "", "a "+string(r)+" module directory the demo builds, lints and runs instead of the example's")
+		images[r] = fs.String(string(r)+"-image", "", "a "+string(r)+" module image of the image store (captf-dev images import) the demo runs instead of the example's")
+	}
+	if err := fs.Parse(args); err != nil {
+		return m, err
+	}
+	if fs.NArg() != 0 {
+		return m, errors.New("usage: captf-dev demo [--runtime tofu|terraform] [--ROLE-module DIR | --ROLE-image REF]...")
+	}
+	for _, r := range contract.Roles {
+		if *dirs[r] != "" && *images[r] != "" {
+			return m, fmt.Errorf("--%s-module and --%s-image: give one of them", r, r)
+		}
+		if *dirs[r] != "" {
+			m.Dirs[r] = *dirs[r]
+		}
+		if *images[r] != "" {
+			m.Images[r] = *images[r]
+		}
+	}
+	return m, nil
+}
+
+func demo(opts devenv.Options, mods devenv.DemoModules) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
+		return err
+	}
+	images, err := devenv.PrepareDemoModules(ctx, os.Stdout, mods)
+	if err != nil {
 		return err
 	}
 	env, err := start(ctx, opts)
 	if err != nil {
 		return err
 	}
+	env.DemoImages = images
 	demoErr := env.Demo(ctx, os.Stdout)
 	if err := env.Down(); err != nil && demoErr == nil {
 		demoErr = err

@@ -34,6 +34,9 @@ func (e *Env) Demo(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := e.useDemoImages(objs); err != nil {
+		return err
+	}
 	infra, capi := ofKinds(objs, workloadKinds...), ofKinds(objs, "Cluster", "Machine", "MachinePool")
 	fmt.Fprintf(out, "\nCreating the quickstart (%s): %d objects, among them %s\n", dir, len(objs), names(capi))
 	if err := Create(ctx, e.Client, objs); err != nil {

@@ -37,6 +37,9 @@ func (e *Env) demoMachineDeployment(ctx context.Context, out io.Writer, start ti
 	if err != nil {
 		return nil, err
 	}
+	if err := e.useDemoImages(objs); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(out, "\nCreating MachineDeployment %s (%s): Cluster API clones 2 TerraformMachines from template %s (Terraform)\n", demoMD, dir, demoTemplateV1)
 	if err := Create(ctx, e.Client, objs); err != nil {
 		return nil, err

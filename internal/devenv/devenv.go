@@ -30,6 +30,7 @@ import (
 	"captf.io/captf/internal/controlplane"
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/localnode"
+	"captf.io/captf/pkg/contract"
 )
 
 // Env is a running local environment.
@@ -48,6 +49,10 @@ type Env struct {
 	StateDir string
 	// Node is the local node running the environment's pods.
 	Node *localnode.Node
+
+	// DemoImages are module images the demo runs instead of the example
+	// modules', by role (`captf-dev demo --machine-module` and the like).
+	DemoImages map[contract.Role]string
 
 	cp *controlplane.ControlPlane
 	// labels serves the local images' labels to the manager.

@@ -56,22 +56,8 @@ const RefNameAnnotation = "org.opencontainers.image.ref.name"
 // parent directories), OCI media types, and a configuration whose times
 // are the epoch, so that the same spec always has the same digest.
 func Build(spec Spec) (v1.Image, error) {
-	data, err := layerTar(spec.Files)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(data)), nil
-	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestSpeed))
-	if err != nil {
-		return nil, err
-	}
 	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	img, err := mutate.Append(base, mutate.Addendum{
-		Layer:     layer,
-		MediaType: types.OCILayer,
-		History:   v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "captf imagebuild", Comment: "the image's files"},
-	})
+	img, err := appendFiles(base, spec.Files, "the image's files")
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +70,26 @@ func Build(spec Spec) (v1.Image, error) {
 	cf.Config.User, cf.Config.Entrypoint, cf.Config.Env = spec.User, spec.Entrypoint, spec.Env
 	cf.Config.WorkingDir, cf.Config.Labels = spec.WorkingDir, spec.Labels
 	return mutate.ConfigFile(img, cf)
+}
+
+// appendFiles adds a layer holding files (and their parent directories)
+// on top of img.
+func appendFiles(img v1.Image, files []File, comment string) (v1.Image, error) {
+	data, err := layerTar(files)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestSpeed))
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Append(img, mutate.Addendum{
+		Layer:     layer,
+		MediaType: types.OCILayer,
+		History:   v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "captf imagebuild", Comment: comment},
+	})
 }
 
 // layerTar writes the files, and every parent directory not listed, as a
@@ -174,34 +180,62 @@ func WriteLayout(dir, tag string, img v1.Image) (v1.Hash, error) {
 // directory dest: directories, regular files with their modes, and
 // symbolic links as they are.
 func Tree(src, dest string) ([]File, error) {
+	return walkTree(src, dest, false, nil)
+}
+
+// walkTree lists the host tree src as the entries of the image directory
+// dest (links followed when follow is set), leaving out the entries skip
+// names and what is below them.
+func walkTree(src, dest string, follow bool, skip func(name string, dir bool) bool) ([]File, error) {
 	var files []File
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if p != src && skip != nil && skip(d.Name(), d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		rel, err := filepath.Rel(src, p)
 		if err != nil {
 			return err
 		}
-		info, err := os.Lstat(p)
+		f, err := entry(p, path.Join(dest, filepath.ToSlash(rel)), follow)
 		if err != nil {
 			return err
-		}
-		f := File{Path: path.Join(dest, filepath.ToSlash(rel)), Mode: info.Mode().Perm()}
-		switch {
-		case info.IsDir():
-			f.Dir = true
-		case info.Mode()&fs.ModeSymlink != 0:
-			if f.Link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		case info.Mode().IsRegular():
-			f.Source = p
-		default:
-			return fmt.Errorf("%s is neither a file, a directory nor a link", p)
 		}
 		files = append(files, f)
 		return nil
 	})
 	return files, err
+}
+
+// entry is the image entry of the host path p at dest: a directory, a
+// regular file with its mode, or a link as it is (or, when follow is set,
+// what it leads to).
+func entry(p, dest string, follow bool) (File, error) {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	info, err := stat(p)
+	if err != nil {
+		return File{}, err
+	}
+	f := File{Path: dest, Mode: info.Mode().Perm()}
+	switch {
+	case info.IsDir():
+		f.Dir = true
+	case info.Mode()&fs.ModeSymlink != 0:
+		if f.Link, err = os.Readlink(p); err != nil {
+			return File{}, err
+		}
+	case info.Mode().IsRegular():
+		f.Source = p
+	default:
+		return File{}, fmt.Errorf("%s is neither a file, a directory nor a link", p)
+	}
+	return f, nil
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/localnode"
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/contract"
 )
 
 // toolsOrSkip returns the tool cache, skipping the test (failing it under
@@ -55,6 +57,25 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 	defer cancel()
 	env := up(t, ctx)
 	var out bytes.Buffer
+	// The pool runs a module author's image, as `captf-dev demo
+	// --runtime=terraform --machinepool-module DIR` builds it: the example
+	// pool module, copied out of this repository, laid over the Terraform
+	// base image with its providers, imported and linted.
+	poolDir, err := copyModule(filepath.Join("..", "..", "examples", "modules", "noop-machinepool"), filepath.Join(t.TempDir(), "noop-machinepool"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.DemoImages, err = devenv.PrepareDemoModules(ctx, &out, devenv.DemoModules{
+		Dirs: map[contract.Role]string{contract.RoleMachinePool: poolDir}, Runtime: "terraform",
+		Tools: env.Tools, Store: store, Layouts: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatalf("building the pool module's image: %v\n%s", err, out.String())
+	}
 	if err := env.Demo(ctx, &out); err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
@@ -75,6 +96,9 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 		"TerraformMachine/quickstart-cp-0       destroyed and deleted",
 		"TerraformCluster/quickstart            destroyed and deleted",
 		"Nothing is left",
+		"Building the machinepool module " + poolDir + " on terraform",
+		"  local/dev/noop-machinepool:terraform@sha256:",
+		"0 error(s), 0 warning(s)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
@@ -91,6 +115,11 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 				t.Errorf("no successful Job %s* ran on the local node", prefix)
 			}
 		}
+	}
+	if !slices.ContainsFunc(runs, func(r localnode.Run) bool {
+		return strings.HasPrefix(r.Job, "captf-mp-quickstart-pool-apply-") && r.Image == "local/dev/noop-machinepool:terraform" && r.ExitCode == 0
+	}) {
+		t.Error("the pool's apply did not run the image built from its module directory")
 	}
 	for _, rt := range devenv.RuntimeNames {
 		if !slices.ContainsFunc(runs, func(r localnode.Run) bool { return strings.HasSuffix(r.Image, ":"+rt) && r.ExitCode == 0 }) {

@@ -29,6 +29,8 @@ var walls = []struct {
 		[]string{"k8s.io", "sigs.k8s.io", module + "internal", module + "pkg", module + "api"}},
 	{"the manager never links the local environment", []string{"./cmd/manager"},
 		[]string{module + "internal/localnode", module + "internal/devenv", module + "internal/test", module + "cmd/captf-dev"}},
+	{"tfcapi-lint links no client, no controller and no runtime", []string{"./cmd/tfcapi-lint"},
+		[]string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", module + "internal/runner", module + "internal/workspace", module + "api"}},
 }
 
 func TestWalls(t *testing.T) {

@@ -1,0 +1,147 @@
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/internal/jobs"
+)
+
+// moduleUID owns the module's and the mirror's files, as the
+// Containerfile's COPY --chown=65532:65532 does.
+const moduleUID = 65532
+
+// defaultHosts are where each runtime finds a provider whose source names
+// no registry host.
+var defaultHosts = map[string]string{"tofu": "registry.opentofu.org", "terraform": "registry.terraform.io"}
+
+// ModuleInputs are what a module image is made of.
+type ModuleInputs struct {
+	// Module is the module's directory; Role its contract role.
+	Module, Role string
+	// Runtime is "tofu" or "terraform": the base image it is laid over.
+	Runtime string
+	// Tools is the tool cache: the runtime and the shell of the base
+	// image, and the provider mirror the module's providers come from.
+	Tools string
+	// Providers are the source addresses the module requires
+	// ("hashicorp/null"), as modulecheck lists them.
+	Providers []string
+	// Arch is the image's architecture, this machine's.
+	Arch string
+	// Meta are the OCI labels.
+	Meta Meta
+}
+
+// BuildModule lays a module over the base image of its runtime, as the
+// module-author guide's Containerfile does, without a container daemon:
+// the base image (BaseSpec) is the first layer; a second holds the module
+// at /captf/module and, when the module requires providers, a filesystem
+// mirror of them at /captf/providers taken from the tool cache, owned by
+// 65532; the image is labelled with its role. A provider the tool cache
+// does not mirror is an error naming it.
+func BuildModule(ctx context.Context, in ModuleInputs) (v1.Image, error) {
+	host, ok := defaultHosts[in.Runtime]
+	if !ok {
+		return nil, fmt.Errorf("runtime %q: use tofu or terraform", in.Runtime)
+	}
+	base, err := runtimeBase(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	files, err := moduleFiles(in.Module)
+	if err != nil {
+		return nil, err
+	}
+	for _, source := range in.Providers {
+		mirrored, err := mirrorFiles(filepath.Join(in.Tools, "providers"), source, host)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, mirrored...)
+	}
+	img, err := appendFiles(base, files, "the module and its provider mirror")
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.Config.Labels[imagemeta.LabelRole] = in.Role
+	return mutate.ConfigFile(img, cf)
+}
+
+func runtimeBase(ctx context.Context, in ModuleInputs) (v1.Image, error) {
+	bi := BaseInputs{Runtime: in.Runtime, Bin: filepath.Join(in.Tools, "bin", in.Runtime),
+		Shell: filepath.Join(in.Tools, "bin", "sh"), CAs: CABundlePath}
+	for _, p := range []string{bi.Shell, bi.CAs} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("the base image needs %s: %w", p, err)
+		}
+	}
+	v, err := RuntimeVersion(ctx, bi.Bin)
+	if err != nil {
+		return nil, err
+	}
+	bi.Version = v
+	return Build(BaseSpec(bi, in.Arch, in.Meta))
+}
+
+// skipped are what a module directory holds that its image does not, as
+// the guide's .dockerignore leaves them out.
+func skipped(name string, dir bool) bool {
+	if dir {
+		return name == ".terraform" || name == ".git"
+	}
+	return strings.Contains(name, ".tfstate")
+}
+
+// moduleFiles lists the module directory as /captf/module.
+func moduleFiles(dir string) ([]File, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the module directory: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("the module %s is not a directory", dir)
+	}
+	files, err := walkTree(dir, jobs.ModuleDir, false, skipped)
+	return owned(files), err
+}
+
+// mirrorFiles lists the tool cache mirror's packages of one provider as
+// /captf/providers/HOST/NAMESPACE/TYPE, links followed.
+func mirrorFiles(mirror, source, defaultHost string) ([]File, error) {
+	parts := strings.Split(source, "/")
+	if len(parts) == 2 {
+		parts = append([]string{defaultHost}, parts...)
+	}
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("provider source %q: want [HOST/]NAMESPACE/TYPE", source)
+	}
+	rel := path.Join(parts...)
+	src, err := filepath.EvalSymlinks(filepath.Join(mirror, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, fmt.Errorf("the provider %s is not in the tool cache's mirror (%s), which holds only the providers hack/tools builds: build this module's image with a container builder and images/module/Containerfile", rel, mirror)
+	}
+	files, err := walkTree(src, path.Join(jobs.ProvidersDir, rel), true, nil)
+	return owned(files), err
+}
+
+// owned gives files to 65532, as the Containerfile's COPY --chown does.
+func owned(files []File) []File {
+	for i := range files {
+		files[i].UID, files[i].GID = moduleUID, moduleUID
+	}
+	return files
+}
