@@ -54,7 +54,7 @@ func stateDir() string {
 func run(args []string) error {
 	global := flag.NewFlagSet("captf-dev", flag.ContinueOnError)
 	tools := global.String("tools", os.Getenv("CAPTF_TOOLS"), "tool cache directory (default: build what is missing with hack/tools/build.sh and use its cache)")
-	repo := global.String("repo", ".", "CAPTF checkout holding config/ and examples/")
+	repo := global.String("repo", "", "CAPTF checkout holding config/ and examples/ (default: the current directory when it is one, else the module source of this captf-dev's version in the Go module cache)")
 	nodeMode := global.String("node-mode", "", "how the local node runs containers: namespace or in-process (default: namespace where possible)")
 	if err := global.Parse(args); err != nil {
 		return err
@@ -73,6 +73,13 @@ func run(args []string) error {
 		sub = rest[0]
 	}
 	importing, building := sub == "import", sub == "build"
+	if (cmd == "up" || cmd == "demo" || cmd == "images") && !importing && (*tools == "" || !building) {
+		dir, err := devenv.FindCheckout(context.Background(), *repo)
+		if err != nil {
+			return err
+		}
+		*repo = dir
+	}
 	if *tools == "" && (cmd == "up" || cmd == "demo" || cmd == "images") && !importing {
 		steps := []string{"control-plane", "capi", "runtimes"}
 		if cmd == "demo" && slices.ContainsFunc(rest, func(a string) bool { return strings.Contains(a, "-module") }) {
@@ -202,12 +209,14 @@ func down() error {
 // under a second) and returns the cache directory.
 func buildTools(repo string, steps ...string) (string, error) {
 	script := filepath.Join(repo, "hack", "tools", "build.sh")
-	build := exec.Command(script, steps...)
+	// Through bash: a module's zip (the source `go install` leaves in the
+	// module cache) keeps no file mode, so the script may not be executable.
+	build := exec.Command("bash", append([]string{script}, steps...)...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("building the tools (%s): %w", script, err)
 	}
-	out, err := exec.Command(script, "--print-dir").Output()
+	out, err := exec.Command("bash", script, "--print-dir").Output()
 	if err != nil {
 		return "", fmt.Errorf("finding the tool cache (%s --print-dir): %w", script, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Report is the result of one run.
@@ -76,7 +78,7 @@ func (r *Report) ExitCode(strict bool) int {
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "%s %s %s:%d %s\n", f.Severity, f.ID, f.File, f.Line, f.Message)
+		fmt.Fprintf(&b, "%s %s %s:%d %s\n", f.Severity, f.ID, printable(f.File), f.Line, printable(f.Message))
 	}
 	fmt.Fprintf(&b, "%d error(s), %d warning(s), %d info (%s)\n",
 		r.Summary.Error, r.Summary.Warning, r.Summary.Info, r.Context)
@@ -89,4 +91,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// printable quotes a file name or message that holds a control
+// character, so that no name can make a line look like another finding.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }

@@ -106,9 +106,18 @@ func newRoot(s Streams, code *int) *cobra.Command {
 		Short:         "Check a CAPTF module, or its image, against the module contract",
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return lint.Usage("unknown command %q: use module, image or version", args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch showVersion {
+			case "true":
+				info := BuildInfo()
+				_, err := fmt.Fprintf(s.Out, "tfcapi-lint %s\n", info.Version)
+				return err
 			case "":
 				cmd.SetOut(s.Err)
 				_ = cmd.Usage()
@@ -116,9 +125,7 @@ func newRoot(s Streams, code *int) *cobra.Command {
 			case "raw":
 				return printVersion(s.Out, true)
 			default:
-				info := BuildInfo()
-				_, err := fmt.Fprintf(s.Out, "tfcapi-lint %s\n", info.Version)
-				return err
+				return lint.Usage("--version=%q: use --version or --version=raw", showVersion)
 			}
 		},
 	}

@@ -58,6 +58,8 @@ func TestExitCodes(t *testing.T) {
 		wantStderr string
 	}{
 		{"no command", nil, lint.ExitUsage, "", "no command given"},
+		{"an unknown command", []string{"bogus"}, lint.ExitUsage, "", `unknown command "bogus"`},
+		{"an unknown --version value", []string{"--version=foo"}, lint.ExitUsage, "", `--version="foo"`},
 		{"an unknown flag", []string{"module", "--bogus", clean}, lint.ExitUsage, "", "unknown flag: --bogus"},
 		{"no role", []string{"module", clean}, lint.ExitUsage, "", "--role is required"},
 		{"an unknown role", []string{"module", "--role=worker", clean}, lint.ExitUsage, "", `--role="worker" is not a role`},

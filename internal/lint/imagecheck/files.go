@@ -13,11 +13,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"captf.io/captf/internal/lint"
+	"captf.io/captf/pkg/contract"
 )
-
-// moduleSuffixes are the suffixes of the module files the runner looks
-// for at the top of /captf/module.
-var moduleSuffixes = []string{".tf", ".tf.json", ".tofu", ".tofu.json"}
 
 // reservedPaths are the paths a Job mounts something at, which the image
 // must leave absent or empty, and what it mounts there.
@@ -73,7 +70,7 @@ func checkModule(f *fsys) ([]lint.Finding, bool, error) {
 		return nil, false, lint.Unreadable("extracting the module of image %s: %w", f.ref, err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(n.children)) {
-		if !slices.ContainsFunc(moduleSuffixes, func(s string) bool { return strings.HasSuffix(name, s) }) {
+		if !contract.IsModuleFile(name) {
 			continue
 		}
 		if t, canon, _ := f.resolve(moduleDir+"/"+name, true); t != nil && t.kind == tar.TypeReg && inside(canon, moduleDir) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"captf.io/captf/internal/lint"
@@ -159,6 +160,36 @@ var testCases = []struct {
 	}, nil},
 	{"JSON: a backend", machine, []edit{withFile("b.tf.json", `{"terraform": {"backend": {"s3": {}}}}`)},
 		[]want{errAt(idBackend, "b.tf.json", `"s3"`)}},
+	// What the runtimes do, which the checks follow (found in review)
+	{"files the runtimes ignore are not read", machine, []edit{withFile(".hidden.tf", "garbage {{{"), withFile("main.tf~", "garbage {{{"), withFile("#main.tf#", "garbage {{{")}, nil},
+	{"a .tofu file does not shadow a .tf.json file", machine, []edit{
+		replace(`output "addresses" { value = [] }`, ``),
+		withFile("extra.tf.json", `{"output": {"addresses": {"value": []}}}`), withFile("extra.tofu", "locals {\n  x = 1\n}\n"),
+	}, nil},
+	{"a shadowed .tf file is still checked: Terraform reads it", machine, []edit{
+		withFile("extra.tf", "terraform {\n  backend \"s3\" {}\n}\n"), withFile("extra.tofu", "terraform {\n  required_version = \">= 1.6\"\n}\n"),
+	}, []want{errAt(idBackend, "extra.tf", `backend "s3"`)}},
+	{"an override file merges into the variable it overrides", machine, []edit{withFile("variables_override.tf", "variable \"bootstrap_data\" {\n  description = \"x\"\n}\n")}, nil},
+	{"an override file that makes bootstrap_data not sensitive", machine, []edit{withFile("override.tf", "variable \"bootstrap_data\" {\n  sensitive = false\n}\n")},
+		[]want{warnAt(idInputSensitive, "main.tf", `variable "bootstrap_data"`)}},
+	{"a credential in a JSON nested block (an array)", machine, []edit{withFile("p.tf.json", `{"provider": {"example": [{"batching": [{"password": "p4ss"}]}]}}`)},
+		[]want{warnAt(idProviderConfig, "p.tf.json", `{`)}},
+	{"a credential in a list of objects", machine, []edit{withFile("provider.tf", "provider \"example\" {\n  headers = [{ api_key = \"k3y\" }]\n}\n")},
+		[]want{warnAt(idProviderConfig, "provider.tf", `headers`)}},
+	{"provider_id_list leaving out terminated members", pool, []edit{replace(`: m.id])`, `: m.id if m.state != "terminated"])`)}, nil},
+	{"provider_id_list filtered on a name holding state", pool, []edit{replace(`: m.id])`, `: m.id if !contains(var.estate_skip, m.id)])`)}, nil},
+	{"provider_id_list empty", pool, []edit{replace(`sort([for m in example_group.pool.members : m.id])`, `[]`)}, nil},
+	{"provider_id_list not known yet", pool, []edit{replace(`sort([for m in example_group.pool.members : m.id])`, `null`)}, nil},
+	{"ignore_changes on an attribute that is no size", pool, []edit{replace(`ignore_changes = [desired_capacity]`, `ignore_changes = [account_id]`)},
+		[]want{warnAt(idPoolIgnoreChanges, "main.tf", `variable "autoscaling"`)}},
+	{"ignore_changes in the quoted form", pool, []edit{replace(`ignore_changes = [desired_capacity]`, `ignore_changes = ["desired_capacity"]`)}, nil},
+	{"a module calling itself", machine, []edit{replace(`output "health"`, "module \"self\" {\n  source = \".\"\n}\noutput \"health\"")},
+		[]want{errAt(idSourceEscape, "main.tf", `module "self"`)}},
+	{"two local modules calling each other", machine, []edit{
+		replace(`output "health"`, "module \"a\" {\n  source = \"./a\"\n}\noutput \"health\""),
+		withFile("a/main.tf", "module \"b\" {\n  source = \"../b\"\n}\n"),
+		withFile("b/main.tf", "module \"a\" {\n  source = \"../a\"\n}\n"),
+	}, []want{errAt(idSourceEscape, "b/main.tf", `module "a"`)}},
 }
 
 func TestCheck(t *testing.T) {
@@ -269,6 +300,7 @@ func TestUnreadableModules(t *testing.T) {
 		{"HCL syntax", "broken.tf", "variable \"x\" {\n", "broken.tf:"},
 		{"JSON syntax", "broken.tf.json", "{\"variable\": ", "broken.tf.json:"},
 		{"not a directory", "", "", "no .tf"},
+		{"brackets nesting without end", "deep.tf", "locals {\n  x = " + strings.Repeat("[", 600) + strings.Repeat("]", 600) + "\n}\n", "deep.tf: brackets nest"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -298,5 +330,28 @@ func TestExampleModulesLintClean(t *testing.T) {
 				t.Errorf("%s: %s %s %s:%d %s", dir, f.Severity, f.ID, f.File, f.Line, f.Message)
 			}
 		}
+	}
+}
+
+// A FIFO named like a module file is refused, not read (which would
+// block for ever).
+func TestFIFO(t *testing.T) {
+	dir := writeModule(t, machine)
+	if err := syscall.Mkfifo(filepath.Join(dir, "zz.tf"), 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	_, err := Check(dir, Options{Role: machine})
+	var unreadable *lint.UnreadableError
+	if !errors.As(err, &unreadable) || !strings.Contains(err.Error(), "zz.tf is not a regular file") {
+		t.Fatalf("error %v, want an UnreadableError naming zz.tf", err)
+	}
+}
+
+// A syntax error says where, never what the file holds there.
+func TestSyntaxErrorQuotesNothing(t *testing.T) {
+	dir := writeModule(t, machine, withFile("p.tf.json", `{"provider": {"aws": {"secret_key": sk_live_SUPERSECRET}}}`))
+	_, err := Check(dir, Options{Role: machine})
+	if err == nil || !strings.Contains(err.Error(), "p.tf.json:1,") || strings.Contains(err.Error(), "SUPERSECRET") {
+		t.Fatalf("error %v: want the file and line, and not the file's text", err)
 	}
 }

@@ -22,23 +22,29 @@ var credentialNames = []string{
 	"private_key_password", "ssh_private_key", "secret",
 }
 
-// capacityWords name the attributes that hold a group's desired size.
-var capacityWords = []string{"desired", "capacity", "size", "count", "replica", "instances"}
+// capacityWords are the words of an attribute name (split at "_") that
+// say it holds a group's desired size; capacityNames are whole names that
+// do.
+var (
+	capacityWords = []string{"desired", "capacity", "replica", "replicas"}
+	capacityNames = []string{"size", "count", "target_size", "node_count", "instance_count", "instances"}
+)
+
+// isCapacity tells whether an attribute name holds a desired size.
+func isCapacity(attr string) bool {
+	lower := strings.ToLower(attr)
+	if slices.Contains(capacityNames, lower) {
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(lower, "_"), func(w string) bool { return slices.Contains(capacityWords, w) })
+}
 
 // checkModules runs the checks that look at every module, the root and
 // the local ones it calls.
 func (l *loader) checkModules(root *module, role contract.Role) error {
 	for _, dir := range sortedKeys(l.modules) {
 		m := l.modules[dir]
-		for _, b := range m.backends {
-			l.add(idBackend, b.file.rel, b.line, fmt.Sprintf("terraform { backend %q }: CAPTF owns the root and its backend: remove the block", b.name))
-		}
-		for _, b := range m.clouds {
-			l.add(idCloud, b.file.rel, b.line, "terraform { cloud }: CAPTF owns the root and where its state lives: remove the block")
-		}
-		for _, p := range m.providers {
-			l.checkProviderBody(p, p.body)
-		}
+		l.checkBlocks(m)
 		for _, s := range m.shadows {
 			if err := l.checkShadow(m, s); err != nil {
 				return err
@@ -52,6 +58,20 @@ func (l *loader) checkModules(root *module, role contract.Role) error {
 		l.checkIgnoreChanges(root)
 	}
 	return nil
+}
+
+// checkBlocks reports the backend, cloud and provider blocks of a module
+// that break the contract.
+func (l *loader) checkBlocks(m *module) {
+	for _, b := range m.backends {
+		l.add(idBackend, b.file.rel, b.line, fmt.Sprintf("terraform { backend %q }: CAPTF owns the root and its backend: remove the block", b.name))
+	}
+	for _, b := range m.clouds {
+		l.add(idCloud, b.file.rel, b.line, "terraform { cloud }: CAPTF owns the root and where its state lives: remove the block")
+	}
+	for _, p := range m.providers {
+		l.checkProviderBody(p, p.body)
+	}
 }
 
 // checkProviderBody reports credential arguments set to a literal, at
@@ -79,6 +99,12 @@ func (l *loader) checkProviderArg(p *block, name string, e hcl.Expression) {
 		}
 		return
 	}
+	if items, diags := hcl.ExprList(e); !diags.HasErrors() {
+		for _, item := range items {
+			l.checkProviderArg(p, name, item)
+		}
+		return
+	}
 	if !slices.Contains(credentialNames, strings.ToLower(name)) {
 		return
 	}
@@ -90,14 +116,15 @@ func (l *loader) checkProviderArg(p *block, name string, e hcl.Expression) {
 }
 
 // checkShadow compares a .tf file with the .tofu file OpenTofu reads
-// instead of it.
+// instead of it, and checks its blocks: Terraform reads it.
 func (l *loader) checkShadow(m *module, s shadow) error {
 	tf := newModule(m.dir, m.rel)
-	if err := tf.decode(s.tf); err != nil {
+	if err := tf.decode(s.tf, false); err != nil {
 		return err
 	}
+	l.checkBlocks(tf)
 	tofu := newModule(m.dir, m.rel)
-	if err := tofu.decode(s.tofu); err != nil {
+	if err := tofu.decode(s.tofu, false); err != nil {
 		return err
 	}
 	a, b := declarations(tf), declarations(tofu)
@@ -162,12 +189,8 @@ func (l *loader) checkIgnoreChanges(root *module) {
 			if r.ignoreAll {
 				return
 			}
-			for _, attr := range r.ignores {
-				for _, w := range capacityWords {
-					if strings.Contains(strings.ToLower(attr), w) {
-						return
-					}
-				}
+			if slices.ContainsFunc(r.ignores, isCapacity) {
+				return
 			}
 		}
 	}

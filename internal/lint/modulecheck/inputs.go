@@ -50,7 +50,11 @@ func (l *loader) checkInputs(m *module, role contract.Role) error {
 			continue
 		}
 		l.checkType(v, examples[n], nullable[n])
-		if v.def != nil && n != clusterOutputs && !(nullable[n] && isNull(v.def)) {
+		switch {
+		case v.def == nil || n == clusterOutputs || nullable[n] && isNull(v.def):
+		case nullable[n]:
+			l.add(idInputDefault, v.file.rel, v.line, fmt.Sprintf("variable %q has a default that is never used: the root always passes it, null when unset, and a null passed replaces the default: default it to null or remove the default", n))
+		default:
 			l.add(idInputDefault, v.file.rel, v.line, fmt.Sprintf("variable %q has a default, but the root always passes a value: remove the default", n))
 		}
 		if n == "bootstrap_data" && !isTrue(v.sensitive) {

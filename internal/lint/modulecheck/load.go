@@ -11,13 +11,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"captf.io/captf/internal/lint"
+	"captf.io/captf/pkg/contract"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
-
-// suffixes are the file suffixes both runtimes read, JSON ones first so
-// that "x.tf.json" is not taken for a ".json" file of base "x.tf".
-var suffixes = []string{".tofu.json", ".tf.json", ".tofu", ".tf"}
 
 // maxFileBytes bounds one module file; a module file this large is not
 // a module a human wrote.
@@ -41,50 +38,53 @@ type loader struct {
 	root     string // the root module's directory, symlinks resolved
 	parser   *hclparse.Parser
 	modules  map[string]*module // by directory, symlinks resolved
+	loading  map[string]bool    // the modules being loaded: the call stack
 	findings []lint.Finding
 }
 
-// moduleFiles lists the configuration files of dir, sorted, and the
-// pairs where a .tofu file shadows a .tf file of the same base name
-// (OpenTofu then reads only the .tofu one).
+// moduleFiles lists the configuration files of dir the runtimes read,
+// sorted with override files last (the runtimes merge them into what the
+// other files declare), and the pairs where a .tofu file shadows a .tf
+// file (OpenTofu then reads only the .tofu one): x.tofu shadows x.tf and
+// x.tofu.json shadows x.tf.json.
 func moduleFiles(dir string) (names []string, shadowed map[string]string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	byBase := map[string]map[bool]string{}
+	present := map[string]bool{}
 	for _, e := range entries {
-		suffix := configSuffix(e.Name())
-		if suffix == "" || e.IsDir() {
+		if contract.IsModuleFile(e.Name()) && !e.IsDir() {
+			names = append(names, e.Name())
+			present[e.Name()] = true
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		oi, oj := isOverride(names[i]), isOverride(names[j])
+		if oi != oj {
+			return oj
+		}
+		return names[i] < names[j]
+	})
+	shadowed = map[string]string{}
+	for _, name := range names {
+		suffix := contract.ModuleFileSuffix(name)
+		if strings.HasPrefix(suffix, ".tofu") {
 			continue
 		}
-		names = append(names, e.Name())
-		base := strings.TrimSuffix(e.Name(), suffix)
-		tofu := strings.HasPrefix(suffix, ".tofu")
-		if byBase[base] == nil {
-			byBase[base] = map[bool]string{}
-		}
-		byBase[base][tofu] = e.Name()
-	}
-	sort.Strings(names)
-	shadowed = map[string]string{}
-	for _, pair := range byBase {
-		if tf, ok := pair[false]; ok {
-			if tofu, ok := pair[true]; ok {
-				shadowed[tf] = tofu
-			}
+		tofu := strings.TrimSuffix(name, suffix) + strings.Replace(suffix, ".tf", ".tofu", 1)
+		if present[tofu] {
+			shadowed[name] = tofu
 		}
 	}
 	return names, shadowed, nil
 }
 
-func configSuffix(name string) string {
-	for _, s := range suffixes {
-		if strings.HasSuffix(name, s) && len(name) > len(s) {
-			return s
-		}
-	}
-	return ""
+// isOverride tells whether a file is an override file: override.tf or
+// <name>_override.tf (any suffix).
+func isOverride(name string) bool {
+	base := strings.TrimSuffix(name, contract.ModuleFileSuffix(name))
+	return base == "override" || strings.HasSuffix(base, "_override")
 }
 
 // readFile parses one file of dir, refusing one that is a link leading
@@ -105,6 +105,9 @@ func (l *loader) readFile(dir, name string) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): a module file must be one", rel, info.Mode().Type())
+	}
 	if info.Size() > maxFileBytes {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d a module file may have", rel, info.Size(), maxFileBytes)
 	}
@@ -112,7 +115,10 @@ func (l *loader) readFile(dir, name string) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
-	f := &file{rel: rel, src: src, tofu: strings.HasPrefix(configSuffix(name), ".tofu")}
+	if d := nesting(src); d > maxNesting {
+		return nil, fmt.Errorf("%s: brackets nest %d deep, more than the %d a module file may", rel, d, maxNesting)
+	}
+	f := &file{rel: rel, src: src, tofu: strings.HasPrefix(contract.ModuleFileSuffix(name), ".tofu")}
 	var hf *hcl.File
 	var diags hcl.Diagnostics
 	if strings.HasSuffix(name, ".json") {
@@ -122,7 +128,7 @@ func (l *loader) readFile(dir, name string) (*file, error) {
 		hf, diags = l.parser.ParseHCL(src, rel)
 	}
 	if diags.HasErrors() {
-		return nil, errors.New(diags.Error())
+		return nil, syntaxError(diags)
 	}
 	f.body = hf.Body
 	f.syntax, _ = hf.Body.(*hclsyntax.Body)
@@ -162,6 +168,8 @@ func (l *loader) loadModule(dir string) (*module, error) {
 	}
 	m := newModule(dir, l.rel(dir))
 	l.modules[dir] = m
+	l.loading[dir] = true
+	defer delete(l.loading, dir)
 	names, shadowed, err := moduleFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.rel(dir), err)
@@ -188,7 +196,7 @@ func (l *loader) loadModule(dir string) (*module, error) {
 			continue
 		}
 		m.files = append(m.files, f)
-		if err := m.decode(f); err != nil {
+		if err := m.decode(f, isOverride(name)); err != nil {
 			return nil, err
 		}
 	}
@@ -221,7 +229,8 @@ func (l *loader) resolveCall(m *module, c *call) error {
 		l.add(idSourceEscape, c.file.rel, c.line, fmt.Sprintf("module %q: source %q is not a directory", c.name, c.source))
 		return nil
 	}
-	if real == m.dir {
+	if l.loading[real] {
+		l.add(idSourceEscape, c.file.rel, c.line, fmt.Sprintf("module %q: source %q calls a module that is calling it (itself, or one of its callers), which no runtime can install: break the cycle", c.name, c.source))
 		return nil
 	}
 	sub, err := l.loadModule(real)
@@ -249,7 +258,7 @@ func load(dir string) (*loader, *module, error) {
 	if !info.IsDir() {
 		return nil, nil, fmt.Errorf("%s is not a directory", dir)
 	}
-	l := &loader{root: root, parser: hclparse.NewParser(), modules: map[string]*module{}}
+	l := &loader{root: root, parser: hclparse.NewParser(), modules: map[string]*module{}, loading: map[string]bool{}}
 	m, err := l.loadModule(root)
 	if err != nil {
 		return nil, nil, err
@@ -258,4 +267,50 @@ func load(dir string) (*loader, *module, error) {
 		return nil, nil, fmt.Errorf("%s holds no .tf, .tf.json, .tofu or .tofu.json file", dir)
 	}
 	return l, m, nil
+}
+
+// maxNesting bounds how deep brackets nest in a module file: the parser
+// recurses once per level.
+const maxNesting = 512
+
+// nesting returns how deep the brackets of src nest, outside strings.
+func nesting(src []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range src {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{' || c == '(':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}' || c == ')':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// syntaxError says where a file fails to parse and why, with the parser's
+// summaries only: its details may quote the file, which may hold a secret.
+func syntaxError(diags hcl.Diagnostics) error {
+	var msgs []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		at := ""
+		if d.Subject != nil {
+			at = d.Subject.String() + ": "
+		}
+		msgs = append(msgs, at+d.Summary)
+		if len(msgs) == 5 {
+			break
+		}
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }

@@ -124,8 +124,10 @@ var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "
 
 // decode adds the declarations of one file to the module. The checks read
 // declarations as written; what the schema does not name is left alone,
-// so a valid module never fails here.
-func (m *module) decode(f *file) error {
+// so a valid module never fails here. The arguments of an override file's
+// variable or output replace those of the declaration it overrides, as
+// the runtimes merge them.
+func (m *module) decode(f *file, override bool) error {
 	content, _, diags := f.body.PartialContent(fileSchema)
 	if diags.HasErrors() {
 		return diags
@@ -136,15 +138,27 @@ func (m *module) decode(f *file) error {
 		case "terraform":
 			m.decodeTerraform(f, b)
 		case "variable":
-			v := &variable{name: b.Labels[0], file: f, line: line}
 			c, _, _ := b.Body.PartialContent(variableSchema)
-			v.typ, v.def, v.sensitive, v.nullable = expr(c, "type"), expr(c, "default"), expr(c, "sensitive"), expr(c, "nullable")
-			m.variables[v.name] = v
+			v := m.variables[b.Labels[0]]
+			if v == nil || !override {
+				v = &variable{name: b.Labels[0], file: f, line: line}
+				m.variables[v.name] = v
+			}
+			for name, at := range map[string]*hcl.Expression{"type": &v.typ, "default": &v.def, "sensitive": &v.sensitive, "nullable": &v.nullable} {
+				if e := expr(c, name); e != nil || !override {
+					*at = e
+				}
+			}
 		case "output":
-			o := &output{name: b.Labels[0], file: f, line: line}
 			c, _, _ := b.Body.PartialContent(outputSchema)
-			o.value = expr(c, "value")
-			m.outputs[o.name] = o
+			o := m.outputs[b.Labels[0]]
+			if o == nil || !override {
+				o = &output{name: b.Labels[0], file: f, line: line}
+				m.outputs[o.name] = o
+			}
+			if e := expr(c, "value"); e != nil || !override {
+				o.value = e
+			}
 		case "module":
 			m.calls = append(m.calls, decodeCall(f, b))
 		case "provider":
@@ -244,14 +258,10 @@ func decodeResource(f *file, b *hcl.Block) *resource {
 				continue
 			}
 			t, diags := hcl.RelTraversalForExpr(item)
-			if diags.HasErrors() || len(t) == 0 {
-				continue
+			if diags.HasErrors() {
+				t = quotedTraversal(item)
 			}
-			for _, step := range t {
-				if a, ok := step.(hcl.TraverseAttr); ok {
-					r.ignores = append(r.ignores, a.Name)
-				}
-			}
+			r.ignores = append(r.ignores, stepNames(t)...)
 		}
 	}
 	return r
@@ -282,3 +292,17 @@ func varRefs(f *file) []ref {
 }
 
 var jsonVarRef = regexp.MustCompile(`var\.([A-Za-z_][A-Za-z0-9_-]*)`)
+
+// quotedTraversal reads an attribute named in a string, as older modules
+// write ignore_changes = ["desired_capacity"].
+func quotedTraversal(e hcl.Expression) hcl.Traversal {
+	v, ok := literal(e)
+	if !ok || v.IsNull() || v.Type() != cty.String {
+		return nil
+	}
+	t, diags := hclsyntax.ParseTraversalAbs([]byte(v.AsString()), "", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil
+	}
+	return t
+}

@@ -2,6 +2,7 @@ package modulecheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -83,10 +84,17 @@ func (l *loader) checkProviderIDList(o *output) {
 		return
 	}
 	e = unwrap(e)
-	switch e.(type) {
+	if isNull(e) {
+		return // not known yet, which the contract allows
+	}
+	switch t := e.(type) {
 	case *hclsyntax.LiteralValueExpr, *hclsyntax.TemplateExpr, *hclsyntax.ObjectConsExpr:
 		l.add(idProviderIDList, o.file.rel, o.line, `output "provider_id_list" is not a list: output the provider IDs of the members as a list of strings`)
 		return
+	case *hclsyntax.TupleConsExpr:
+		if len(t.Exprs) == 0 {
+			return // a pool with no members yet
+		}
 	}
 	if call, ok := e.(*hclsyntax.FunctionCallExpr); !ok || call.Name != "sort" {
 		l.addAt(idProviderIDList, lint.Warning, o.file.rel, o.line, `output "provider_id_list" is not wrapped in sort(): write sort(...) in the output itself so its order never changes between applies (distinct() alone does not sort)`)
@@ -106,13 +114,18 @@ func unwrap(e hclsyntax.Expression) hclsyntax.Expression {
 	}
 }
 
+// healthWords are the words of a name (split at "_") that say it holds a
+// member's health or state.
+var healthWords = []string{"health", "healthy", "state", "status"}
+
 // filtersOnHealth tells whether a for expression of e has a condition
-// that reads an attribute named like a health or a state.
+// that reads an attribute named like a health or a state, other than to
+// leave out the terminated members (which the contract asks for).
 func filtersOnHealth(e hclsyntax.Expression) bool {
 	found := false
 	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
 		f, ok := n.(*hclsyntax.ForExpr)
-		if !ok || f.CondExpr == nil {
+		if !ok || f.CondExpr == nil || mentionsTerminated(f.CondExpr) {
 			return nil
 		}
 		_ = hclsyntax.VisitAll(f.CondExpr, func(n hclsyntax.Node) hcl.Diagnostics {
@@ -128,13 +141,27 @@ func filtersOnHealth(e hclsyntax.Expression) bool {
 				}
 			}
 			for _, name := range names {
-				lower := strings.ToLower(name)
-				if strings.Contains(lower, "health") || strings.Contains(lower, "state") || strings.Contains(lower, "status") {
-					found = true
+				for _, w := range strings.Split(strings.ToLower(name), "_") {
+					found = found || slices.Contains(healthWords, w)
 				}
 			}
 			return nil
 		})
+		return nil
+	})
+	return found
+}
+
+// mentionsTerminated tells whether an expression holds the literal
+// "terminated".
+func mentionsTerminated(e hclsyntax.Expression) bool {
+	found := false
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if lit, ok := n.(*hclsyntax.TemplateExpr); ok && lit.IsStringLiteral() {
+			if v, ok := literal(lit); ok && !v.IsNull() && strings.EqualFold(v.AsString(), "terminated") {
+				found = true
+			}
+		}
 		return nil
 	})
 	return found
