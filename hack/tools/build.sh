@@ -311,11 +311,15 @@ monitoring() {
 }
 
 # The base images' /bin/sh: a POSIX shell interpreter with core utilities,
-# static, from the module in hack/tools/shell; keyed by that module's files
-# and the Go toolchain.
+# static, from hack/tools/shell; keyed by its files and the Go toolchain.
+# Its go.mod is kept as shell.mod (and go.sum as shell.sum), so that the
+# directory stays part of CAPTF's module zip (which leaves nested modules
+# out) for an installed captf-dev; shell-module.sh lays the module out.
 build_shell() {
+  local w="$WORK/shell"
   rm -f "$DIR/.stamps/sh@"* # one binary: another source's stamp goes
-  (cd "$here/shell" && go build -trimpath -ldflags "-s -w" -o "$DIR/bin/sh.tmp" .)
+  "$here/shell-module.sh" "$w"
+  (cd "$w" && go build -tags captfshell -trimpath -ldflags "-s -w" -o "$DIR/bin/sh.tmp" .)
   mv -f "$DIR/bin/sh.tmp" "$DIR/bin/sh"
 }
 

@@ -1,3 +1,5 @@
+//go:build captfshell
+
 // Command sh is the shell of CAPTF's module base images (`make images`):
 // a static POSIX shell, so that a module's local-exec provisioners run in
 // an image with no distribution in it. It interprets with mvdan.cc/sh and
