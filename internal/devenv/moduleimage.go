@@ -3,6 +3,7 @@ package devenv
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -94,6 +95,9 @@ func BuildModuleImage(ctx context.Context, o ModuleImageOptions) (BuiltModule, e
 	digest, err := imagebuild.WriteLayout(o.Layout, o.Ref, img)
 	if err != nil {
 		return BuiltModule{}, fmt.Errorf("writing %s: %w", o.Layout, err)
+	}
+	if err := os.MkdirAll(o.Store, 0o755); err != nil {
+		return BuiltModule{}, fmt.Errorf("creating the image store: %w", err)
 	}
 	if _, err := localnode.ImportImage(o.Store, o.Layout, o.Ref, runtime.GOARCH); err != nil {
 		return BuiltModule{}, fmt.Errorf("importing %s into the image store: %w", o.Layout, err)

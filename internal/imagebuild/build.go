@@ -206,6 +206,17 @@ func walkTree(src, dest string, follow bool, skip func(name string, dir bool) bo
 		if err != nil {
 			return err
 		}
+		if follow && f.Dir && d.Type()&fs.ModeSymlink != 0 && p != src {
+			// WalkDir does not enter a link to a directory: list what it
+			// leads to in its place.
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return err
+			}
+			below, err := walkTree(real, f.Path, follow, skip)
+			files = append(files, below...)
+			return err
+		}
 		files = append(files, f)
 		return nil
 	})
