@@ -367,7 +367,7 @@ func parseDemo(args []string) (devenv.DemoModules, error) {
 		return m, err
 	}
 	if fs.NArg() != 0 {
-		return m, errors.New("usage: captf-dev demo [--runtime tofu|terraform] [--ROLE-module DIR | --ROLE-image REF]...")
+		return m, errors.New("usage: captf-dev demo [--runtime tofu|terraform] [--ROLE-module DIR | --ROLE-image REF] (ROLE: cluster, machine, machinepool)")
 	}
 	for _, r := range contract.Roles {
 		if *dirs[r] != "" && *images[r] != "" {

@@ -69,7 +69,7 @@ func IsCheckout(dir string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {

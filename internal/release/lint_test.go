@@ -48,7 +48,7 @@ func TestBuildLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	lines := 0
 	for s := bufio.NewScanner(f); s.Scan(); lines++ {
 		sum, name, ok := strings.Cut(s.Text(), "  ")

@@ -138,7 +138,7 @@ func checkImage(ctx context.Context, opts Options, t target) ([]lint.Finding, Im
 	if err != nil {
 		return nil, d, lint.Unreadable("extracting image %s: %w", opts.Ref, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	host := filepath.Join(tmp, "module")
 	f, err := readImage(ctx, opts.Ref, t.img, host)
 	if err != nil {

@@ -118,7 +118,7 @@ func (f *fsys) readLayer(layer v1.Layer) error {
 	if err != nil {
 		return f.unreadable(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	r := &counter{f: f, r: rc}
 	tr := tar.NewReader(r)
 	f.layerFiles = map[string]*node{}
@@ -283,7 +283,7 @@ func (f *fsys) dirAt(dir string) *node {
 func (f *fsys) entry(name string, hdr *tar.Header) (*node, error) {
 	n := &node{kind: hdr.Typeflag, mode: hdr.Mode & 0o7777, uid: hdr.Uid, gid: hdr.Gid, size: hdr.Size}
 	switch hdr.Typeflag {
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg:
 		n.kind = tar.TypeReg
 	case tar.TypeDir:
 		n.children = map[string]*node{}
@@ -331,7 +331,7 @@ func (f *fsys) keepContents(name string, n *node, r io.Reader) error {
 		if err != nil {
 			return err
 		}
-		defer in.Close()
+		defer func() { _ = in.Close() }()
 		return writeFile(n.host, in)
 	case inside(name, mirrorDir) && strings.HasSuffix(name, ".json"), name == passwdPath, name == groupPath:
 		if err := f.keep(n.size); err != nil {
@@ -357,7 +357,7 @@ func writeFile(p string, r io.Reader) error {
 		return err
 	}
 	if _, err := io.Copy(out, r); err != nil {
-		out.Close()
+		_ = out.Close()
 		return err
 	}
 	return out.Close()

@@ -157,6 +157,9 @@ func (c *mirrorCheck) typeDir(p string, dir *node, addr, typ string) {
 // archiveTarget is the target of a packed archive name of provider typ.
 func archiveTarget(name, typ string) (string, bool) {
 	rest, ok := strings.CutPrefix(name, "terraform-provider-"+typ+"_")
+	if !ok {
+		return "", false
+	}
 	if rest, ok = strings.CutSuffix(rest, ".zip"); !ok {
 		return "", false
 	}

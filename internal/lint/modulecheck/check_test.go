@@ -33,7 +33,6 @@ func replace(old, new string) edit          { return edit{old: old, new: new} }
 func withFile(path, content string) edit    { return edit{file: path, new: content} }
 func errAt(id, f, at string) want           { return want{id, lint.Error, f, at} }
 func warnAt(id, f, at string) want          { return want{id, lint.Warning, f, at} }
-func infoAt(id, f, at string) want          { return want{id, lint.Info, f, at} }
 func whole(id string, s lint.Severity) want { return want{id, s, lint.Whole, ""} }
 
 var testCases = []struct {
