@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/jobs"
@@ -68,17 +67,7 @@ func BuildModule(ctx context.Context, in ModuleInputs) (v1.Image, error) {
 		}
 		files = append(files, mirrored...)
 	}
-	img, err := appendFiles(base, files, "the module and its provider mirror")
-	if err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.Config.Labels[imagemeta.LabelRole] = in.Role
-	return mutate.ConfigFile(img, cf)
+	return appendFiles(base, files, "the module and its provider mirror")
 }
 
 func runtimeBase(ctx context.Context, in ModuleInputs) (v1.Image, error) {
@@ -94,7 +83,11 @@ func runtimeBase(ctx context.Context, in ModuleInputs) (v1.Image, error) {
 		return nil, err
 	}
 	bi.Version = v
-	return Build(BaseSpec(bi, in.Arch, in.Meta))
+	spec := BaseSpec(bi, in.Arch, in.Meta)
+	// The base's configuration, labelled with the module's role, is the
+	// module image's: the module's layer goes on top of it.
+	spec.Labels[imagemeta.LabelRole] = in.Role
+	return Build(spec)
 }
 
 // skipped are what a module directory holds that its image does not, as
