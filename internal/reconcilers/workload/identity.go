@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -15,9 +16,26 @@ import (
 	"captf.io/captf/internal/roles"
 )
 
-// specChanged lets through an identity's spec changes (its generation),
-// not its status, which the identity controller writes often.
-var specChanged = builder.WithPredicates(predicate.GenerationChangedPredicate{})
+// specChanged lets through an identity's spec changes (its generation)
+// and its readiness (its Ready condition's status or reason: its source
+// Secret created, deleted or completed), not the rest of its status (the
+// namespaces the identity controller lists), which changes often.
+var specChanged = builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool { return readiness(e.ObjectOld) != readiness(e.ObjectNew) },
+}))
+
+// readiness is an identity's Ready condition, as status/reason.
+func readiness(o client.Object) string {
+	id, ok := o.(*infrav1.TerraformClusterIdentity)
+	if !ok {
+		return ""
+	}
+	c := meta.FindStatusCondition(id.Status.Conditions, infrav1.ReadyCondition)
+	if c == nil {
+		return ""
+	}
+	return string(c.Status) + "/" + c.Reason
+}
 
 // identityUsers maps a TerraformClusterIdentity whose spec changed (a
 // namespace no longer allowed, another Secret) to every object of role's
