@@ -238,7 +238,9 @@ func images(tools, repo string, args []string) error {
 	if fs.NArg() != 0 {
 		return errors.New("usage: captf-dev images [--out DIR]")
 	}
-	_, err = devenv.BuildImages(*out, repo, tools, func(b devenv.BuiltImage) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = devenv.BuildImages(ctx, *out, repo, tools, func(b devenv.BuiltImage) {
 		state := "unchanged"
 		if b.Changed {
 			state = "built"

@@ -41,12 +41,15 @@ func writeFile(t *testing.T, p, content string) {
 	}
 }
 
-// `captf-dev images` prints one line per image, built then unchanged.
+// `captf-dev images` prints one line per image, built then unchanged,
+// with its digest.
 func TestImagesCommand(t *testing.T) {
 	repo, tools, store := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "store")
-	writeFile(t, filepath.Join(repo, "examples", "modules", "noop", "main.tf"), "# noop\n")
-	writeFile(t, filepath.Join(tools, "bin", "tofu"), "tofu")
-	writeFile(t, filepath.Join(tools, "bin", "terraform"), "terraform")
+	writeFile(t, filepath.Join(repo, "examples", "modules", "noop-machine", "main.tf"), "# noop\n")
+	for _, rt := range []string{"tofu", "terraform"} {
+		writeFile(t, filepath.Join(tools, "bin", rt), "#!/bin/sh\necho '{\"terraform_version\":\"1.0.0\"}'\n")
+	}
+	writeFile(t, filepath.Join(tools, "bin", "sh"), "shell")
 	writeFile(t, filepath.Join(tools, "providers", "registry.opentofu.org", "x"), "x")
 	args := []string{"--tools", tools, "--repo", repo, "images", "--out", store}
 	for _, want := range []string{"built", "unchanged"} {
@@ -58,7 +61,7 @@ func TestImagesCommand(t *testing.T) {
 		if len(lines) != 2 {
 			t.Fatalf("captf-dev images printed %q, want a line per image", out)
 		}
-		for i, ref := range []string{"local/noop:terraform", "local/noop:tofu"} {
+		for i, ref := range []string{"local/noop-machine:terraform", "local/noop-machine:tofu"} {
 			f := strings.Fields(lines[i])
 			if len(f) != 4 || f[0] != want || f[1] != ref || !strings.HasPrefix(f[2], "sha256:") || !strings.HasPrefix(f[3], store) {
 				t.Errorf("line %q, want %s %s sha256:... %s/...", lines[i], want, ref, store)

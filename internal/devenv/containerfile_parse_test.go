@@ -3,6 +3,7 @@ package devenv_test
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,6 +157,13 @@ type image struct {
 	workdir    string
 	entrypoint []string
 	stages     []*stage // the stages it is built on, base first
+}
+
+// expandGlobal expands s with the global ARGs, as a FROM line sees them.
+func (cf *containerfile) expandGlobal(s string, buildArgs map[string]string) string {
+	global := maps.Clone(cf.args)
+	maps.Copy(global, buildArgs)
+	return expand(s, global)
 }
 
 // build follows the last stage down to its base (FROM a stage of the

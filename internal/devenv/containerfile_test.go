@@ -46,64 +46,78 @@ func pinnedVersions(t *testing.T, root string) map[string]string {
 	return out
 }
 
-// The module image's Containerfile populates exactly the image contract's
-// paths the Job builder uses, for both runtimes, as user 65532, with the
-// contract's labels and the runtime versions hack/tools pins (which the
-// local images run).
+// The module image's Containerfile lays the module and its provider
+// mirror over the module base image of its runtime, at the version
+// hack/tools pins, as imagebuild.BuildModule does: together with the base
+// (images/base/Containerfile) it populates the image contract's paths the
+// Job builder uses and none a Job mounts, as user 65532, with the
+// contract's labels and the module's role and capacity.
 func TestModuleContainerfileFollowsTheImageContract(t *testing.T) {
 	root := repoRoot(t)
 	cf := parseContainerfile(t, filepath.Join(root, "images", "module", "Containerfile"))
+	baseCF := parseContainerfile(t, filepath.Join(root, "images", "base", "Containerfile"))
 	checkArgScopes(t, cf)
 	pins := pinnedVersions(t, root)
-	for _, rt := range devenv.RuntimeNames {
+	for name, rt := range imagebuild.BaseRuntimes {
 		t.Run(rt, func(t *testing.T) {
 			capacity, nodeInfo := `{"cpu":"2"}`, `{"architecture":"arm64"}`
-			img := cf.build(t, map[string]string{"RUNTIME": rt, "MODULE": "noop-machine", "ROLE": "machine", "CAPACITY": capacity, "NODE_INFO": nodeInfo})
+			args := map[string]string{"RUNTIME": rt, "MODULE": "noop-machine", "ROLE": "machine", "CAPACITY": capacity, "NODE_INFO": nodeInfo}
+			img := cf.build(t, args)
+			pinned := strings.TrimPrefix(pins[strings.ToUpper(rt)+"_VERSION"], "v")
+			if pinned == "" {
+				t.Fatalf("hack/tools/versions.env pins no %s_VERSION", strings.ToUpper(rt))
+			}
+			if from, want := cf.expandGlobal(img.stages[0].from, args), cf.args["BASE_REGISTRY"]+"/"+name+":"+pinned; from != want {
+				t.Errorf("the image is built FROM %q, want the %s base image %s", from, rt, want)
+			}
+			base := baseCF.build(t, map[string]string{"RUNTIME": rt})
 			got := map[string]instr{}
 			for _, c := range img.copies {
 				got[dest(c)] = c
 			}
-			want := []string{jobs.ModuleDir, jobs.RuntimePath, jobs.ProvidersDir}
+			want := []string{jobs.ModuleDir, jobs.ProvidersDir}
 			if len(got) != len(want) {
-				t.Errorf("the image is populated at %v, want exactly %v", keys(got), want)
+				t.Errorf("the module's stage populates %v, want exactly %v (the base holds the rest)", keys(got), want)
 			}
 			for _, p := range want {
-				if _, ok := got[p]; !ok {
-					t.Errorf("nothing is copied to %s", p)
+				if c, ok := got[p]; !ok || c.flags["chown"] != "65532:65532" {
+					t.Errorf("nothing is copied to %s owned by 65532 (%v)", p, c.flags)
 				}
 			}
 			if src := got[jobs.ModuleDir].words[0]; filepath.Clean(src) != "examples/modules/noop-machine" {
 				t.Errorf("%s comes from %q, want the module directory examples/modules/noop-machine", jobs.ModuleDir, src)
 			}
-			if mode := got[jobs.RuntimePath].flags["chmod"]; mode != "0755" {
-				t.Errorf("%s has --chmod=%q, want 0755 (executable by the image's user)", jobs.RuntimePath, mode)
-			}
-			for _, c := range img.copies {
+			for _, c := range append(img.copies, base.copies...) {
 				for _, reserved := range []string{jobs.RunnerDir, jobs.WorkDir, jobs.ConfigDir, jobs.PlanKeyDir, jobs.TmpDir, jobs.CredentialsMountPath} {
 					if d := dest(c); d == reserved || strings.HasPrefix(d, reserved+"/") {
 						t.Errorf("the image writes %s, a path a Job mounts", d)
 					}
 				}
 			}
-			if img.user != "65532:65532" {
-				t.Errorf("USER is %q, want 65532:65532", img.user)
+			user, entrypoint := base.user, base.entrypoint
+			if img.user != "" {
+				user = img.user
 			}
-			if len(img.entrypoint) != 1 || img.entrypoint[0] != jobs.RuntimePath {
-				t.Errorf("ENTRYPOINT is %q, want [%s]", img.entrypoint, jobs.RuntimePath)
+			if img.entrypoint != nil {
+				entrypoint = img.entrypoint
 			}
-			pinned := strings.TrimPrefix(pins[strings.ToUpper(rt)+"_VERSION"], "v")
+			if user != "65532:65532" {
+				t.Errorf("USER is %q, want 65532:65532", user)
+			}
+			if len(entrypoint) != 1 || entrypoint[0] != jobs.RuntimePath {
+				t.Errorf("ENTRYPOINT is %q, want [%s]", entrypoint, jobs.RuntimePath)
+			}
+			labels := maps.Clone(base.labels)
+			maps.Copy(labels, img.labels)
 			wantLabels := map[string]string{
 				"io.captf.contract": contract.Version, "io.captf.role": "machine",
 				"io.captf.runtime": rt, "io.captf.runtime.version": pinned,
 				"io.captf.capacity": capacity, "io.captf.node-info": nodeInfo,
 			}
 			for k, v := range wantLabels {
-				if img.labels[k] != v {
-					t.Errorf("label %s is %q, want %q", k, img.labels[k], v)
+				if labels[k] != v {
+					t.Errorf("label %s is %q, want %q", k, labels[k], v)
 				}
-			}
-			if pinned == "" {
-				t.Errorf("hack/tools/versions.env pins no %s_VERSION", strings.ToUpper(rt))
 			}
 		})
 	}

@@ -44,8 +44,8 @@ type Env struct {
 	// Repo is the CAPTF checkout (CRDs and examples are read from it).
 	Repo string
 
-	// StateDir holds the environment's files: the runner binary, the local
-	// node's pod files and the pod logs.
+	// StateDir holds the environment's files: the manager image the local
+	// node runs, the node's pod files and the pod logs.
 	StateDir string
 	// Node is the local node running the environment's pods.
 	Node *localnode.Node

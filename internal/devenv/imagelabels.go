@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/localnode"
+	"captf.io/captf/pkg/contract"
 )
 
 // exampleCapacity is what the example machine modules declare with the
@@ -18,25 +20,48 @@ var exampleCapacity = map[string][2]string{
 	"noop-machine": {`{"cpu":"2","memory":"4Gi"}`, `{"architecture":"amd64","operatingSystem":"linux"}`},
 }
 
-// ModuleImage is the local image of the module in dir on runtime rt (its
-// binary and the provider mirror taken from tools), labelled as the image
-// recipe (images/module/Containerfile) labels it: the contract, the
-// runtime, the role when the module's name ends with it, and an example
-// machine module's capacity.
+// ModuleImage is a local image of the module in dir on runtime rt, laid
+// out from the host's files (its binary and the provider mirror taken
+// from tools) rather than built: what tests give the local node for their
+// own modules. It is labelled as an example module's image: the contract,
+// the runtime, the role when the module's name ends with it, and an
+// example machine module's capacity.
 func ModuleImage(dir, rt, tools string) localnode.Image {
 	img := localnode.ModuleImage(dir, filepath.Join(tools, "bin", rt), filepath.Join(tools, "providers"))
 	img.Labels = map[string]string{imagemeta.LabelContract: "v1alpha1", imagemeta.LabelRuntime: rt}
-	base := filepath.Base(dir)
-	for _, role := range []string{"machinepool", "machine", "cluster"} {
-		if strings.HasSuffix(base, "-"+role) {
-			img.Labels[imagemeta.LabelRole] = role
-			break
+	if role := exampleRole(filepath.Base(dir)); role != "" {
+		img.Labels[imagemeta.LabelRole] = string(role)
+	}
+	maps.Copy(img.Labels, exampleLabels(filepath.Base(dir)))
+	return img
+}
+
+// exampleRoles are the roles of the example modules whose names do not
+// end with their role.
+var exampleRoles = map[string]contract.Role{"slow": contract.RoleMachine}
+
+// exampleRole is the role of an example module: the end of its name
+// (noop-machine), else exampleRoles', else none.
+func exampleRole(name string) contract.Role {
+	if role, ok := exampleRoles[name]; ok {
+		return role
+	}
+	for _, role := range []contract.Role{contract.RoleMachinePool, contract.RoleMachine, contract.RoleCluster} {
+		if strings.HasSuffix(name, "-"+string(role)) {
+			return role
 		}
 	}
-	if c, ok := exampleCapacity[base]; ok {
-		img.Labels["io.captf.capacity"], img.Labels["io.captf.node-info"] = c[0], c[1]
+	return ""
+}
+
+// exampleLabels are the labels an example module's image recipe adds
+// with build arguments: an example machine's capacity.
+func exampleLabels(name string) map[string]string {
+	c, ok := exampleCapacity[name]
+	if !ok {
+		return nil
 	}
-	return img
+	return map[string]string{"io.captf.capacity": c[0], "io.captf.node-info": c[1]}
 }
 
 // imageLabels serves the labels of the local images, as a registry

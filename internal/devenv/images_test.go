@@ -10,23 +10,53 @@ import (
 
 	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/localnode"
 	"captf.io/captf/internal/test/envtest"
 )
 
-// fakeCheckout is a checkout with two example modules and a tool cache
-// with both runtimes and a provider mirror, all small.
+// fakeCheckout is a checkout with two example modules (alpha-machine
+// requires the null provider, beta-cluster none) and a tool cache with both runtimes (a
+// script that says its version), a shell and a provider mirror, all
+// small.
 func fakeCheckout(t *testing.T) (repo, tools string) {
 	t.Helper()
 	repo, tools = t.TempDir(), t.TempDir()
-	for _, m := range []string{"alpha", "beta"} {
-		writeFile(t, filepath.Join(repo, "examples", "modules", m, "main.tf"), "# "+m+"\n", 0o644)
-	}
+	writeFile(t, filepath.Join(repo, "examples", "modules", "alpha-machine", "main.tf"), alphaModule("# alpha"), 0o644)
+	writeFile(t, filepath.Join(repo, "examples", "modules", "beta-cluster", "main.tf"), "# beta\n", 0o644)
 	writeFile(t, filepath.Join(repo, "examples", "modules", "contract_test.go"), "package modules\n", 0o644)
 	for _, rt := range devenv.RuntimeNames {
-		writeFile(t, filepath.Join(tools, "bin", rt), "#!/bin/sh\necho "+rt+"\n", 0o755)
+		writeFile(t, filepath.Join(tools, "bin", rt), fakeRuntime(rt, "1.0.0"), 0o755)
 	}
-	writeFile(t, filepath.Join(tools, "providers", "registry.opentofu.org", "hashicorp", "null", "1.0.0", "linux_amd64", "terraform-provider-null_v1.0.0"), "provider", 0o755)
+	writeFile(t, filepath.Join(tools, "bin", "sh"), "shell", 0o755)
+	for _, host := range []string{"registry.opentofu.org", "registry.terraform.io"} {
+		writeFile(t, filepath.Join(tools, "providers", host, "hashicorp", "null", "1.0.0", "linux_amd64", "terraform-provider-null_v1.0.0"), "provider", 0o755)
+	}
 	return repo, tools
+}
+
+// alphaModule is the alpha module's main.tf, first line first.
+func alphaModule(first string) string {
+	return first + "\nterraform {\n  required_providers {\n    null = { source = \"hashicorp/null\" }\n  }\n}\n"
+}
+
+// fakeRuntime is a runtime that says its version, as `version -json` does,
+// and counts its calls in <itself>.calls (outside the image).
+func fakeRuntime(rt, version string) string {
+	return "#!/bin/sh\n# " + rt + "\necho >>\"$0.calls\"\necho '{\"terraform_version\":\"" + version + "\"}'\n"
+}
+
+// runtimeCalls is how often the fake runtimes of tools were run.
+func runtimeCalls(t *testing.T, tools string) int {
+	t.Helper()
+	n := 0
+	for _, rt := range devenv.RuntimeNames {
+		data, err := os.ReadFile(filepath.Join(tools, "bin", rt+".calls"))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		n += strings.Count(string(data), "\n")
+	}
+	return n
 }
 
 func writeFile(t *testing.T, p, content string, mode os.FileMode) {
@@ -50,18 +80,19 @@ func changedRefs(built []devenv.BuiltImage) []string {
 	return out
 }
 
-// BuildImages lays out one image per example module and runtime under
-// <store>/local/<module>/<runtime>, reports each in reference order, and
-// rebuilds only the images whose module or runtime changed.
+// BuildImages builds one image per example module and runtime over its
+// runtime's base image, stores it under <store>/local/<module>/<runtime>,
+// reports each in reference order, and rebuilds only the images whose
+// module or runtime changed.
 func TestBuildImages(t *testing.T) {
 	repo, tools := fakeCheckout(t)
 	store := filepath.Join(t.TempDir(), "images")
 	var reported []string
-	built, err := devenv.BuildImages(store, repo, tools, func(b devenv.BuiltImage) { reported = append(reported, b.Ref) })
+	built, err := devenv.BuildImages(t.Context(), store, repo, tools, func(b devenv.BuiltImage) { reported = append(reported, b.Ref) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"local/alpha:terraform", "local/alpha:tofu", "local/beta:terraform", "local/beta:tofu"}
+	want := []string{"local/alpha-machine:terraform", "local/alpha-machine:tofu", "local/beta-cluster:terraform", "local/beta-cluster:tofu"}
 	if !reflect.DeepEqual(reported, want) || !reflect.DeepEqual(changedRefs(built), want) {
 		t.Fatalf("BuildImages reported %v and built %v, want %v", reported, changedRefs(built), want)
 	}
@@ -70,23 +101,51 @@ func TestBuildImages(t *testing.T) {
 		if b.Dir != filepath.Join(store, "local", module, runtime) {
 			t.Errorf("%s is in %s", b.Ref, b.Dir)
 		}
-		checks := map[string]string{jobs.ModuleDir + "/main.tf": "# " + module + "\n", jobs.RuntimePath: "#!/bin/sh\necho " + runtime + "\n"}
+		main := "# beta\n"
+		if module == "alpha-machine" {
+			main = alphaModule("# alpha")
+		}
+		// The base image's layout: the runtime at /usr/local/bin, linked
+		// from /captf/runtime, and the shell.
+		checks := map[string]string{jobs.ModuleDir + "/main.tf": main, jobs.RuntimePath: fakeRuntime(runtime, "1.0.0"),
+			"/usr/local/bin/" + runtime: fakeRuntime(runtime, "1.0.0"), "/bin/sh": "shell"}
 		for p, content := range checks {
 			if data, err := os.ReadFile(filepath.Join(b.Dir, p)); err != nil || string(data) != content {
 				t.Errorf("%s holds %q at %s (%v), want %q", b.Ref, data, p, err, content)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(b.Dir, jobs.ProvidersDir, "registry.opentofu.org")); err != nil {
-			t.Errorf("%s has no provider mirror: %v", b.Ref, err)
+		host := map[string]string{"tofu": "registry.opentofu.org", "terraform": "registry.terraform.io"}[runtime]
+		_, err := os.Stat(filepath.Join(b.Dir, jobs.ProvidersDir, host, "hashicorp", "null"))
+		if module == "alpha-machine" && err != nil {
+			t.Errorf("%s has no mirror of the provider its module requires: %v", b.Ref, err)
+		}
+		if module == "beta-cluster" && err == nil {
+			t.Errorf("%s mirrors a provider its module does not require", b.Ref)
+		}
+		labels, err := localnode.ImageLabels(store, b.Ref)
+		if err != nil || labels["io.captf.runtime"] != runtime || labels["io.captf.runtime.version"] != "1.0.0" || labels["io.captf.contract"] != "v1alpha1" ||
+			labels["io.captf.role"] != module[strings.LastIndex(module, "-")+1:] {
+			t.Errorf("%s is labelled %v (%v), want its runtime, version, contract and role", b.Ref, labels, err)
+		}
+		digest, err := localnode.ImageDigest(store, b.Ref)
+		if err != nil || digest == "" || b.ID != "local/"+module+"@"+digest {
+			t.Errorf("%s has the ID %s and the stored digest %q (%v)", b.Ref, b.ID, digest, err)
 		}
 	}
 
-	again, err := devenv.BuildImages(store, repo, tools, nil)
+	calls := runtimeCalls(t, tools)
+	// Files the image leaves out change nothing.
+	writeFile(t, filepath.Join(repo, "examples", "modules", "beta-cluster", ".terraform", "x"), "cache", 0o644)
+	writeFile(t, filepath.Join(repo, "examples", "modules", "beta-cluster", "terraform.tfstate"), "{}", 0o644)
+	again, err := devenv.BuildImages(t.Context(), store, repo, tools, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := changedRefs(again); len(got) != 0 {
 		t.Errorf("a second run rebuilt %v, want nothing", got)
+	}
+	if n := runtimeCalls(t, tools); n != calls {
+		t.Errorf("a second run ran the runtimes %d times to build again, want none (the recipe is unchanged)", n-calls)
 	}
 	for i := range built {
 		if again[i].ID != built[i].ID {
@@ -94,16 +153,16 @@ func TestBuildImages(t *testing.T) {
 		}
 	}
 
-	writeFile(t, filepath.Join(repo, "examples", "modules", "alpha", "main.tf"), "# alpha, edited\n", 0o644)
-	writeFile(t, filepath.Join(tools, "bin", "terraform.new"), "#!/bin/sh\necho terraform 2\n", 0o755)
+	writeFile(t, filepath.Join(repo, "examples", "modules", "alpha-machine", "main.tf"), alphaModule("# alpha, edited"), 0o644)
+	writeFile(t, filepath.Join(tools, "bin", "terraform.new"), fakeRuntime("terraform", "1.0.1"), 0o755)
 	if err := os.Rename(filepath.Join(tools, "bin", "terraform.new"), filepath.Join(tools, "bin", "terraform")); err != nil {
 		t.Fatal(err)
 	}
-	edited, err := devenv.BuildImages(store, repo, tools, nil)
+	edited, err := devenv.BuildImages(t.Context(), store, repo, tools, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := changedRefs(edited), []string{"local/alpha:terraform", "local/alpha:tofu", "local/beta:terraform"}; !reflect.DeepEqual(got, want) {
+	if got, want := changedRefs(edited), []string{"local/alpha-machine:terraform", "local/alpha-machine:tofu", "local/beta-cluster:terraform"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("after editing alpha and rebuilding terraform, BuildImages rebuilt %v, want %v", got, want)
 	}
 }
@@ -111,13 +170,13 @@ func TestBuildImages(t *testing.T) {
 // A tool cache without a runtime or a provider mirror is an error that
 // says how to build it.
 func TestBuildImagesNeedsTheTools(t *testing.T) {
-	for _, missing := range []string{filepath.Join("bin", "terraform"), "providers"} {
+	for _, missing := range []string{filepath.Join("bin", "terraform"), filepath.Join("bin", "sh"), "providers"} {
 		t.Run(missing, func(t *testing.T) {
 			repo, tools := fakeCheckout(t)
 			if err := os.RemoveAll(filepath.Join(tools, missing)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := devenv.BuildImages(t.TempDir(), repo, tools, nil)
+			_, err := devenv.BuildImages(t.Context(), t.TempDir(), repo, tools, nil)
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(tools, missing)) || !strings.Contains(err.Error(), "make tools") {
 				t.Errorf("BuildImages without %s: %v; want an error naming it and `make tools`", missing, err)
 			}
@@ -138,11 +197,13 @@ func TestDefaultImageStore(t *testing.T) {
 }
 
 // The images of the real example modules, built from the tool cache, run
-// the pinned runtimes from /captf/runtime.
+// the pinned runtimes from /captf/runtime, and a machine's says its
+// capacity.
 func TestExampleImagesFromTheToolCache(t *testing.T) {
 	tools := envtest.RequireTools(t, "tofu", "terraform")
 	root := repoRoot(t)
-	built, err := devenv.BuildImages(t.TempDir(), root, tools, nil)
+	store := t.TempDir()
+	built, err := devenv.BuildImages(t.Context(), store, root, tools, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +221,9 @@ func TestExampleImagesFromTheToolCache(t *testing.T) {
 				t.Errorf("no image %s", devenv.ExampleImage(m.Name(), rt))
 			}
 		}
+	}
+	if labels, err := localnode.ImageLabels(store, devenv.ExampleImage("noop-machine", "tofu")); err != nil || labels["io.captf.capacity"] != `{"cpu":"2","memory":"4Gi"}` {
+		t.Errorf("noop-machine is labelled %v (%v), want the capacity its recipe declares", labels, err)
 	}
 	pins := pinnedVersions(t, root)
 	for _, rt := range devenv.RuntimeNames {

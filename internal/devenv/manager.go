@@ -182,6 +182,7 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// RunnerImage is the runner image the local environment's Jobs name; the
-// local node supplies the runner binary for it.
+// RunnerImage is the runner image the local environment's Jobs name: the
+// manager image built from the checkout (Env.managerImage), or the runner
+// of an in-process node.
 const RunnerImage = "local/captf-manager:dev"

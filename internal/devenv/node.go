@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
+	"runtime"
 	"time"
 
 	"github.com/go-logr/logr"
 
+	"captf.io/captf/internal/imagebuild"
 	"captf.io/captf/internal/localnode"
 )
 
@@ -27,36 +27,6 @@ func ExampleImage(module, runtime string) string {
 	return "local/" + module + ":" + runtime
 }
 
-// ExampleImages are what the module images of examples/modules hold, for
-// both runtimes: each module directory of the checkout, the runtime and
-// the provider mirror of the tool cache (BuildImages writes them to the
-// image store).
-func ExampleImages(repo, tools string) (map[string]localnode.Image, error) {
-	dir := filepath.Join(repo, "examples", "modules")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	providers := filepath.Join(tools, "providers")
-	if !isDir(providers) {
-		return nil, fmt.Errorf("the provider mirror %s is missing: run `make tools`", providers)
-	}
-	images := map[string]localnode.Image{}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		for _, rt := range RuntimeNames {
-			bin := filepath.Join(tools, "bin", rt)
-			if _, err := os.Stat(bin); err != nil {
-				return nil, fmt.Errorf("%s is missing: run `make tools`", bin)
-			}
-			images[ExampleImage(e.Name(), rt)] = ModuleImage(filepath.Join(dir, e.Name()), rt, tools)
-		}
-	}
-	return images, nil
-}
-
 // nodeDir is where the local node keeps its files (pod logs included).
 func nodeDir(stateDir string) string { return filepath.Join(stateDir, "node") }
 
@@ -67,18 +37,23 @@ func ReadLog(stateDir, namespace, pod, container string) ([]byte, error) {
 }
 
 // startNode starts the node that runs the environment's pods: as real
-// processes in private mount namespaces, with the runner built from this
-// checkout, where this process can make them (root on Linux); in-process
-// otherwise, which it says. The node pulls the example module images from
-// the image store, brought up to date first, and has the extra images and
-// the runner's in memory.
+// processes in private mount namespaces where this process can make them
+// (root on Linux), in-process otherwise, which it says. The images are
+// those users run: the node pulls the example module images, built over
+// the module base images (BuildImages), from the image store, and has the
+// manager image built from this checkout (whose /runner each Job's init
+// container copies) and the extra images in memory.
 func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger, want localnode.Mode, extra map[string]localnode.Image) error {
 	store, err := DefaultImageStore()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	built, err := BuildImages(store, e.Repo, e.Tools, nil)
+	built, err := BuildImages(ctx, store, e.Repo, e.Tools, func(b BuiltImage) {
+		if b.Changed {
+			fmt.Fprintf(out, "  built %s (%s)\n", b.Ref, time.Since(start).Round(100*time.Millisecond))
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -99,15 +74,15 @@ func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger,
 		fmt.Fprintf(out, "Starting the local node: Job pods run in this process, paths moved into a directory per pod (%v)\n", why)
 	} else {
 		start := time.Now()
-		fmt.Fprintln(out, "Building the runner (go build ./cmd/runner)")
-		bin, err := buildRunner(ctx, e.Repo, filepath.Join(e.StateDir, "bin"))
+		fmt.Fprintln(out, "Building the manager image (as `make images` does)")
+		runner, err := e.managerImage(ctx)
 		if err != nil {
 			return err
 		}
-		images[RunnerImage] = localnode.RunnerImage(bin)
+		images[RunnerImage] = runner
 		mode = localnode.ModeNamespace
-		fmt.Fprintf(out, "Starting the local node (runner built in %s): each container runs as a process in its own mount namespace, at the paths its pod gives it\n",
-			time.Since(start).Round(100*time.Millisecond))
+		fmt.Fprintf(out, "Starting the local node (manager image %s built in %s): each container runs as a process in its own mount namespace, at the paths its pod gives it\n",
+			runner.Digest, time.Since(start).Round(100*time.Millisecond))
 	}
 	node, err := localnode.Start(ctx, localnode.Options{
 		Kubeconfig: e.Kubeconfig, NodeName: NodeName, Images: images, ImageStore: store,
@@ -120,16 +95,24 @@ func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger,
 	return nil
 }
 
-// buildRunner builds cmd/runner statically into dir, as the manager's
-// image holds it.
-func buildRunner(ctx context.Context, repo, dir string) (string, error) {
-	bin := filepath.Join(dir, "runner")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/runner")
-	cmd.Dir, cmd.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the runner (go build ./cmd/runner in %s): %w\n%s", repo, err, out)
+// managerImage builds the manager image from the checkout, as `make
+// images` does (imagebuild.ManagerImage), and unpacks it in the
+// environment's state directory: the image whose /runner the init
+// container of every Job copies. It is the environment's own, in memory,
+// so that two environments of two checkouts never run each other's.
+func (e *Env) managerImage(ctx context.Context) (localnode.Image, error) {
+	img, err := imagebuild.ManagerImage(ctx, e.Repo, filepath.Join(e.StateDir, "images", "bin"), runtime.GOARCH, imagebuild.Meta{Version: "dev"})
+	if err != nil {
+		return localnode.Image{}, fmt.Errorf("building the manager image: %w", err)
 	}
-	return bin, nil
+	root := filepath.Join(e.StateDir, "images", "manager")
+	if err := os.RemoveAll(root); err != nil {
+		return localnode.Image{}, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return localnode.Image{}, err
+	}
+	return localnode.UnpackImage(img, root)
 }
 
 // imagesSummary says how many images were rebuilt: "8 up to date", "2 of 8
@@ -145,13 +128,4 @@ func imagesSummary(built []BuiltImage) string {
 		return fmt.Sprintf("%d up to date", len(built))
 	}
 	return fmt.Sprintf("%d of %d rebuilt", changed, len(built))
-}
-
-func sortedRefs(images map[string]localnode.Image) []string {
-	refs := make([]string, 0, len(images))
-	for ref := range images {
-		refs = append(refs, ref)
-	}
-	sort.Strings(refs)
-	return refs
 }

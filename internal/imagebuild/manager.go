@@ -68,29 +68,16 @@ func ManagerSpec(manager, runner, cas, arch string, meta Meta) Spec {
 }
 
 // BuildManager builds the manager and the runner from the checkout at repo
-// for linux/arch (static, trimmed, stamped with meta's version and
-// revision), and writes the manager image as an OCI image layout at out,
-// tagged meta.Version. The same checkout and toolchain give the same
-// digest.
+// for linux/arch (ManagerImage), and writes the manager image as an OCI
+// image layout at out, tagged meta.Version ("dev" when empty). The same
+// checkout and toolchain give the same digest.
 func BuildManager(ctx context.Context, repo, out, arch string, meta Meta) (v1.Hash, error) {
-	if _, err := os.Stat(CABundlePath); err != nil {
-		return v1.Hash{}, fmt.Errorf("the image needs this machine's CA bundle, for the manager to verify registries: %w (install ca-certificates)", err)
-	}
 	bins, err := os.MkdirTemp("", "captf-image-")
 	if err != nil {
 		return v1.Hash{}, err
 	}
 	defer func() { _ = os.RemoveAll(bins) }()
-	stamp := fmt.Sprintf("-X captf.io/captf/internal/setup.gitVersion=%s -X captf.io/captf/internal/setup.gitCommit=%s", meta.Version, meta.Revision)
-	for _, b := range []struct{ pkg, ldflags string }{{"./cmd/manager", "-s -w " + stamp}, {"./cmd/runner", "-s -w"}} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", b.ldflags,
-			"-o", filepath.Join(bins, filepath.Base(b.pkg)), b.pkg)
-		cmd.Dir, cmd.Env = repo, buildEnv(arch)
-		if outp, err := cmd.CombinedOutput(); err != nil {
-			return v1.Hash{}, fmt.Errorf("go build %s: %w\n%s", b.pkg, err, strings.TrimSpace(string(outp)))
-		}
-	}
-	img, err := Build(ManagerSpec(filepath.Join(bins, "manager"), filepath.Join(bins, "runner"), CABundlePath, arch, meta))
+	img, err := ManagerImage(ctx, repo, bins, arch, meta)
 	if err != nil {
 		return v1.Hash{}, err
 	}
@@ -99,4 +86,28 @@ func BuildManager(ctx context.Context, repo, out, arch string, meta Meta) (v1.Ha
 		tag = "dev"
 	}
 	return WriteLayout(out, tag, img)
+}
+
+// ManagerImage builds the manager and the runner from the checkout at repo
+// into the directory bins for linux/arch (static, trimmed, stamped with
+// meta's version and revision; go build leaves binaries that are up to
+// date as they are) and returns the manager image (ManagerSpec), held in
+// memory.
+func ManagerImage(ctx context.Context, repo, bins, arch string, meta Meta) (v1.Image, error) {
+	if _, err := os.Stat(CABundlePath); err != nil {
+		return nil, fmt.Errorf("the image needs this machine's CA bundle, for the manager to verify registries: %w (install ca-certificates)", err)
+	}
+	if err := os.MkdirAll(bins, 0o755); err != nil {
+		return nil, err
+	}
+	stamp := fmt.Sprintf("-X captf.io/captf/internal/setup.gitVersion=%s -X captf.io/captf/internal/setup.gitCommit=%s", meta.Version, meta.Revision)
+	for _, b := range []struct{ pkg, ldflags string }{{"./cmd/manager", "-s -w " + stamp}, {"./cmd/runner", "-s -w"}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", b.ldflags,
+			"-o", filepath.Join(bins, filepath.Base(b.pkg)), b.pkg)
+		cmd.Dir, cmd.Env = repo, buildEnv(arch)
+		if outp, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build %s in %s: %w\n%s", b.pkg, repo, err, strings.TrimSpace(string(outp)))
+		}
+	}
+	return Build(ManagerSpec(filepath.Join(bins, "manager"), filepath.Join(bins, "runner"), CABundlePath, arch, meta))
 }

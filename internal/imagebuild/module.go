@@ -3,12 +3,15 @@ package imagebuild
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/jobs"
@@ -38,41 +41,87 @@ type ModuleInputs struct {
 	Arch string
 	// Meta are the OCI labels.
 	Meta Meta
+	// Labels are more labels of the image, as the recipe's build
+	// arguments give them (io.captf.capacity, io.captf.node-info).
+	Labels map[string]string
 }
 
 // BuildModule lays a module over the base image of its runtime, as the
 // module-author guide's Containerfile does, without a container daemon:
-// the base image (BaseSpec) is the first layer; a second holds the module
+// the base image (RuntimeBase) and LayModule.
+func BuildModule(ctx context.Context, in ModuleInputs) (v1.Image, error) {
+	base, err := RuntimeBase(ctx, in.Runtime, in.Tools, in.Arch, in.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return LayModule(base, in)
+}
+
+// LayModule lays a module over base, the base image of its runtime
+// (RuntimeBase, which may serve several modules): a layer holds the module
 // at /captf/module and, when the module requires providers, a filesystem
 // mirror of them at /captf/providers taken from the tool cache, owned by
-// 65532; the image is labelled with its role. A provider the tool cache
-// does not mirror is an error naming it.
-func BuildModule(ctx context.Context, in ModuleInputs) (v1.Image, error) {
+// 65532; the image is labelled with its role, when it has one, and
+// in.Labels. A provider the tool cache does not mirror is an error naming
+// it.
+func LayModule(base v1.Image, in ModuleInputs) (v1.Image, error) {
 	host, ok := defaultHosts[in.Runtime]
 	if !ok {
 		return nil, fmt.Errorf("runtime %q: use tofu or terraform", in.Runtime)
-	}
-	base, err := runtimeBase(ctx, in)
-	if err != nil {
-		return nil, err
 	}
 	files, err := moduleFiles(in.Module)
 	if err != nil {
 		return nil, err
 	}
-	for _, source := range in.Providers {
-		mirrored, err := mirrorFiles(filepath.Join(in.Tools, "providers"), source, host)
-		if err != nil {
-			return nil, err
+	// A provider whose source names no registry host is mirrored under
+	// both runtimes' default hosts: a state one runtime wrote names its
+	// providers by its host, and the other runtime, after a switch, looks
+	// for them there.
+	hosts := []string{host}
+	for _, other := range slices.Sorted(maps.Values(defaultHosts)) {
+		if other != host {
+			hosts = append(hosts, other)
 		}
-		files = append(files, mirrored...)
 	}
-	return appendFiles(base, files, "the module and its provider mirror")
+	for _, source := range in.Providers {
+		for i, h := range hosts {
+			if i > 0 && strings.Count(source, "/") == 2 {
+				break
+			}
+			mirrored, err := mirrorFiles(filepath.Join(in.Tools, "providers"), source, h)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, mirrored...)
+		}
+	}
+	cf, err := base.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	if cf.Config.Labels == nil {
+		cf.Config.Labels = map[string]string{}
+	}
+	if in.Role != "" {
+		cf.Config.Labels[imagemeta.LabelRole] = in.Role
+	}
+	maps.Copy(cf.Config.Labels, in.Labels)
+	labelled, err := mutate.ConfigFile(base, cf)
+	if err != nil {
+		return nil, err
+	}
+	return appendFiles(labelled, files, "the module and its provider mirror")
 }
 
-func runtimeBase(ctx context.Context, in ModuleInputs) (v1.Image, error) {
-	bi := BaseInputs{Runtime: in.Runtime, Bin: filepath.Join(in.Tools, "bin", in.Runtime),
-		Shell: filepath.Join(in.Tools, "bin", "sh"), CAs: CABundlePath}
+// RuntimeBase is the module base image (BaseSpec) of runtime from the tool
+// cache tools: its runtime, asked its version, and its shell.
+func RuntimeBase(ctx context.Context, runtime, tools, arch string, meta Meta) (v1.Image, error) {
+	if _, ok := defaultHosts[runtime]; !ok {
+		return nil, fmt.Errorf("runtime %q: use tofu or terraform", runtime)
+	}
+	bi := BaseInputs{Runtime: runtime, Bin: filepath.Join(tools, "bin", runtime),
+		Shell: filepath.Join(tools, "bin", "sh"), CAs: CABundlePath}
 	for _, p := range []string{bi.Shell, bi.CAs} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("the base image needs %s: %w", p, err)
@@ -83,16 +132,13 @@ func runtimeBase(ctx context.Context, in ModuleInputs) (v1.Image, error) {
 		return nil, err
 	}
 	bi.Version = v
-	spec := BaseSpec(bi, in.Arch, in.Meta)
-	// The base's configuration, labelled with the module's role, is the
-	// module image's: the module's layer goes on top of it.
-	spec.Labels[imagemeta.LabelRole] = in.Role
-	return Build(spec)
+	return Build(BaseSpec(bi, arch, meta))
 }
 
-// skipped are what a module directory holds that its image does not, as
-// the guide's .dockerignore leaves them out.
-func skipped(name string, dir bool) bool {
+// SkippedInModule says what a module directory holds that its image does
+// not, as the guide's .dockerignore leaves them out: .terraform and .git
+// directories, state files.
+func SkippedInModule(name string, dir bool) bool {
 	if dir {
 		return name == ".terraform" || name == ".git"
 	}
@@ -108,7 +154,7 @@ func moduleFiles(dir string) ([]File, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("the module %s is not a directory", dir)
 	}
-	files, err := walkTree(dir, jobs.ModuleDir, false, skipped)
+	files, err := walkTree(dir, jobs.ModuleDir, false, SkippedInModule)
 	return owned(files), err
 }
 

@@ -16,7 +16,8 @@ import (
 // A module image as `captf-dev images build` lays it: the base image of
 // its runtime as the first layer, then the module at /captf/module
 // (without .terraform or state files) and the providers it requires from
-// the tool cache's mirror at /captf/providers, owned by 65532, labelled
+// the tool cache's mirror at /captf/providers (under both runtimes'
+// registry hosts), owned by 65532, labelled
 // with its role; a provider the mirror lacks is an error naming it.
 func TestModuleImage(t *testing.T) {
 	t.Parallel()
@@ -70,14 +71,18 @@ func TestModuleImage(t *testing.T) {
 				}
 			}
 			host := map[string]string{"tofu": "registry.opentofu.org", "terraform": "registry.terraform.io"}[rt]
-			found := false
-			for name, h := range files {
-				if strings.HasPrefix(name, "captf/providers/"+host+"/hashicorp/null/") && h.Typeflag == tar.TypeReg && strings.Contains(name, "terraform-provider-null") {
-					found = h.Uid == 65532 && h.FileInfo().Mode().Perm()&0o111 != 0
+			// Under both hosts: after a switch of runtime, the state names
+			// its providers by the host of the runtime that wrote it.
+			for _, h := range []string{"registry.opentofu.org", "registry.terraform.io"} {
+				found := false
+				for name, hdr := range files {
+					if strings.HasPrefix(name, "captf/providers/"+h+"/hashicorp/null/") && hdr.Typeflag == tar.TypeReg && strings.Contains(name, "terraform-provider-null") {
+						found = hdr.Uid == 65532 && hdr.FileInfo().Mode().Perm()&0o111 != 0
+					}
 				}
-			}
-			if !found {
-				t.Errorf("no executable null provider owned by 65532 under /captf/providers/%s/hashicorp/null", host)
+				if !found {
+					t.Errorf("no executable null provider owned by 65532 under /captf/providers/%s/hashicorp/null", h)
+				}
 			}
 			in.Providers = []string{"acme/cloud"}
 			if _, err := imagebuild.BuildModule(ctx, in); err == nil || !strings.Contains(err.Error(), host+"/acme/cloud") {

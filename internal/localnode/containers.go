@@ -95,7 +95,10 @@ func (w *worker) start(c *corev1.Container, st *container, init bool) (*running,
 	w.n.event(w.pod, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	if !init {
 		r.run = &Run{Namespace: w.pod.Namespace, Pod: w.pod.Name, Container: c.Name, Job: jobName(w.pod), Labels: w.pod.Labels,
-			Op: runnerOp(argv), Image: c.Image, ExitCode: -1, Started: st.started}
+			Op: runnerOp(argv), Image: c.Image, ImageID: img.id, InitImageIDs: map[string]string{}, ExitCode: -1, Started: st.started}
+		for _, ic := range w.view.init {
+			r.run.InitImageIDs[ic.name] = ic.imageID
+		}
 		w.n.mu.Lock()
 		w.n.runs = append(w.n.runs, r.run)
 		w.n.mu.Unlock()

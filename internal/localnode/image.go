@@ -62,7 +62,8 @@ type image struct {
 }
 
 // resolveImages checks that every path of every image exists and computes
-// the image IDs.
+// the image IDs: <repository>@<manifest digest> for an image that has one
+// (UnpackImage), as a registry's image reports it.
 func resolveImages(images map[string]Image) (map[string]image, error) {
 	out := make(map[string]image, len(images))
 	for ref, img := range images {
@@ -70,7 +71,10 @@ func resolveImages(images map[string]Image) (map[string]image, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[ref] = resolved
+		if img.Digest != "" && !validDigest(img.Digest) {
+			return nil, fmt.Errorf("image %s: the digest %q is not sha256:<64 hex digits>", ref, img.Digest)
+		}
+		out[ref] = withDigest(resolved, img.Digest)
 	}
 	return out, nil
 }

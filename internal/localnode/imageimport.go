@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -59,41 +60,91 @@ func ImportImage(store, src, ref, arch string) (Imported, error) {
 	if ref == "" {
 		return Imported{}, fmt.Errorf("%s names no whole image reference: give one (--ref registry.example.com/team/module:tag)", src)
 	}
+	imp, err := StoreImage(store, img, ref)
+	if err != nil {
+		return Imported{}, fmt.Errorf("%s: %w", src, err)
+	}
+	return imp, nil
+}
+
+// StoreImage makes the image store hold img under the tagged reference
+// ref, as ImportImage does with an image it read: its layers flattened
+// (UnpackImage), its labels and manifest digest kept.
+func StoreImage(store string, img v1.Image, ref string) (Imported, error) {
 	if _, err := name.NewTag(ref, name.WeakValidation); err != nil {
 		return Imported{}, fmt.Errorf("the reference %q is not a tagged image reference: %w", ref, err)
 	}
-	digest, err := img.Digest()
-	if err != nil {
-		return Imported{}, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return Imported{}, fmt.Errorf("reading the image's configuration: %w", err)
-	}
-	root, err := os.MkdirTemp(store, ".import-")
+	sweepImports(store)
+	root, err := os.MkdirTemp(store, importPrefix)
 	if err != nil {
 		return Imported{}, fmt.Errorf("creating the image store: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(root) }()
-	if err := unpack(mutate.Extract(img), root); err != nil {
-		return Imported{}, fmt.Errorf("unpacking %s: %w", src, err)
-	}
-	if err := pruneDangling(root); err != nil {
-		return Imported{}, err
-	}
-	fsImg, err := rootImage(root)
+	fsImg, err := UnpackImage(img, root)
 	if err != nil {
 		return Imported{}, err
 	}
-	if len(fsImg.Paths) == 0 {
-		return Imported{}, fmt.Errorf("the image of %s holds no file", src)
-	}
-	fsImg.Labels, fsImg.Digest = cf.Config.Labels, digest.String()
 	st, err := WriteImage(store, ref, fsImg)
 	if err != nil {
 		return Imported{}, err
 	}
-	return Imported{StoredImage: st, Ref: ref, Digest: digest.String()}, nil
+	return Imported{StoredImage: st, Ref: ref, Digest: fsImg.Digest}, nil
+}
+
+// importPrefix names the directories StoreImage unpacks images in.
+const importPrefix = ".import-"
+
+// staleImport is the age after which an unpacking directory is taken for
+// the leftover of a killed import (an import takes seconds).
+const staleImport = time.Hour
+
+// sweepImports removes the unpacking directories killed imports left in
+// store (each the size of an image).
+func sweepImports(store string) {
+	entries, err := os.ReadDir(store)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), importPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleImport {
+			_ = os.RemoveAll(filepath.Join(store, e.Name()))
+		}
+	}
+}
+
+// UnpackImage flattens the layers of img into the empty directory root
+// (whiteouts applied, symbolic links resolved inside the image's root, a
+// link that no container could mount dropped, devices skipped, no entry
+// written outside root) and returns the Image whose root filesystem that
+// is, with img's config labels and manifest digest: what a node runs from
+// memory (Options.Images), or WriteImage stores.
+func UnpackImage(img v1.Image, root string) (Image, error) {
+	digest, err := img.Digest()
+	if err != nil {
+		return Image{}, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return Image{}, fmt.Errorf("reading the image's configuration: %w", err)
+	}
+	if err := unpack(mutate.Extract(img), root); err != nil {
+		return Image{}, fmt.Errorf("unpacking the image: %w", err)
+	}
+	if err := pruneDangling(root); err != nil {
+		return Image{}, err
+	}
+	fsImg, err := rootImage(root)
+	if err != nil {
+		return Image{}, err
+	}
+	if len(fsImg.Paths) == 0 {
+		return Image{}, errors.New("the image holds no file")
+	}
+	fsImg.Labels, fsImg.Digest = cf.Config.Labels, digest.String()
+	return fsImg, nil
 }
 
 // pruneDangling removes the links among the paths of the image whose root

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -357,5 +358,30 @@ func TestImportImageStaysInItsRoot(t *testing.T) {
 			}
 			nothingOutside(t)
 		})
+	}
+}
+
+// StoreImage removes what a killed import left (an unpacking directory
+// older than an hour), and leaves an import that may still run.
+func TestStoreImageSweepsKilledImports(t *testing.T) {
+	store := t.TempDir()
+	old, recent := filepath.Join(store, importPrefix+"killed"), filepath.Join(store, importPrefix+"running")
+	for _, d := range []string{old, recent} {
+		if err := os.MkdirAll(filepath.Join(d, "captf"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * staleImport)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StoreImage(store, moduleImage(t, "amd64", "hello"), "registry.example.com/team/noop:v1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("the killed import's directory is left: %v", err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("a recent import's directory was removed: %v", err)
 	}
 }

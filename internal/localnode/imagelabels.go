@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"captf.io/captf/internal/atomicfile"
 )
 
 // What a registry serves beside an image's files is kept beside its tag,
@@ -47,20 +49,7 @@ func writeSidecar(store, ref, dir string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return atomicfile.Write(p, data, 0o644)
 }
 
 // readSidecar reads ref's file in dir into v; false when there is none.
@@ -118,4 +107,25 @@ func ImageLabels(store, ref string) (map[string]string, error) {
 type digestRecord struct {
 	Digest  string `json:"digest"`
 	Content string `json:"content"`
+}
+
+// ImageDigest returns the manifest digest of the image the store holds
+// under the tagged reference ref, when it was stored with one (ImportImage,
+// StoreImage) and its directory still holds the content it was stored
+// with; "" otherwise. A reference the store does not hold is an error
+// wrapping ErrNoImage.
+func ImageDigest(store, ref string) (string, error) {
+	dir, err := StorePath(store, ref)
+	if err != nil {
+		return "", err
+	}
+	img, err := storeImage(ref, dir)
+	if err != nil {
+		return "", err
+	}
+	var rec digestRecord
+	if ok, err := readSidecar(store, ref, digestsDir, &rec); err != nil || !ok || rec.Content != img.id {
+		return "", err
+	}
+	return rec.Digest, nil
 }

@@ -79,6 +79,11 @@ type Run struct {
 	// Op is the runner's --op (empty for another command); Image is the
 	// container's image reference.
 	Op, Image string
+	// ImageID is the image ID the container reported (its status'
+	// imageID); InitImageIDs are those of the pod's init containers, by
+	// name.
+	ImageID      string
+	InitImageIDs map[string]string
 	// ExitCode is the exit code; -1 while it runs.
 	ExitCode int
 	// Stopped is true when the pod's deletion, its deadline or the node's

@@ -5,7 +5,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/devenv"
+	"captf.io/captf/internal/imagebuild"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/localnode"
 	"captf.io/captf/internal/test/envtest"
@@ -56,6 +59,26 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	env := up(t, ctx)
+	// The manager image, built again from this checkout as `make images`
+	// builds it, beside the demo: the runner each Job copies must be its.
+	managerDigest := make(chan string, 1)
+	built := make(chan struct{})
+	t.Cleanup(func() { <-built })
+	bins := filepath.Join(t.TempDir(), "bin")
+	go func() {
+		defer close(built)
+		img, err := imagebuild.ManagerImage(ctx, env.Repo, bins, runtime.GOARCH, imagebuild.Meta{Version: "dev"})
+		if err != nil {
+			t.Errorf("building the manager image: %v", err)
+			managerDigest <- ""
+			return
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Error(err)
+		}
+		managerDigest <- d.String()
+	}()
 	var out bytes.Buffer
 	// The pool runs a module author's image, as `captf-dev demo
 	// --runtime=terraform --machinepool-module DIR` builds it: the example
@@ -131,6 +154,38 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 			if cmd := r.Result.Runtime.Command; len(cmd) != 1 || cmd[0] != jobs.RuntimePath {
 				t.Errorf("the runner of %s ran the runtime as %q, want the image contract's %s", r.Pod, cmd, jobs.RuntimePath)
 			}
+		}
+	}
+	// The images are those users run: the example modules' images are
+	// built over the module base images, and each Job's init container
+	// ran the manager image's /runner.
+	manager := <-managerDigest
+	stored := map[string]string{} // the image ID of each example image the store holds, by reference
+	for _, m := range []string{"noop-cluster", "noop-machine", "noop-machinepool"} {
+		for _, rt := range devenv.RuntimeNames {
+			ref := devenv.ExampleImage(m, rt)
+			digest, err := localnode.ImageDigest(store, ref)
+			labels, lerr := localnode.ImageLabels(store, ref)
+			if err != nil || digest == "" || lerr != nil || labels["io.captf.runtime.version"] == "" || labels["io.captf.role"] == "" {
+				t.Errorf("the store holds %s with the digest %q (%v) and the labels %v (%v), want one built over the base image", ref, digest, err, labels, lerr)
+			}
+			stored[ref] = "local/" + m + "@" + digest
+		}
+	}
+	for _, r := range runs {
+		if env.Node.Mode() == localnode.ModeNamespace && manager != "" && r.InitImageIDs[jobs.RunnerContainer] != "local/captf-manager@"+manager {
+			t.Errorf("the runner of %s came from %q, want the manager image local/captf-manager@%s", r.Pod, r.InitImageIDs[jobs.RunnerContainer], manager)
+		}
+		if !strings.HasPrefix(r.Image, "local/noop-") {
+			continue
+		}
+		// A destroy runs the image its apply ran, by that image's ID.
+		want, tagged := stored[r.Image]
+		if !tagged && !slices.Contains(slices.Collect(maps.Values(stored)), r.Image) {
+			t.Errorf("%s ran %s, which is no example image of the store", r.Pod, r.Image)
+		}
+		if tagged && r.ImageID != want || !tagged && r.ImageID != r.Image {
+			t.Errorf("%s ran %s as %q, want the image built in the store", r.Pod, r.Image, r.ImageID)
 		}
 	}
 	destroy := ""

@@ -16,12 +16,13 @@ import (
 )
 
 // Leader election as the Deployment runs it (--leader-elect, the default
-// lease of 15 s): of two managers only the leader reconciles; SIGKILLed
+// lease of 15 s): of two managers only the leader reconciles, and the
+// standby answers the webhooks; SIGKILLed
 // while the quickstart provisions, the other takes the lease once it
 // expired and finishes the work with no duplicate Job and no two Jobs of
 // an object at once; stopped with SIGTERM, the leader releases the lease
 // at once.
-func leaderFailover(t *testing.T, ctx context.Context, e *processEnv) {
+func leaderFailover(t *testing.T, ctx context.Context, e *processEnv, check manager) {
 	t.Helper()
 	const leaseDuration = 15 * time.Second // setup's default, which the Deployment keeps
 	f, cs := e.flow(t, "leader-failover")
@@ -55,6 +56,14 @@ func leaderFailover(t *testing.T, ctx context.Context, e *processEnv) {
 	before := f.lease(ctx)
 	leader.kill()
 	killed := time.Now()
+	// The standby answers the webhooks before it leads: the webhook
+	// server runs on every replica.
+	check.denies(ctx, "standby")
+	if leads(standby) {
+		t.Logf("the standby led already when its webhook answered (%s after the kill): not a proof that a standby answers", time.Since(killed).Round(time.Millisecond))
+	} else {
+		t.Logf("the standby answered the webhook %s after the kill, before leading", time.Since(killed).Round(time.Millisecond))
+	}
 	var taken *coordinationv1.Lease
 	f.waitFor(ctx, "the standby takes the lease", 4*leaseDuration, func(ctx context.Context) (bool, string, error) {
 		l, err := f.getLease(ctx)

@@ -61,7 +61,7 @@ func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 	if err := second.stop(time.Minute); err != nil {
 		t.Errorf("the second manager did not stop cleanly on SIGTERM: %v\n%s", err, second.transcript())
 	}
-	leaderFailover(t, ctx, e)
+	leaderFailover(t, ctx, e, check)
 	if err := up.stop(2 * time.Minute); err != nil {
 		t.Errorf("captf-dev up did not stop cleanly on SIGTERM: %v\n%s", err, up.transcript())
 	}
@@ -95,10 +95,36 @@ func (m manager) unserved(ctx context.Context, why string) {
 	}
 }
 
-// serves: the webhook refuses an identity whose selector the schema lets
-// through, naming the field, and the manager writes the status of a valid
-// identity named after step.
+// serves: the webhook refuses an invalid identity (denies), and the
+// manager writes the status of a valid identity named after step.
 func (m manager) serves(ctx context.Context, step string) {
+	m.t.Helper()
+	m.denies(ctx, step)
+	id := m.identity(step)
+	if err := m.c.Create(ctx, id); err != nil {
+		m.t.Fatalf("%s: creating a valid identity: %v", step, err)
+	}
+	last := ""
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := m.c.Get(ctx, client.ObjectKeyFromObject(id), id); err != nil {
+			return false, err
+		}
+		ready := meta.FindStatusCondition(id.Status.Conditions, infrav1.ReadyCondition)
+		if ready == nil {
+			last = "no Ready condition"
+			return false, nil
+		}
+		last = fmt.Sprintf("Ready %s %s (generation %d of %d)", ready.Status, ready.Reason, ready.ObservedGeneration, id.Generation)
+		return ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == id.Generation, nil
+	})
+	if err != nil {
+		m.t.Fatalf("%s: the manager did not mark identity %s Ready: %v; last seen: %s", step, id.Name, err, last)
+	}
+}
+
+// denies: the webhook refuses an identity whose selector the schema lets
+// through, naming the field.
+func (m manager) denies(ctx context.Context, step string) {
 	m.t.Helper()
 	bad := m.identity("invalid-" + step)
 	bad.Spec.AllowedNamespaces = &infrav1.AllowedNamespaces{Selector: &metav1.LabelSelector{
@@ -114,25 +140,5 @@ func (m manager) serves(ctx context.Context, step string) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "spec.allowedNamespaces.selector.matchExpressions[0].values") {
 		m.t.Errorf("%s: an identity whose selector has an In without values gave %v, want the webhook to deny it naming the field", step, err)
-	}
-	id := m.identity(step)
-	if err := m.c.Create(ctx, id); err != nil {
-		m.t.Fatalf("%s: creating a valid identity: %v", step, err)
-	}
-	last := ""
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := m.c.Get(ctx, client.ObjectKeyFromObject(id), id); err != nil {
-			return false, err
-		}
-		ready := meta.FindStatusCondition(id.Status.Conditions, infrav1.ReadyCondition)
-		if ready == nil {
-			last = "no Ready condition"
-			return false, nil
-		}
-		last = fmt.Sprintf("Ready %s %s (generation %d of %d)", ready.Status, ready.Reason, ready.ObservedGeneration, id.Generation)
-		return ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == id.Generation, nil
-	})
-	if err != nil {
-		m.t.Fatalf("%s: the manager did not mark identity %s Ready: %v; last seen: %s", step, id.Name, err, last)
 	}
 }

@@ -78,13 +78,29 @@ func startWithoutManager(t *testing.T, ctx context.Context, prefix string, build
 	})
 	e := &processEnv{root: root, dir: dir, bin: buildDev(t, ctx, root, dir, buildFlags...),
 		kubeconfig: filepath.Join(dir, "cache", "captf", "dev", "kubeconfig")}
-	// Its own state directory (and image store) through XDG_CACHE_HOME, as
-	// `captf-dev` documents; Go keeps its build cache for the runner build.
+	// Its own state directory through XDG_CACHE_HOME, as `captf-dev`
+	// documents; Go keeps its build cache for the manager image's build.
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "GOCACHE="+strings.TrimSpace(string(gocache)), "KUBECONFIG=")
+	// The image store is this machine's, as the tool cache is: its images
+	// are built by recipe, and building all eight again per environment
+	// would only cost time (test/install covers a store of its own).
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cache", "captf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(store, filepath.Join(dir, "cache", "captf", "images")); err != nil {
+		t.Fatal(err)
+	}
 	e.up = startDev(t, "up", e.bin, root, dir, e.env, "--tools", tools, "--repo", root, "up", "--without-manager")
 	t.Cleanup(e.up.killGroup) // only does something when the test failed first
 	e.up.waitLine("ready", 4*time.Minute)
