@@ -43,9 +43,11 @@ verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.
 	go vet ./...
 	d=$$(mktemp -d) && hack/tools/shell-module.sh $$d/shell && (cd $$d/shell && go vet -tags captfshell ./...); rc=$$?; rm -rf $$d; exit $$rc
 	go vet -tags captfsoak ./internal/crashpoint ./internal/workspace ./test/e2e
+	go vet -tags e2eclusterctl ./test/e2e
 	hack/tools/build.sh lint
 	$(GOLANGCI_LINT) run ./...
 	$(GOLANGCI_LINT) run --build-tags captfsoak ./internal/crashpoint/... ./internal/workspace/... ./test/e2e/...
+	$(GOLANGCI_LINT) run --build-tags e2eclusterctl ./test/e2e/...
 
 # On two cores the suite is bound by CPU. The end-to-end flows and the
 # lifecycle tests each run a control plane, a manager and many Jobs; side by
@@ -64,6 +66,11 @@ test: ## Run every test against the real control plane and runtimes.
 	first=0; CAPTF_TOOLS=$(TOOLS_DIR) go test $(GO_TEST_FLAGS) ./test/e2e ./internal/runner $$short || first=$$?; \
 	second=0; CAPTF_TOOLS=$(TOOLS_DIR) go test $(GO_TEST_FLAGS) $$later || second=$$?; \
 	exit $$(( first | second ))
+
+.PHONY: e2e-clusterctl
+e2e-clusterctl: ## clusterctl init, upgrade and move for real, between local environments (the commands of docs/getting-started.md).
+	hack/tools/build.sh control-plane capi runtimes shell
+	CAPTF_TOOLS=$(TOOLS_DIR) go test -tags e2eclusterctl -count=1 -timeout=40m -ldflags=-w -run '^TestClusterctl(InitAndUpgrade|Move)$$' ./test/e2e
 
 VERSION ?=
 .PHONY: release

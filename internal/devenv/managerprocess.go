@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"captf.io/captf/internal/atomicfile"
 	"captf.io/captf/internal/setup"
 )
 
@@ -217,7 +218,9 @@ func writeWebhookCert(ctx context.Context, c client.Client, stateDir string) (st
 		return "", err
 	}
 	for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-		if err := writeAtomically(filepath.Join(dir, key), s.Data[key]); err != nil {
+		// One rename: the certificate watcher of a manager already
+		// running never reads half a file.
+		if err := atomicfile.Write(filepath.Join(dir, key), s.Data[key], 0o600); err != nil {
 			return "", err
 		}
 	}
@@ -226,23 +229,3 @@ func writeWebhookCert(ctx context.Context, c client.Client, stateDir string) (st
 
 // managerCertsDir holds the certificates of `captf-dev manager`.
 func managerCertsDir(stateDir string) string { return filepath.Join(stateDir, "manager-certs") }
-
-// writeAtomically replaces path in one rename: the certificate watcher of
-// a manager already running never reads half a file.
-func writeAtomically(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
-}

@@ -227,9 +227,8 @@ func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
 		return // untouched: the state was not read, or a check runs
 	}
 	c := metav1.Condition{Type: infrav1.InputsAppliedCondition}
-	stateHash := p.stateInputsHash()
 	switch {
-	case p.inputs.hash == "" && !p.role.Mutable() && stateHash != "":
+	case p.inputs.hash == "" && p.inputsInState():
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The machine's inputs are applied; a machine never re-applies"
 	case p.inputs.hash == "":
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
@@ -238,7 +237,7 @@ func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
 	case p.inputs.held != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason,
 			fmt.Sprintf("The cluster exports change waits for approval of TerraformPlan %s; the pool keeps the exports of its last successful apply", p.inputs.held.plan)
-	case p.inputs.hash == stateHash:
+	case p.inputsInState():
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The current inputs are applied"
 	case d.Reason == decide.ReasonAwaitingApproval || d.Reason == decide.ReasonPlanAwaitingApproval:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "The current inputs wait for approval"

@@ -123,8 +123,8 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 		gen = p.w.Status.ObservedGeneration
 	}
 	st := p.w.Status
-	if meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition) == nil {
-		p.setDefault(infrav1.ApplyJobSucceededCondition, infrav1.NoApplyYetReason, "No apply has finished yet")
+	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
+		p.reportApplyFromState()
 	}
 	if meta.FindStatusCondition(st.Conditions, infrav1.InfrastructureHealthyCondition) == nil {
 		p.setDefault(infrav1.InfrastructureHealthyCondition, infrav1.WaitingForProvisioningReason, "No apply has started yet")
@@ -172,15 +172,43 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	return nil
 }
 
+// reportApplyFromState sets ApplyJobSucceeded where no Job has reported
+// one: True when the state holds an apply of the current inputs (status is
+// not carried by clusterctl move and finished Jobs can be deleted, while
+// the state and its inputs hash stay), else Unknown NoApplyYet.
+func (p *pass) reportApplyFromState() {
+	if p.st != nil && p.inputsInState() {
+		p.setDefaultTo(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
+			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)})
+		return
+	}
+	p.setDefault(infrav1.ApplyJobSucceededCondition, infrav1.NoApplyYetReason, "No apply has finished yet")
+}
+
+// inputsInState: the state was written by an apply of the current inputs
+// (for a machine, which never re-applies, by any apply of it).
+func (p *pass) inputsInState() bool {
+	stateHash := p.stateInputsHash()
+	if p.inputs.hash == "" {
+		return !p.role.Mutable() && stateHash != ""
+	}
+	return p.inputs.hash == stateHash
+}
+
 // setDefault sets a condition's starting value when it is missing and
 // this pass did not set it.
 func (p *pass) setDefault(condType, reason, message string) {
-	for _, c := range p.conds {
-		if c.Type == condType {
+	p.setDefaultTo(metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
+}
+
+// setDefaultTo sets c when this pass did not set its type.
+func (p *pass) setDefaultTo(c metav1.Condition) {
+	for _, set := range p.conds {
+		if set.Type == c.Type {
 			return
 		}
 	}
-	p.set(metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
+	p.set(c)
 }
 
 // stateReadErrorReasons name the StateReadable reasons in

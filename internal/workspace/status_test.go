@@ -12,6 +12,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/state"
 )
 
 func cond(t string, s metav1.ConditionStatus, reason string) metav1.Condition {
@@ -97,5 +98,41 @@ func TestFailedPassKeepsObservedGeneration(t *testing.T) {
 				step.name, got.Status.ObservedGeneration, c, step.wantGen, step.reason)
 		}
 		tc = got
+	}
+}
+
+// A pool whose Jobs are gone (moved by clusterctl, or deleted) reports its
+// last apply from the state: Ready must not wait for a Job that never runs.
+func TestApplyReportedFromState(t *testing.T) {
+	testCases := []struct {
+		name   string
+		change func(*pass)
+		want   metav1.ConditionStatus
+		reason string
+	}{
+		{"the state holds the current inputs", func(*pass) {}, metav1.ConditionTrue, infrav1.ApplySucceededReason},
+		{"the inputs changed since", func(p *pass) { p.inputs.hash = "h3:new" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason},
+		{"the state was not read", func(p *pass) { p.st = nil }, metav1.ConditionUnknown, infrav1.NoApplyYetReason},
+		{"a pool whose inputs cannot be built", func(p *pass) { p.inputs.hash = "" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason},
+		{"a machine never re-applies", func(p *pass) {
+			p.role, p.obj, p.inputs.hash = roles.Machine{}, &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool"}}, ""
+			suffix, _ := state.Suffix("ns", state.KindMachine, "pool")
+			p.stSecrets[0].Name = state.SecretName(suffix)
+		}, metav1.ConditionTrue, infrav1.ApplySucceededReason},
+		{"a Job reported this pass", func(p *pass) {
+			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason})
+		}, metav1.ConditionFalse, infrav1.ApplyFailedReason},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := poolPass()
+			p.inputs.hash = "h2:applied"
+			tc.change(p)
+			p.reportApplyFromState()
+			c := meta.FindStatusCondition(p.conds, infrav1.ApplyJobSucceededCondition)
+			if c == nil || c.Status != tc.want || c.Reason != tc.reason {
+				t.Fatalf("ApplyJobSucceeded = %+v, want %s %s", c, tc.want, tc.reason)
+			}
+		})
 	}
 }

@@ -59,6 +59,13 @@ type processEnv struct {
 // and kept (and named) when it fails.
 func startWithoutManager(t *testing.T, ctx context.Context, prefix string, buildFlags ...string) *processEnv {
 	t.Helper()
+	return startEnv(t, ctx, prefix, buildFlags)
+}
+
+// startEnv is startWithoutManager with up's flags besides
+// --without-manager (such as --kubeadm).
+func startEnv(t *testing.T, ctx context.Context, prefix string, buildFlags []string, upFlags ...string) *processEnv {
+	t.Helper()
 	tools := toolsOrSkip(t)
 	root, err := envtest.RepoRoot()
 	if err != nil {
@@ -101,9 +108,11 @@ func startWithoutManager(t *testing.T, ctx context.Context, prefix string, build
 	if err := os.Symlink(store, filepath.Join(dir, "cache", "captf", "images")); err != nil {
 		t.Fatal(err)
 	}
-	e.up = startDev(t, "up", e.bin, root, dir, e.env, "--tools", tools, "--repo", root, "up", "--without-manager")
+	e.up = startDev(t, "up", e.bin, root, dir, e.env, append([]string{"--tools", tools, "--repo", root, "up", "--without-manager"}, upFlags...)...)
 	t.Cleanup(e.up.killGroup) // only does something when the test failed first
-	e.up.waitLine("ready", 4*time.Minute)
+	// On a machine whose Go build cache is cold, up's first build of the
+	// manager image compiles the manager from scratch: minutes, once.
+	e.up.waitLine("ready", 10*time.Minute)
 	return e
 }
 

@@ -5,6 +5,7 @@ terraform {
   required_providers {
     random = { source = "hashicorp/random" }
     null   = { source = "hashicorp/null" }
+    time   = { source = "hashicorp/time" }
   }
 }
 
@@ -12,6 +13,14 @@ resource "random_id" "member" {
   count       = var.replicas
   byte_length = 4
   keepers     = { pool = var.machinepool_name }
+}
+
+# An apply that changes the member count waits var.scale_delay (none by
+# default): tests use it to have a scale-up Job running for a while.
+resource "time_sleep" "scale" {
+  count           = var.scale_delay == "0s" ? 0 : 1
+  create_duration = var.scale_delay
+  triggers        = { replicas = tostring(var.replicas) }
 }
 
 resource "null_resource" "member" {

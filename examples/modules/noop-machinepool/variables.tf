@@ -58,3 +58,9 @@ variable "node_labels" {
 variable "autoscaling" {
   type = object({ enabled = bool, min = number, max = number })
 }
+
+variable "scale_delay" {
+  description = "How long an apply that changes the member count waits, as a duration such as 20s (0s: not at all)."
+  type        = string
+  default     = "0s"
+}
