@@ -124,7 +124,7 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	}
 	st := p.w.Status
 	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
-		p.reportApplyFromState()
+		p.reportApplyFromState(ok)
 	}
 	if meta.FindStatusCondition(st.Conditions, infrav1.InfrastructureHealthyCondition) == nil {
 		p.setDefault(infrav1.InfrastructureHealthyCondition, infrav1.WaitingForProvisioningReason, "No apply has started yet")
@@ -173,11 +173,15 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 }
 
 // reportApplyFromState sets ApplyJobSucceeded where no Job has reported
-// one: True when the state holds an apply of the current inputs (status is
-// not carried by clusterctl move and finished Jobs can be deleted, while
-// the state and its inputs hash stay), else Unknown NoApplyYet.
-func (p *pass) reportApplyFromState() {
-	if p.st != nil && p.inputsInState() {
+// one: True when a pass that completed (ok) read a state holding an apply
+// of the current inputs and the attempt record (which moves with the
+// object) knows of no later apply that may have changed it, else Unknown
+// NoApplyYet. Status is not carried by clusterctl move and finished Jobs
+// can be deleted, while the state, its inputs hash and the records stay.
+func (p *pass) reportApplyFromState(ok bool) {
+	a := p.inputs.attempt
+	settled := a == nil || (a.UnconfirmedApply == "" && !a.MayHaveApplied && a.PartialExports == "")
+	if ok && settled && p.st != nil && p.inputsInState() {
 		p.setDefaultTo(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
 			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)})
 		return

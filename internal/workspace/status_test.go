@@ -109,26 +109,32 @@ func TestApplyReportedFromState(t *testing.T) {
 		change func(*pass)
 		want   metav1.ConditionStatus
 		reason string
+		failed bool
 	}{
-		{"the state holds the current inputs", func(*pass) {}, metav1.ConditionTrue, infrav1.ApplySucceededReason},
-		{"the inputs changed since", func(p *pass) { p.inputs.hash = "h3:new" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason},
-		{"the state was not read", func(p *pass) { p.st = nil }, metav1.ConditionUnknown, infrav1.NoApplyYetReason},
-		{"a pool whose inputs cannot be built", func(p *pass) { p.inputs.hash = "" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason},
+		{"the pass failed", func(*pass) {}, metav1.ConditionUnknown, infrav1.NoApplyYetReason, true},
+		{"the state holds the current inputs", func(*pass) {}, metav1.ConditionTrue, infrav1.ApplySucceededReason, false},
+		{"the inputs changed since", func(p *pass) { p.inputs.hash = "h3:new" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
+		{"the state was not read", func(p *pass) { p.st = nil }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
+		{"a pool whose inputs cannot be built", func(p *pass) { p.inputs.hash = "" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
 		{"a machine never re-applies", func(p *pass) {
 			p.role, p.obj, p.inputs.hash = roles.Machine{}, &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool"}}, ""
 			suffix, _ := state.Suffix("ns", state.KindMachine, "pool")
 			p.stSecrets[0].Name = state.SecretName(suffix)
-		}, metav1.ConditionTrue, infrav1.ApplySucceededReason},
+		}, metav1.ConditionTrue, infrav1.ApplySucceededReason, false},
+		{"an apply's outcome is unconfirmed", func(p *pass) { p.inputs.attempt.UnconfirmedApply = "job-a2" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
+		{"a failed apply may have applied", func(p *pass) { p.inputs.attempt.MayHaveApplied = true }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
+		{"a pool applied part of its exports", func(p *pass) { p.inputs.attempt.PartialExports = `{"job":"j"}` }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
+		{"no attempt record", func(p *pass) { p.inputs.attempt = nil }, metav1.ConditionTrue, infrav1.ApplySucceededReason, false},
 		{"a Job reported this pass", func(p *pass) {
 			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason})
-		}, metav1.ConditionFalse, infrav1.ApplyFailedReason},
+		}, metav1.ConditionFalse, infrav1.ApplyFailedReason, false},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := poolPass()
 			p.inputs.hash = "h2:applied"
 			tc.change(p)
-			p.reportApplyFromState()
+			p.reportApplyFromState(!tc.failed)
 			c := meta.FindStatusCondition(p.conds, infrav1.ApplyJobSucceededCondition)
 			if c == nil || c.Status != tc.want || c.Reason != tc.reason {
 				t.Fatalf("ApplyJobSucceeded = %+v, want %s %s", c, tc.want, tc.reason)

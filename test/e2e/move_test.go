@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,15 +83,7 @@ func TestClusterctlMove(t *testing.T) {
 	f.standInNodes(ctx)
 
 	// The move starts while a Job runs: the pool scales from 2 to 3.
-	var mp clusterv1.MachinePool
-	if _, err := f.get(ctx, "quickstart-pool", &mp); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(mp.DeepCopy())
-	mp.Spec.Replicas = ptr.To[int32](3)
-	if err := f.env.Client.Patch(ctx, &mp, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.scalePool(ctx, 3)
 	before := len(poolApplies(srcJobs.snapshot()))
 	f.waitFor(ctx, "the pool's scale-up Job is created", controllerWait, func(context.Context) (bool, string, error) {
 		for _, j := range srcJobs.snapshot() {
@@ -108,7 +99,7 @@ func TestClusterctlMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("clusterctl move took %s", time.Since(moving).Round(100*time.Millisecond))
-	if !strings.Contains(out, "block-move") {
+	if !strings.Contains(out, "Move blocked by") {
 		t.Errorf("clusterctl move did not wait for block-move while the pool's scale-up Job ran:\n%s", out)
 	}
 	if got := poolApplies(srcJobs.snapshot()); len(got) != before+1 {
@@ -146,36 +137,16 @@ func TestClusterctlMove(t *testing.T) {
 	// destroys everything with the moved state.
 	g.patchMD(ctx, `{"spec":{"replicas":2}}`)
 	g.waitFor(ctx, "the MachineDeployment's new machine is provisioned on the target", jobWait, g.allProvisioned(named, 4, 3))
-	var cluster clusterv1.Cluster
-	if _, err := g.get(ctx, "quickstart", &cluster); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.env.Client.Delete(ctx, &cluster); err != nil {
-		t.Fatal(err)
-	}
-	g.waitFor(ctx, "every object is destroyed on the target and nothing is left", jobWait, func(ctx context.Context) (bool, string, error) {
-		if ok, why, err := g.noTerraformObjects(ctx); !ok || err != nil {
-			return ok, why, err
-		}
-		return g.nothingLeft(ctx)
-	})
+	g.deleteQuickstart(ctx)
 	stopWatching()
 	<-srcJobs.done
 	<-dstJobs.done
-	destroyed := map[string]bool{}
 	for _, j := range dstJobs.snapshot() {
-		switch {
-		case j.op == string(infrav1.OperationDestroy) && j.succeeded:
-			destroyed[j.object()] = true
-		case j.op == string(infrav1.OperationApply) && j.ownerKind != "TerraformMachine":
+		if j.op == string(infrav1.OperationApply) && j.ownerKind != "TerraformMachine" {
 			t.Errorf("the target applied %s again (Job %s): its inputs had not changed", j.object(), j.name)
 		}
 	}
-	for _, o := range append(named, "TerraformMachinePool/quickstart-pool") {
-		if !destroyed[o] {
-			t.Errorf("the target ran no successful destroy of %s (destroys: %v)", o, destroyed)
-		}
-	}
+	destroyed := destroyedObjects(t, dstJobs.snapshot(), append(named, "TerraformMachinePool/quickstart-pool"))
 	if n := len(destroyed); n != 6 {
 		t.Errorf("the target destroyed %d objects, want 6 (the cluster, 4 machines, the pool): %v", n, destroyed)
 	}
@@ -188,6 +159,43 @@ func TestClusterctlMove(t *testing.T) {
 	if applied != 1 {
 		t.Errorf("the target ran %d apply Jobs, want 1 (the scale-up's machine)", applied)
 	}
+}
+
+// deleteQuickstart deletes the quickstart Cluster and waits until every
+// CAPTF object is gone and nothing is left in the namespace.
+func (f *flow) deleteQuickstart(ctx context.Context) {
+	f.t.Helper()
+	var cluster clusterv1.Cluster
+	if _, err := f.get(ctx, "quickstart", &cluster); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.env.Client.Delete(ctx, &cluster); err != nil {
+		f.t.Fatal(err)
+	}
+	f.waitFor(ctx, "deleting the Cluster destroys every object and leaves nothing", jobWait, func(ctx context.Context) (bool, string, error) {
+		if ok, why, err := f.noTerraformObjects(ctx); !ok || err != nil {
+			return ok, why, err
+		}
+		return f.nothingLeft(ctx)
+	})
+}
+
+// destroyedObjects are the objects (kind/name) a successful destroy Job
+// of jobs ran for; each of want missing is an error.
+func destroyedObjects(t *testing.T, jobs []seenJob, want []string) map[string]bool {
+	t.Helper()
+	destroyed := map[string]bool{}
+	for _, j := range jobs {
+		if j.op == string(infrav1.OperationDestroy) && j.succeeded {
+			destroyed[j.object()] = true
+		}
+	}
+	for _, o := range want {
+		if !destroyed[o] {
+			t.Errorf("no successful destroy of %s (destroys: %v)", o, destroyed)
+		}
+	}
+	return destroyed
 }
 
 // copyIdentitySecret copies the identity's source Secret from the flow

@@ -109,7 +109,20 @@ func startEnv(t *testing.T, ctx context.Context, prefix string, buildFlags []str
 		t.Fatal(err)
 	}
 	e.up = startDev(t, "up", e.bin, root, dir, e.env, append([]string{"--tools", tools, "--repo", root, "up", "--without-manager"}, upFlags...)...)
-	t.Cleanup(e.up.killGroup) // only does something when the test failed first
+	// A test that does not stop up itself (or failed before it could)
+	// stops it here: SIGTERM first, for up stops the control plane it
+	// started, whose processes a SIGKILL of up's group would leave
+	// running.
+	t.Cleanup(func() {
+		select {
+		case <-e.up.exited:
+		default:
+			if err := e.up.stop(2 * time.Minute); err != nil {
+				t.Logf("stopping up: %v", err)
+			}
+		}
+		e.up.killGroup()
+	})
 	// On a machine whose Go build cache is cold, up's first build of the
 	// manager image compiles the manager from scratch: minutes, once.
 	e.up.waitLine("ready", 10*time.Minute)

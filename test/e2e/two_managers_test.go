@@ -63,15 +63,7 @@ func TestTwoManagersAtOnce(t *testing.T) {
 	})
 
 	before := poolApplies(jobs.snapshot())
-	var mp clusterv1.MachinePool
-	if _, err := f.get(ctx, "quickstart-pool", &mp); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(mp.DeepCopy())
-	mp.Spec.Replicas = ptr.To[int32](3)
-	if err := f.env.Client.Patch(ctx, &mp, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.scalePool(ctx, 3)
 	f.waitFor(ctx, "the pool is applied again with 3 instances", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
 		if ok, why, err := f.provisioned(ctx, "TerraformMachinePool/quickstart-pool", 3); !ok || err != nil {
 			return false, why, err
@@ -136,6 +128,20 @@ func (f *flow) provisioned(ctx context.Context, object string, instances int32) 
 		}
 	}
 	return provisionedReady(st), fmt.Sprintf("%s: provisioned %v, %s", object, ptrTrue(st.Initialization.Provisioned), ready(st.Conditions)), nil
+}
+
+// scalePool sets the quickstart MachinePool's replicas.
+func (f *flow) scalePool(ctx context.Context, replicas int32) {
+	f.t.Helper()
+	var mp clusterv1.MachinePool
+	if _, err := f.get(ctx, "quickstart-pool", &mp); err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(mp.DeepCopy())
+	mp.Spec.Replicas = ptr.To(replicas)
+	if err := f.env.Client.Patch(ctx, &mp, patch); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // poolApplies names the successful apply Jobs of the pool.

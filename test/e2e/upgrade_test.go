@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -72,53 +72,34 @@ func TestClusterctlInitAndUpgrade(t *testing.T) {
 	}
 	e.startManager(t, "manager-v0.1.1")
 
-	// The new manager takes every object in hand without applying.
+	// The new manager takes every object in hand without applying: each
+	// gets a new generation that changes no input (its drift interval),
+	// and reports its inputs applied on a pass over it.
+	f.newGenerations(ctx)
 	f.waitFor(ctx, "the upgraded manager reports every object's inputs applied", controllerWait, f.inputsApplied)
 	if after := f.stateSerials(ctx); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the state changed across the upgrade: before %v, after %v", before, after)
 	}
-	var mp clusterv1.MachinePool
-	if _, err := f.get(ctx, "quickstart-pool", &mp); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(mp.DeepCopy())
-	mp.Spec.Replicas = ptr.To[int32](3)
-	if err := f.env.Client.Patch(ctx, &mp, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.scalePool(ctx, 3)
 	f.waitFor(ctx, "the pool scales to 3 under the upgraded manager", jobWait, f.allProvisioned(named, 2, 3))
+	var poolApplies []string
 	for _, j := range jobs.snapshot() {
-		if j.created.After(upgraded) && j.object() != "TerraformMachinePool/quickstart-pool" {
-			t.Errorf("after the upgrade %s ran Job %s (%s): its inputs had not changed", j.object(), j.name, j.op)
+		switch {
+		case !j.created.After(upgraded) || j.op != string(infrav1.OperationApply):
+		case j.object() == "TerraformMachinePool/quickstart-pool":
+			poolApplies = append(poolApplies, j.name)
+		default:
+			t.Errorf("after the upgrade %s ran apply Job %s: its inputs had not changed", j.object(), j.name)
 		}
+	}
+	if len(poolApplies) != 1 {
+		t.Errorf("after the upgrade the pool ran apply Jobs %v, want one: its scale-up", poolApplies)
 	}
 
-	var cluster clusterv1.Cluster
-	if _, err := f.get(ctx, "quickstart", &cluster); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.env.Client.Delete(ctx, &cluster); err != nil {
-		t.Fatal(err)
-	}
-	f.waitFor(ctx, "deleting the Cluster destroys everything and leaves nothing", jobWait, func(ctx context.Context) (bool, string, error) {
-		if ok, why, err := f.noTerraformObjects(ctx); !ok || err != nil {
-			return ok, why, err
-		}
-		return f.nothingLeft(ctx)
-	})
+	f.deleteQuickstart(ctx)
 	stopWatching()
 	<-jobs.done
-	destroyed := map[string]bool{}
-	for _, j := range jobs.snapshot() {
-		if j.op == string(infrav1.OperationDestroy) && j.succeeded {
-			destroyed[j.object()] = true
-		}
-	}
-	for _, o := range append(named, "TerraformMachinePool/quickstart-pool") {
-		if !destroyed[o] {
-			t.Errorf("no successful destroy of %s after the upgrade (destroys: %v)", o, destroyed)
-		}
-	}
+	destroyedObjects(t, jobs.snapshot(), append(named, "TerraformMachinePool/quickstart-pool"))
 
 	// With its clusters gone, the provider goes.
 	repo.run(ctx, "delete", "--infrastructure", "terraform")
@@ -144,4 +125,21 @@ func (f *flow) stateSerials(ctx context.Context) map[string]int64 {
 		out[w.name] = w.st.ObservedStateSerial
 	}
 	return out
+}
+
+// newGenerations gives each CAPTF object of the flow a new generation
+// that changes none of its inputs: a drift interval of an hour.
+func (f *flow) newGenerations(ctx context.Context) {
+	f.t.Helper()
+	for _, w := range f.workspaces(ctx) {
+		kind, name, _ := strings.Cut(w.name, "/")
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(infrav1.GroupVersion.WithKind(kind))
+		o.SetNamespace(f.ns)
+		o.SetName(name)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"drift":{"intervalSeconds":3600}}}`))
+		if err := f.env.Client.Patch(ctx, o, patch); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 }
