@@ -114,8 +114,10 @@ func TestIdentitySecretBackWakesItsUsers(t *testing.T) {
 	})
 	w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "cloud"}, Data: map[string][]byte{"NOOP_TOKEN": []byte(credentialValue)}})
 	start := time.Now()
-	// Without the wake its next requeue took 31 s here.
-	w.eventually(15*time.Second, "the identity allowed again", func() (bool, error) {
+	// Without the wake only the next requeue, 30 s after the pass that
+	// reported the missing Secret (decide.GateRequeue), would see it
+	// (31 s here); on a loaded CI machine the wake itself took over 15 s.
+	w.eventually(25*time.Second, "the identity allowed again", func() (bool, error) {
 		w.get(tc)
 		c := conditionOf(tc, infrav1.IdentityAllowedCondition)
 		return c != nil && c.Status == metav1.ConditionTrue, nil
