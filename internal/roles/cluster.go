@@ -43,6 +43,7 @@ func (Cluster) View(obj client.Object) Workload {
 	w := Workload{Object: tc, Source: tc.Spec.Source, IdentityRef: tc.Spec.IdentityRef, Jobs: tc.Spec.Jobs,
 		Variables: tc.Spec.Variables, VariablesFrom: tc.Spec.VariablesFrom, DeletionPolicy: tc.Spec.DeletionPolicy,
 		AdoptRetainedState: tc.Spec.AdoptRetainedState != nil && *tc.Spec.AdoptRetainedState,
+		Manual:             tc.Spec.ApplyPolicy == infrav1.ApplyPolicyManual,
 		Status:             &tc.Status.WorkspaceStatus}
 	if tc.Spec.Drift != nil {
 		w.DriftInterval = tc.Spec.Drift.IntervalSeconds

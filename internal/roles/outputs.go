@@ -190,6 +190,33 @@ func (Cluster) After(client.Object, Owner) AfterStep { return AfterStep{} }
 // After implements Role.
 func (Machine) After(client.Object, Owner) AfterStep { return AfterStep{} }
 
+// Settle implements Role: once the cluster was provisioned,
+// EndpointAvailable says whether it has a control plane endpoint.
+func (Cluster) Settle(obj client.Object) []metav1.Condition {
+	tc := obj.(*infrav1.TerraformCluster)
+	if tc.Status.Initialization.Provisioned == nil {
+		return nil
+	}
+	ep := tc.Spec.ControlPlaneEndpoint
+	if ep.Host == "" {
+		return []metav1.Condition{{Type: infrav1.EndpointAvailableCondition, Status: metav1.ConditionFalse, Reason: infrav1.WaitingForEndpointReason,
+			Message: "Neither the module's control_plane_endpoint output nor the Cluster sets an endpoint"}}
+	}
+	return []metav1.Condition{{Type: infrav1.EndpointAvailableCondition, Status: metav1.ConditionTrue, Reason: infrav1.EndpointAvailableReason,
+		Message: fmt.Sprintf("The control plane endpoint is %s:%d", ep.Host, ep.Port)}}
+}
+
+// Settle implements Role: a machine has no status of its own to settle.
+func (Machine) Settle(client.Object) []metav1.Condition { return nil }
+
+// Settle implements Role: status.ready mirrors initialization.provisioned
+// (for consumers of the older contract).
+func (MachinePool) Settle(obj client.Object) []metav1.Condition {
+	tmp := obj.(*infrav1.TerraformMachinePool)
+	tmp.Status.Ready = tmp.Status.Initialization.Provisioned
+	return nil
+}
+
 // After implements Role: the autoscaling write-back.
 func (MachinePool) After(obj client.Object, o Owner) AfterStep {
 	return SyncAutoscaling(obj.(*infrav1.TerraformMachinePool), o)

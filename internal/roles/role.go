@@ -30,6 +30,9 @@ type Workload struct {
 	// AdoptRetainedState: state retained by a deleted object of the same
 	// name becomes this object's.
 	AdoptRetainedState bool
+	// Manual: every apply waits for an approved TerraformPlan (a
+	// TerraformCluster's applyPolicy Manual).
+	Manual bool
 	// MembershipConverging: a provisioned pool's provider ID list does not
 	// match its observed replicas yet.
 	MembershipConverging bool
@@ -117,6 +120,11 @@ type Role interface {
 	// the conditions to set, the events to emit and the write it wants on
 	// the owner. It writes nothing itself.
 	After(obj client.Object, o Owner) AfterStep
+	// Settle writes the kind's own status fields that follow the shared
+	// ones once the outputs were applied (a pool's status.ready mirrors
+	// initialization.provisioned) and returns the kind's own conditions
+	// that do (a cluster's EndpointAvailable, once it was provisioned).
+	Settle(obj client.Object) []metav1.Condition
 	// Capabilities are what the kind does that the others do not.
 	Capabilities() Capabilities
 }

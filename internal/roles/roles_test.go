@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
@@ -151,4 +152,55 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestSettle: the kinds' own status after the shared one: a provisioned
+// cluster says whether it has an endpoint, a pool mirrors provisioned in
+// status.ready, a machine has nothing of its own.
+func TestSettle(t *testing.T) {
+	provisioned := func(tc *infrav1.TerraformCluster) *infrav1.TerraformCluster {
+		tc.Status.Initialization.Provisioned = ptr.To(true)
+		return tc
+	}
+	withEndpoint := provisioned(&infrav1.TerraformCluster{})
+	withEndpoint.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: "10.0.0.1", Port: 6443}
+	testCases := []struct {
+		name       string
+		role       roles.Role
+		obj        client.Object
+		wantReason string // "": no condition
+	}{
+		{"an unprovisioned cluster says nothing yet", roles.Cluster{}, &infrav1.TerraformCluster{}, ""},
+		{"a provisioned cluster without an endpoint waits for one", roles.Cluster{}, provisioned(&infrav1.TerraformCluster{}), infrav1.WaitingForEndpointReason},
+		{"a provisioned cluster with an endpoint has it", roles.Cluster{}, withEndpoint, infrav1.EndpointAvailableReason},
+		{"a machine has nothing of its own", roles.Machine{}, &infrav1.TerraformMachine{}, ""},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			conds := tc.role.Settle(tc.obj)
+			switch {
+			case tc.wantReason == "" && len(conds) != 0:
+				t.Errorf("Settle = %+v, want no condition", conds)
+			case tc.wantReason != "" && (len(conds) != 1 || conds[0].Type != infrav1.EndpointAvailableCondition || conds[0].Reason != tc.wantReason):
+				t.Errorf("Settle = %+v, want EndpointAvailable/%s", conds, tc.wantReason)
+			}
+		})
+	}
+	pool := &infrav1.TerraformMachinePool{}
+	pool.Status.Initialization.Provisioned = ptr.To(true)
+	if conds := (roles.MachinePool{}).Settle(pool); len(conds) != 0 || pool.Status.Ready == nil || !*pool.Status.Ready {
+		t.Errorf("pool Settle = %+v, status.ready %v; want no condition and ready true", conds, pool.Status.Ready)
+	}
+}
+
+// TestManualView: only a TerraformCluster's applyPolicy Manual makes
+// every apply wait for an approved plan.
+func TestManualView(t *testing.T) {
+	tc := &infrav1.TerraformCluster{Spec: infrav1.TerraformClusterSpec{ApplyPolicy: infrav1.ApplyPolicyManual}}
+	if !(roles.Cluster{}).View(tc).Manual {
+		t.Error("a Manual TerraformCluster's view is not Manual")
+	}
+	if (roles.Cluster{}).View(&infrav1.TerraformCluster{}).Manual {
+		t.Error("a TerraformCluster without applyPolicy is Manual")
+	}
 }

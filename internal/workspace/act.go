@@ -67,10 +67,8 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 		s.Schedule.LastDriftCheck = t.Time
 	}
 	s.Schedule.HealthPending = int(p.w.Status.PendingRefreshes)
-	if tm, ok := p.obj.(*infrav1.TerraformMachine); ok {
-		if r := remediationOf(tm.Spec.Remediation, p.owner.Infra); r.annotate {
-			s.Schedule.HealthCheckInterval = time.Duration(r.interval) * time.Second
-		}
+	if r, ok := p.remediator(); ok {
+		s.Schedule.HealthCheckInterval = r.HealthCheckInterval(p.obj, p.owner)
 	}
 	s.Schedule.MembershipConverging = p.role.View(p.obj).MembershipConverging
 	s.Schedule.RefreshAfterApplyDue = p.refreshAfterApplyDue(s.Schedule.LastSuccessfulApply)

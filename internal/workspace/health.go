@@ -37,18 +37,11 @@ func (p *pass) providerIDHealth(cond metav1.Condition, c roles.Contract, newRead
 		Message: "The module reported a null provider_id although the machine has one; if the next reading is null too, the instance is treated as terminated"}
 }
 
-// countUnhealthy keeps a TerraformMachine's status.unhealthySamples: a
-// healthy reading resets it, an unhealthy, degraded or stopped one counts;
-// pending, unknown and terminated readings leave it.
-func (p *pass) countUnhealthy(health metav1.Condition, newReading bool) {
-	tm, ok := p.obj.(*infrav1.TerraformMachine)
-	if !ok || !newReading {
-		return
-	}
-	switch health.Reason {
-	case infrav1.HealthyReason:
-		tm.Status.UnhealthySamples = 0
-	case infrav1.InstanceUnhealthyReason, infrav1.InstanceDegradedReason, infrav1.InstanceStoppedReason:
-		tm.Status.UnhealthySamples++
+// countSample keeps the count of unhealthy samples of a kind that has one
+// (roles.Remediator): a new reading counts, a pass over the same one
+// does not.
+func (p *pass) countSample(health metav1.Condition, newReading bool) {
+	if r, ok := p.remediator(); ok && newReading {
+		r.CountSample(p.obj, health)
 	}
 }

@@ -43,7 +43,7 @@ func TestProviderIDHealth(t *testing.T) {
 	}
 }
 
-func TestCountUnhealthy(t *testing.T) {
+func TestCountSample(t *testing.T) {
 	tm := &infrav1.TerraformMachine{}
 	p := &pass{role: roles.Machine{}, obj: tm, before: tm}
 	steps := []struct {
@@ -61,7 +61,7 @@ func TestCountUnhealthy(t *testing.T) {
 		{infrav1.HealthyReason, true, 0},
 	}
 	for i, s := range steps {
-		p.countUnhealthy(cond(infrav1.InfrastructureHealthyCondition, metav1.ConditionFalse, s.reason), s.newReading)
+		p.countSample(cond(infrav1.InfrastructureHealthyCondition, metav1.ConditionFalse, s.reason), s.newReading)
 		if tm.Status.UnhealthySamples != s.want {
 			t.Fatalf("step %d (%s): unhealthySamples = %d, want %d", i, s.reason, tm.Status.UnhealthySamples, s.want)
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/pkg/state"
 )
@@ -104,7 +105,7 @@ func (p *pass) checkLock(ctx context.Context) error {
 }
 
 // lockHolderDead reads the pod a lock of one of the object's Jobs names,
-// that Job and the run lease, live, and decides with holderDead.
+// that Job and the run lease, live, and decides with gates.HolderDead.
 func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
 	ns := p.runNamespace()
 	var pods []corev1.Pod
@@ -114,7 +115,7 @@ func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
 	} else if !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	if holderRuns(nil, pods) {
+	if gates.HolderRuns(nil, pods) {
 		return false, nil
 	}
 	jobName := l.pod[:strings.LastIndex(l.pod, "-")] // podOfHolder checked the Job name and suffix
@@ -125,7 +126,7 @@ func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
 		return false, err
 	}
 	lease := &coordinationv1.Lease{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: runLeaseName(p.suffix())}, lease); apierrors.IsNotFound(err) {
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: gates.RunLeaseName(p.suffix())}, lease); apierrors.IsNotFound(err) {
 		lease = nil
 	} else if err != nil {
 		return false, err
@@ -135,7 +136,7 @@ func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
 		deadline = *job.Spec.ActiveDeadlineSeconds
 	}
 	since, duration := lockSince(l.info, lease, jobName, deadline)
-	return holderDead(pods, since, p.now, p.e.Options.holderWait(job, duration)), nil
+	return gates.HolderDead(pods, since, p.now, p.e.gates().Options.HolderWait(job, duration)), nil
 }
 
 // lockSince is when the holder of a lock, a pod of Job jobName, was last
@@ -146,7 +147,7 @@ func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
 // taken to be stale (the stale-lock runbook unlocks it by hand).
 func lockSince(info lockInfo, runLease *coordinationv1.Lease, jobName string, deadline int64) (time.Time, time.Duration) {
 	since, _ := time.Parse(time.RFC3339Nano, info.Created)
-	duration := time.Duration(backstop(deadline)) * time.Second
+	duration := time.Duration(gates.Backstop(deadline)) * time.Second
 	if runLease == nil || ptr.Deref(runLease.Spec.HolderIdentity, "") != jobName {
 		return since, duration
 	}

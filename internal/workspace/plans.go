@@ -306,10 +306,7 @@ func (p *pass) blockedMessage() string {
 
 // manual: the object's applies wait for an approved plan (applyPolicy
 // Manual on a TerraformCluster).
-func (p *pass) manual() bool {
-	tc, ok := p.obj.(*infrav1.TerraformCluster)
-	return ok && tc.Spec.ApplyPolicy == infrav1.ApplyPolicyManual
-}
+func (p *pass) manual() bool { return p.w.Manual }
 
 // finishPlan records a Manual plan Job's plan: an empty one needs no
 // approval (the apply runs, expecting it still empty); any other becomes

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -90,24 +88,6 @@ func (p *pass) reown(ctx context.Context, secrets []*corev1.Secret) (int, error)
 		n++
 	}
 	return n, nil
-}
-
-// runLeaseHeld reports whether a Job holds the object's run lease.
-func (p *pass) runLeaseHeld(ctx context.Context) (bool, error) {
-	lease := &coordinationv1.Lease{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.runNamespace(), Name: runLeaseName(p.suffix())}, lease)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
-	if holder == "" {
-		return false, nil
-	}
-	free, err := p.leaseFree(ctx, lease, holder)
-	return !free, err
 }
 
 // recordNames are the names of the object's attempt and applied records.

@@ -18,6 +18,7 @@ import (
 	"captf.io/captf/internal/apierr"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -146,16 +147,16 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return p.evacuationHeld(msg)
 		}
 	}
-	if why, err := p.jobSlot(ctx, op); err != nil || why != "" {
+	if why, err := p.e.gates().Slot(ctx, p.subject(), op); err != nil || why != "" {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		p.waitEvent(infrav1.WaitingForJobSlotReason, why)
-		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, slotRequeue(string(p.obj.GetUID())))
+		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, gates.SlotRequeueFor(string(p.obj.GetUID())))
 	}
 	attempt := jobs.NextAttempt(p.jobs, op)
 	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
-	ok, why, err := p.acquireRunLease(ctx, name, op)
+	ok, why, err := p.e.gates().AcquireRun(ctx, p.subject(), name, op, p.now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -164,7 +165,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, decide.GateRequeue)
 	}
 	crashpoint.Hit(crashpoint.AfterRunLease)
-	if reason, why, err := p.gate(ctx, name, op); err != nil || reason != "" {
+	if reason, why, err := p.e.gates().ClusterGate(ctx, p.subject(), name, op, p.now); err != nil || reason != "" {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -290,10 +291,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	crashpoint.Hit(crashpoint.AfterJobCreate)
 	p.waitOver()
 	// From now on the leases' holder is a Job that ran, should it vanish.
-	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), name)
-	if gated(op) && p.e.Options.ClusterOperationGate && p.owner.ClusterName != "" && p.caps().Dependents {
-		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), name)
-	}
+	p.markLeasesCreated(ctx, name, op)
 	if p.forceUnlock != "" {
 		ctrl.LoggerFrom(ctx).Info("Handing a stale state lock to the next Job to force-unlock", "lock", p.forceUnlock, "job", name)
 		metrics.ForceUnlocks.WithLabelValues(p.role.Kind()).Inc()

@@ -31,7 +31,7 @@ func (p *pass) applyOutputs() {
 				continue // Provisioning stays until the first apply finishes
 			}
 			cond = p.providerIDHealth(cond, c, newReading)
-			p.countUnhealthy(cond, newReading)
+			p.countSample(cond, newReading)
 		}
 		p.set(cond)
 	}
@@ -48,17 +48,8 @@ func (p *pass) applyOutputs() {
 		p.w.Status.Initialization.Provisioned = ptr.To(true)
 		p.eventf(corev1.EventTypeNormal, "Provisioned", "The infrastructure is provisioned")
 	}
-	if tc, ok := p.obj.(*infrav1.TerraformCluster); ok && p.w.Status.Initialization.Provisioned != nil {
-		cond := metav1.Condition{Type: infrav1.EndpointAvailableCondition, Status: metav1.ConditionTrue, Reason: infrav1.EndpointAvailableReason,
-			Message: fmt.Sprintf("The control plane endpoint is %s:%d", tc.Spec.ControlPlaneEndpoint.Host, tc.Spec.ControlPlaneEndpoint.Port)}
-		if tc.Spec.ControlPlaneEndpoint.Host == "" {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, infrav1.WaitingForEndpointReason,
-				"Neither the module's control_plane_endpoint output nor the Cluster sets an endpoint"
-		}
-		p.set(cond)
-	}
-	if tmp, ok := p.obj.(*infrav1.TerraformMachinePool); ok {
-		tmp.Status.Ready = p.w.Status.Initialization.Provisioned
+	for _, c := range p.role.Settle(p.obj) {
+		p.set(c)
 	}
 }
 
@@ -236,8 +227,8 @@ func (p *pass) observeConditions(conds []metav1.Condition) {
 		drift = 1
 	}
 	metrics.DriftDetected.WithLabelValues(k, ns, name).Set(drift)
-	if tm, ok := p.obj.(*infrav1.TerraformMachine); ok {
-		metrics.SetUnhealthySamples(ns, name, tm.Status.UnhealthySamples)
+	if r, ok := p.remediator(); ok {
+		metrics.SetUnhealthySamples(ns, name, r.UnhealthySamples(p.obj))
 	}
 	before := p.role.View(p.before).Status.Conditions
 	entered := func(t string) *metav1.Condition {

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
@@ -110,18 +111,15 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	// The run lease goes at once only when every pod of the Job finished.
 	// A pod still stopping, or gone without a trace (force-deleted, its
 	// node lost), may still write the state: the lease is waited out like
-	// any holder that ran (leaseTakeable), which it now says it is.
-	_, pods, err := p.readHolder(ctx, p.obj.GetNamespace(), aj.Name)
+	// any holder that ran (gates.LeaseTakeable), which it now says it is.
+	_, pods, err := p.e.gates().ReadHolder(ctx, p.obj.GetNamespace(), aj.Name)
 	if err != nil {
 		return err
 	}
-	if len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !podFinished(&pod) }) {
+	if len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !gates.PodFinished(&pod) }) {
 		return p.releaseRunLease(ctx, aj.Name)
 	}
-	p.markLeaseCreated(ctx, runLeaseName(p.suffix()), aj.Name)
-	if p.owner.ClusterName != "" {
-		p.markLeaseCreated(ctx, clusterLeaseName(p.obj.GetNamespace(), p.owner.ClusterName), aj.Name)
-	}
+	p.markLeasesCreated(ctx, aj.Name, decide.Operation(aj.Operation))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package workspace
+package gates
 
 import (
 	"testing"
@@ -53,8 +53,8 @@ func TestHolderDead(t *testing.T) {
 			if tc.since != 0 {
 				since = t0.Add(-tc.since)
 			}
-			if got := holderDead(tc.pods, since, t0, wait); got != tc.want {
-				t.Errorf("holderDead = %v, want %v", got, tc.want)
+			if got := HolderDead(tc.pods, since, t0, wait); got != tc.want {
+				t.Errorf("HolderDead = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestLeaseTakeable(t *testing.T) {
 	const holder = "captf-c-demo-apply-a1-0a1b2c"
 	lease := func(renewedAgo time.Duration, created bool) *coordinationv1.Lease {
 		l := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{
-			HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To(backstop(3600)),
+			HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To(Backstop(3600)),
 			RenewTime: ptr.To(metav1.NewMicroTime(t0.Add(-renewedAgo))),
 		}}
 		if created {
@@ -101,8 +101,8 @@ func TestLeaseTakeable(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := leaseTakeable(tc.lease, holder, tc.job, tc.pods, t0, tc.opts); got != tc.want {
-				t.Errorf("leaseTakeable = %v, want %v", got, tc.want)
+			if got := LeaseTakeable(tc.lease, holder, tc.job, tc.pods, t0, tc.opts); got != tc.want {
+				t.Errorf("LeaseTakeable = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -123,45 +123,12 @@ func TestHolderWait(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.opts.holderWait(tc.job, time.Hour); got != tc.want {
-				t.Errorf("holderWait = %v, want %v", got, tc.want)
+			if got := tc.opts.HolderWait(tc.job, time.Hour); got != tc.want {
+				t.Errorf("HolderWait = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-// TestLockSince: a lock's holder was last known alive when it took the
-// lock, or later when its run lease still names its Job.
-func TestLockSince(t *testing.T) {
-	const job = "captf-c-demo-apply-a2-0a1b2c"
-	info := lockInfo{Created: t0.Add(-time.Hour).Format(time.RFC3339Nano)}
-	runLease := func(holder string, renewedAgo time.Duration) *coordinationv1.Lease {
-		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](100),
-			RenewTime: ptr.To(metav1.NewMicroTime(t0.Add(-renewedAgo)))}}
-	}
-	testCases := []struct {
-		name         string
-		info         lockInfo
-		lease        *coordinationv1.Lease
-		wantAgo      time.Duration // 0: unknown
-		wantDuration time.Duration
-	}{
-		{"no run lease: the lock's creation and the deadline's backstop", info, nil, time.Hour, 4500 * time.Second},
-		{"the run lease names another Job", info, runLease("captf-c-demo-apply-a3-0a1b2c", time.Minute), time.Hour, 4500 * time.Second},
-		{"the run lease renewed after the lock", info, runLease(job, time.Minute), time.Minute, 100 * time.Second},
-		{"the run lease renewed before the lock", info, runLease(job, 2*time.Hour), time.Hour, 100 * time.Second},
-		{"no creation time", lockInfo{}, nil, 0, 4500 * time.Second},
-	}
-	for _, tc := range testCases {
-		t.Run(tc.name, func(t *testing.T) {
-			since, d := lockSince(tc.info, tc.lease, job, 3600)
-			var wantSince time.Time
-			if tc.wantAgo != 0 {
-				wantSince = t0.Add(-tc.wantAgo)
-			}
-			if !since.Equal(wantSince) || d != tc.wantDuration {
-				t.Errorf("lockSince = %v, %v; want %v, %v", since, d, wantSince, tc.wantDuration)
-			}
-		})
-	}
-}
+// t0 is the tests' now.
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -1,4 +1,4 @@
-package workspace
+package gates
 
 import (
 	"context"
@@ -26,12 +26,12 @@ import (
 // renewal, the lock's creation). A finished pod (Succeeded, Failed) is
 // dead at once: its containers have stopped.
 
-// holderWait is how long a holder pod may still run after its deletion
+// HolderWait is how long a holder pod may still run after its deletion
 // (or after it was last known alive): its termination grace (from its
 // Job's pod template; jobs.TerminationGracePeriodSeconds when the Job is
 // gone) plus leaseDuration. Options.HolderGrace and
 // Options.HolderLeaseDuration replace either when set.
-func (o Options) holderWait(job *batchv1.Job, leaseDuration time.Duration) time.Duration {
+func (o Options) HolderWait(job *batchv1.Job, leaseDuration time.Duration) time.Duration {
 	grace := time.Duration(jobs.TerminationGracePeriodSeconds) * time.Second
 	if job != nil {
 		if g := job.Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
@@ -47,18 +47,18 @@ func (o Options) holderWait(job *batchv1.Job, leaseDuration time.Duration) time.
 	return grace + leaseDuration
 }
 
-// holderDead reports whether a holder whose pods are pods can no longer
+// HolderDead reports whether a holder whose pods are pods can no longer
 // write: each pod finished, or deleted more than wait ago; with no pod
 // object left, wait has passed since since (a zero since: never known, so
 // never dead). A running pod is alive whatever its age.
-func holderDead(pods []corev1.Pod, since, now time.Time, wait time.Duration) bool {
+func HolderDead(pods []corev1.Pod, since, now time.Time, wait time.Duration) bool {
 	if len(pods) == 0 {
 		return !since.IsZero() && now.Sub(since) > wait
 	}
 	for i := range pods {
 		pod := &pods[i]
 		switch {
-		case podFinished(pod):
+		case PodFinished(pod):
 		case pod.DeletionTimestamp != nil && now.Sub(pod.DeletionTimestamp.Time) > wait:
 		default:
 			return false
@@ -67,15 +67,15 @@ func holderDead(pods []corev1.Pod, since, now time.Time, wait time.Duration) boo
 	return true
 }
 
-// podFinished: the pod's containers have stopped.
-func podFinished(p *corev1.Pod) bool {
+// PodFinished: the pod's containers have stopped.
+func PodFinished(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// holderRuns: the holder visibly runs: its Job has not finished (the Job
+// HolderRuns: the holder visibly runs: its Job has not finished (the Job
 // controller may still start its pod), or one of its pods runs and is not
 // being deleted.
-func holderRuns(job *batchv1.Job, pods []corev1.Pod) bool {
+func HolderRuns(job *batchv1.Job, pods []corev1.Pod) bool {
 	if job != nil {
 		if finished, _, _, _ := jobs.Finished(job); !finished {
 			return true
@@ -83,14 +83,14 @@ func holderRuns(job *batchv1.Job, pods []corev1.Pod) bool {
 	}
 	for i := range pods {
 		p := &pods[i]
-		if !podFinished(p) && p.DeletionTimestamp == nil {
+		if !PodFinished(p) && p.DeletionTimestamp == nil {
 			return true
 		}
 	}
 	return false
 }
 
-// leaseTakeable decides whether a lease another Job (holder) holds may be
+// LeaseTakeable decides whether a lease another Job (holder) holds may be
 // taken over, from the holder's Job (nil: gone) and pods, read live:
 //
 //   - a holder that visibly runs keeps it until the backstop
@@ -99,32 +99,32 @@ func holderRuns(job *batchv1.Job, pods []corev1.Pod) bool {
 //   - a holder Job never created (no Job, no pod, and the lease does not
 //     say it was created: the manager stopped between the lease and the
 //     Job, or the name changed while waiting) is waited for LeaseGrace;
-//   - otherwise the holder must be dead (holderDead), counting from the
+//   - otherwise the holder must be dead (HolderDead), counting from the
 //     lease's renewal when no pod says when it was deleted.
-func leaseTakeable(lease *coordinationv1.Lease, holder string, job *batchv1.Job, pods []corev1.Pod, now time.Time, o Options) bool {
+func LeaseTakeable(lease *coordinationv1.Lease, holder string, job *batchv1.Job, pods []corev1.Pod, now time.Time, o Options) bool {
 	renewed := lease.CreationTimestamp.Time
 	if lease.Spec.RenewTime != nil {
 		renewed = lease.Spec.RenewTime.Time
 	}
 	duration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second
 	switch {
-	case holderRuns(job, pods):
+	case HolderRuns(job, pods):
 		return duration > 0 && now.Sub(renewed) > duration
 	case job == nil && len(pods) == 0 && lease.Annotations[infrav1.LeaseJobCreatedAnnotation] != holder:
 		return now.Sub(renewed) > LeaseGrace
 	}
-	return holderDead(pods, renewed, now, o.holderWait(job, duration))
+	return HolderDead(pods, renewed, now, o.HolderWait(job, duration))
 }
 
-// readHolder reads the Job jobName (nil when it is gone) and its pods,
+// ReadHolder reads the Job jobName (nil when it is gone) and its pods,
 // live.
-func (p *pass) readHolder(ctx context.Context, namespace, jobName string) (*batchv1.Job, []corev1.Pod, error) {
+func (k Keeper) ReadHolder(ctx context.Context, namespace, jobName string) (*batchv1.Job, []corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: jobName}); err != nil {
+	if err := k.Reader.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: jobName}); err != nil {
 		return nil, nil, err
 	}
 	job := &batchv1.Job{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: jobName}, job)
+	err := k.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: jobName}, job)
 	if apierrors.IsNotFound(err) {
 		return nil, pods.Items, nil
 	}

@@ -1,4 +1,4 @@
-package workspace
+package gates
 
 import (
 	"context"
@@ -43,14 +43,14 @@ func (l slotLimit) full(op decide.Operation) bool {
 	return l.running >= l.limit
 }
 
-// jobSlot checks the manager-wide and the per-cluster Job limits from the
+// Slot checks the manager-wide and the per-cluster Job limits from the
 // Job cache (soft limits: no lock, they may overshoot by a few). It
-// returns a message when op must wait.
-func (p *pass) jobSlot(ctx context.Context, op decide.Operation) (string, error) {
-	o := p.e.Options
+// returns a message when the subject's Job of op must wait.
+func (k Keeper) Slot(ctx context.Context, s Subject, op decide.Operation) (string, error) {
+	o := k.Options
 	perCluster := o.ClusterMaxActiveJobs
-	if tc := p.owner.Infra; tc != nil && tc.Spec.MaxActiveJobs != nil {
-		perCluster = int(*tc.Spec.MaxActiveJobs)
+	if s.ClusterMaxActiveJobs != nil {
+		perCluster = int(*s.ClusterMaxActiveJobs)
 	}
 	if o.MaxActiveJobs <= 0 && perCluster <= 0 {
 		return "", nil
@@ -62,19 +62,19 @@ func (p *pass) jobSlot(ctx context.Context, op decide.Operation) (string, error)
 		selector[infrav1.WatchFilterLabel] = o.WatchFilter
 	}
 	var list batchv1.JobList
-	if err := p.e.Client.List(ctx, &list, selector); err != nil {
+	if err := k.Client.List(ctx, &list, selector); err != nil {
 		return "", err
 	}
-	clusterLabel := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)[state.LabelClusterName]
+	clusterLabel := s.labels()[state.LabelClusterName]
 	all := slotLimit{scope: "the manager (--max-active-jobs)", limit: o.MaxActiveJobs}
-	cluster := slotLimit{scope: "cluster " + p.owner.ClusterName + " (spec.maxActiveJobs or --cluster-max-active-jobs)", limit: perCluster}
+	cluster := slotLimit{scope: "cluster " + s.ClusterName + " (spec.maxActiveJobs or --cluster-max-active-jobs)", limit: perCluster}
 	holders := map[types.UID]bool{}
 	for i := range list.Items {
 		j := &list.Items[i]
 		if finished, _, _, _ := jobs.Finished(j); finished {
 			continue
 		}
-		uid, err := p.slotHolder(ctx, j)
+		uid, err := k.slotHolder(ctx, j)
 		if err != nil {
 			return "", err
 		}
@@ -83,7 +83,7 @@ func (p *pass) jobSlot(ctx context.Context, op decide.Operation) (string, error)
 		}
 		holders[uid] = true
 		all.running++
-		if j.Namespace == p.obj.GetNamespace() && j.Labels[infrav1.ClusterNameLabel] == clusterLabel {
+		if j.Namespace == s.Namespace && j.Labels[infrav1.ClusterNameLabel] == clusterLabel {
 			cluster.running++
 		}
 	}
@@ -100,9 +100,9 @@ func (p *pass) jobSlot(ctx context.Context, op decide.Operation) (string, error)
 // reference, or the owner-uid and owner annotations of a deleting object's
 // Job) is a live CAPTF object of the Job's kind label and namespace holds
 // one, and an object holds at most one (CAPTF runs one Job per object at
-// a time, so jobSlot counts each UID once): Jobs anyone with edit rights
+// a time, so Slot counts each UID once): Jobs anyone with edit rights
 // labels captf.io/managed=true cannot fill the limits.
-func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error) {
+func (k Keeper) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error) {
 	role, ok := roles.ForKind(j.Labels[infrav1.OwnerKindLabel])
 	if !ok {
 		return "", nil
@@ -118,7 +118,7 @@ func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error
 		return "", nil
 	}
 	obj := role.New()
-	if err := p.e.Client.Get(ctx, client.ObjectKey{Namespace: jobs.ObjectNamespace(j), Name: name}, obj); err != nil {
+	if err := k.Client.Get(ctx, client.ObjectKey{Namespace: jobs.ObjectNamespace(j), Name: name}, obj); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
 	if obj.GetUID() != uid {
@@ -127,7 +127,7 @@ func (p *pass) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, error
 	return uid, nil
 }
 
-// slotRequeue is SlotRequeue plus a jitter of up to 10% from the UID.
-func slotRequeue(uid string) time.Duration {
+// SlotRequeueFor is SlotRequeue plus a jitter of up to 10% from the UID.
+func SlotRequeueFor(uid string) time.Duration {
 	return SlotRequeue + decide.Jitter(uid, SlotRequeue)
 }

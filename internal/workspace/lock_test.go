@@ -1,0 +1,46 @@
+package workspace
+
+import (
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestLockSince: a lock's holder was last known alive when it took the
+// lock, or later when its run lease still names its Job.
+func TestLockSince(t *testing.T) {
+	const job = "captf-c-demo-apply-a2-0a1b2c"
+	info := lockInfo{Created: t0.Add(-time.Hour).Format(time.RFC3339Nano)}
+	runLease := func(holder string, renewedAgo time.Duration) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](100),
+			RenewTime: ptr.To(metav1.NewMicroTime(t0.Add(-renewedAgo)))}}
+	}
+	testCases := []struct {
+		name         string
+		info         lockInfo
+		lease        *coordinationv1.Lease
+		wantAgo      time.Duration // 0: unknown
+		wantDuration time.Duration
+	}{
+		{"no run lease: the lock's creation and the deadline's backstop", info, nil, time.Hour, 4500 * time.Second},
+		{"the run lease names another Job", info, runLease("captf-c-demo-apply-a3-0a1b2c", time.Minute), time.Hour, 4500 * time.Second},
+		{"the run lease renewed after the lock", info, runLease(job, time.Minute), time.Minute, 100 * time.Second},
+		{"the run lease renewed before the lock", info, runLease(job, 2*time.Hour), time.Hour, 100 * time.Second},
+		{"no creation time", lockInfo{}, nil, 0, 4500 * time.Second},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			since, d := lockSince(tc.info, tc.lease, job, 3600)
+			var wantSince time.Time
+			if tc.wantAgo != 0 {
+				wantSince = t0.Add(-tc.wantAgo)
+			}
+			if !since.Equal(wantSince) || d != tc.wantDuration {
+				t.Errorf("lockSince = %v, %v; want %v, %v", since, d, wantSince, tc.wantDuration)
+			}
+		})
+	}
+}
