@@ -44,6 +44,7 @@ func (Cluster) View(obj client.Object) Workload {
 		Variables: tc.Spec.Variables, VariablesFrom: tc.Spec.VariablesFrom, DeletionPolicy: tc.Spec.DeletionPolicy,
 		AdoptRetainedState: tc.Spec.AdoptRetainedState != nil && *tc.Spec.AdoptRetainedState,
 		Manual:             tc.Spec.ApplyPolicy == infrav1.ApplyPolicyManual,
+		PendingPlanRef:     &tc.Status.PendingPlanRef,
 		Status:             &tc.Status.WorkspaceStatus}
 	if tc.Spec.Drift != nil {
 		w.DriftInterval = tc.Spec.Drift.IntervalSeconds

@@ -44,6 +44,7 @@ func (MachinePool) View(obj client.Object) Workload {
 	w := Workload{Object: tmp, Source: tmp.Spec.Source, IdentityRef: tmp.Spec.IdentityRef, Jobs: tmp.Spec.Jobs,
 		Variables: tmp.Spec.Variables, VariablesFrom: tmp.Spec.VariablesFrom, DeletionPolicy: tmp.Spec.DeletionPolicy,
 		AdoptRetainedState: tmp.Spec.AdoptRetainedState != nil && *tmp.Spec.AdoptRetainedState,
+		PendingPlanRef:     &tmp.Status.PendingPlanRef,
 		Status:             &tmp.Status.WorkspaceStatus}
 	if tmp.Spec.Drift != nil {
 		w.DriftInterval = tmp.Spec.Drift.IntervalSeconds

@@ -36,6 +36,9 @@ type Workload struct {
 	// MembershipConverging: a provisioned pool's provider ID list does not
 	// match its observed replicas yet.
 	MembershipConverging bool
+	// PendingPlanRef points at status.pendingPlanRef of a kind that has
+	// TerraformPlans (nil for the others).
+	PendingPlanRef **infrav1.PlanReference
 	// Status points at the object's status.
 	Status *infrav1.WorkspaceStatus
 }

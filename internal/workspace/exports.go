@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/records"
@@ -94,7 +95,7 @@ func (p *pass) holdBack(r rendered) *heldChange {
 		return nil
 	}
 	pl := p.livePlan()
-	if pl == nil || pl.Spec.Reason != infrav1.PlanReasonExportsChange || planApproved(pl) || p.keyed(pl.Spec.InputsHash) != r.approval {
+	if pl == nil || pl.Spec.Reason != infrav1.PlanReasonExportsChange || approvals.Approved(pl) || p.keyed(pl.Spec.InputsHash) != r.approval {
 		return nil
 	}
 	ap := p.inputs.applied

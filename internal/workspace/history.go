@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 )
@@ -31,10 +32,10 @@ func (p *pass) blockEnded(fj decide.FinishedJob) bool {
 	if fj.PlanHash == "" {
 		return false // no plan to approve: retried after RetryMax
 	}
-	name := planName(p.obj.GetName(), fj.Name, fj.PlanHash)
+	name := approvals.Name(p.obj.GetName(), fj.Name, fj.PlanHash)
 	for i := range p.plans {
 		if p.plans[i].Name == name {
-			return !live(&p.plans[i])
+			return !approvals.Live(&p.plans[i])
 		}
 	}
 	return p.now.Sub(fj.FinishedAt) > decide.ActiveJobRequeue

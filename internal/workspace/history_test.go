@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
 )
 
@@ -18,7 +19,7 @@ func ptrTo[T any](v T) *T { return &v }
 func TestBlockEnded(t *testing.T) {
 	blocked := decide.FinishedJob{Name: "apply-a1", Op: decide.OpApply, Blocked: true, PlanHash: "p2:x", FinishedAt: t0.Add(-5 * time.Minute)}
 	plan := func(phase infrav1.PlanPhase) infrav1.TerraformPlan {
-		return infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: planName("demo", "apply-a1", "p2:x"),
+		return infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: approvals.Name("demo", "apply-a1", "p2:x"),
 			Labels: map[string]string{infrav1.PlanPhaseLabel: string(phase)}}}
 	}
 	testCases := []struct {

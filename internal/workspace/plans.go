@@ -3,16 +3,14 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/plan"
 )
@@ -25,9 +23,6 @@ import (
 // when the fresh plan fingerprints to the approved one. The fingerprint is
 // keyed with the object's plan key Secret, so an approval binds the plan's
 // content, not a source revision.
-
-// maxFinishedPlans is how many terminal TerraformPlans a target keeps.
-const maxFinishedPlans = 10
 
 // guarded: the object's applies go through the destructive guard.
 func (p *pass) guarded() bool { return p.caps().GuardsEveryApply }
@@ -54,47 +49,18 @@ func (p *pass) observePlans(ctx context.Context) error {
 	if !p.planned() {
 		return nil
 	}
-	var list infrav1.TerraformPlanList
-	if err := p.e.Client.List(ctx, &list, client.InNamespace(p.obj.GetNamespace())); err != nil {
-		return fmt.Errorf("listing the TerraformPlans: %w", err)
-	}
-	p.plans = p.plans[:0]
-	for _, pl := range list.Items {
-		if metav1.IsControlledBy(&pl, p.obj) {
-			p.plans = append(p.plans, pl)
-		}
-	}
-	sort.Slice(p.plans, func(i, j int) bool { return p.plans[i].CreationTimestamp.After(p.plans[j].CreationTimestamp.Time) })
-	return nil
-}
-
-func planPhase(pl *infrav1.TerraformPlan) infrav1.PlanPhase {
-	return infrav1.PlanPhase(pl.Labels[infrav1.PlanPhaseLabel])
-}
-
-func live(pl *infrav1.TerraformPlan) bool {
-	ph := planPhase(pl)
-	return ph == infrav1.PlanPhasePending || ph == infrav1.PlanPhaseApproved || ph == ""
-}
-
-func planApproved(pl *infrav1.TerraformPlan) bool {
-	return pl.Spec.Approved != nil && *pl.Spec.Approved
+	var err error
+	p.plans, err = approvals.List(ctx, p.e.Client, p.obj)
+	return err
 }
 
 // livePlan is the object's newest live plan (nil when none).
-func (p *pass) livePlan() *infrav1.TerraformPlan {
-	for i := range p.plans {
-		if live(&p.plans[i]) {
-			return &p.plans[i]
-		}
-	}
-	return nil
-}
+func (p *pass) livePlan() *infrav1.TerraformPlan { return approvals.Newest(p.plans) }
 
 // approvedPlan is the live, approved plan of the current inputs (nil when
 // none): its apply runs with --expect-plan.
 func (p *pass) approvedPlan() *infrav1.TerraformPlan {
-	if pl := p.livePlan(); pl != nil && planApproved(pl) && p.planInputs() != "" && p.keyed(pl.Spec.InputsHash) == p.planInputs() {
+	if pl := p.livePlan(); pl != nil && approvals.Approved(pl) && p.planInputs() != "" && p.keyed(pl.Spec.InputsHash) == p.planInputs() {
 		return pl
 	}
 	return nil
@@ -105,7 +71,7 @@ func (p *pass) approvedPlan() *infrav1.TerraformPlan {
 // change back and applies rotations meanwhile).
 func (p *pass) pendingPlan() *infrav1.TerraformPlan {
 	pl := p.livePlan()
-	if pl == nil || planApproved(pl) || pl.Spec.Reason == infrav1.PlanReasonManual || p.inputs.held != nil ||
+	if pl == nil || approvals.Approved(pl) || pl.Spec.Reason == infrav1.PlanReasonManual || p.inputs.held != nil ||
 		p.planInputs() == "" || p.keyed(pl.Spec.InputsHash) != p.planInputs() {
 		return nil
 	}
@@ -129,14 +95,14 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 	newest := p.livePlan()
 	for i := range p.plans {
 		pl := &p.plans[i]
-		if !live(pl) {
+		if !approvals.Live(pl) {
 			if err := p.ignoreLateApproval(ctx, pl); err != nil {
 				return err
 			}
 			continue
 		}
 		if outcome := p.planOutcome(pl); outcome != "" {
-			if _, err := p.setPlanPhase(ctx, pl, outcome); err != nil {
+			if _, err := p.plansWriter().SetPhase(ctx, pl, outcome); err != nil {
 				return err
 			}
 			continue
@@ -151,7 +117,7 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 		}
 		switch {
 		case why != "":
-			changed, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseSuperseded)
+			changed, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseSuperseded)
 			if err != nil || !changed {
 				if err != nil {
 					return err
@@ -159,20 +125,20 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 				continue
 			}
 			typ := corev1.EventTypeNormal
-			if planApproved(pl) {
+			if approvals.Approved(pl) {
 				typ = corev1.EventTypeWarning
 			}
 			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, why)
-		case planApproved(pl) && planPhase(pl) != infrav1.PlanPhaseApproved:
-			if changed, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil || !changed {
+		case approvals.Approved(pl) && approvals.Phase(pl) != infrav1.PlanPhaseApproved:
+			if changed, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil || !changed {
 				if err != nil {
 					return err
 				}
 				continue
 			}
 			p.eventf(corev1.EventTypeNormal, "PlanApproved", "TerraformPlan %s was approved by %s", pl.Name, pl.Spec.ApprovedBy)
-		case planPhase(pl) == "":
-			if _, err := p.setPlanPhase(ctx, pl, infrav1.PlanPhasePending); err != nil {
+		case approvals.Phase(pl) == "":
+			if _, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhasePending); err != nil {
 				return err
 			}
 		}
@@ -181,7 +147,7 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 		p.reportWithdrawn()
 	}
 	if !frozen {
-		if err := p.prunePlans(ctx); err != nil {
+		if err := p.plansWriter().Prune(ctx, p.plans); err != nil {
 			return err
 		}
 	}
@@ -215,7 +181,7 @@ func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
 // superseded when it landed (the approval raced the supersession):
 // Approved=False/ApprovalIgnored and one Warning naming the live plan.
 func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan) error {
-	if planPhase(pl) != infrav1.PlanPhaseSuperseded || !planApproved(pl) {
+	if approvals.Phase(pl) != infrav1.PlanPhaseSuperseded || !approvals.Approved(pl) {
 		return nil
 	}
 	// Superseded after its approval was seen, or already marked.
@@ -228,7 +194,7 @@ func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan
 	}
 	p.eventf(corev1.EventTypeWarning, "PlanSuperseded", "TerraformPlan %s was approved by %s after it was superseded; the approval is ignored and %s",
 		pl.Name, pl.Spec.ApprovedBy, current)
-	return p.setPlanStatus(ctx, pl, infrav1.PlanPhaseSuperseded)
+	return p.plansWriter().SetStatus(ctx, pl, infrav1.PlanPhaseSuperseded)
 }
 
 // reportWithdrawn: once the change a blocked apply (or a Manual plan)
@@ -243,7 +209,7 @@ func (p *pass) reportWithdrawn() {
 	}
 	plan := "its plan was deleted"
 	for i := range p.plans {
-		if planPhase(&p.plans[i]) == infrav1.PlanPhaseSuperseded {
+		if approvals.Phase(&p.plans[i]) == infrav1.PlanPhaseSuperseded {
 			plan = "TerraformPlan " + p.plans[i].Name
 			break
 		}
@@ -277,11 +243,8 @@ func (p *pass) setPendingPlanRef() {
 	if pl := p.livePlan(); pl != nil {
 		ref = &infrav1.PlanReference{Name: pl.Name}
 	}
-	switch o := p.obj.(type) {
-	case *infrav1.TerraformCluster:
-		o.Status.PendingPlanRef = ref
-	case *infrav1.TerraformMachinePool:
-		o.Status.PendingPlanRef = ref
+	if p.w.PendingPlanRef != nil {
+		*p.w.PendingPlanRef = ref
 	}
 }
 
@@ -301,7 +264,7 @@ func (p *pass) blockedMessage() string {
 		destructive = append(destructive[:5], "…")
 	}
 	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied%s. Approve it with kubectl captf approve %s, or change the inputs",
-		pl.Name, p.keyed(pl.Spec.InputsHash), summaryCounts(pl.Spec.Summary), strings.Join(destructive, ", "), p.exportsNote(), p.approveTarget())
+		pl.Name, p.keyed(pl.Spec.InputsHash), approvals.Counts(pl.Spec.Summary), strings.Join(destructive, ", "), p.exportsNote(), p.approveTarget())
 }
 
 // manual: the object's applies wait for an approved plan (applyPolicy
@@ -358,19 +321,10 @@ func (p *pass) awaitingMessage() string {
 		return "The plan of the current inputs waits for approval"
 	}
 	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
-		pl.Name, p.keyed(pl.Spec.InputsHash), summaryCounts(pl.Spec.Summary), p.approveTarget())
+		pl.Name, p.keyed(pl.Spec.InputsHash), approvals.Counts(pl.Spec.Summary), p.approveTarget())
 }
 
 // approveTarget is the object as kubectl captf approve names it.
 func (p *pass) approveTarget() string {
 	return p.caps().ShortName + "/" + p.obj.GetName()
-}
-
-// planInputsOf is the hash a plan made by Job j names: a pool's approval
-// hash, else the Job's inputs hash.
-func planInputsOf(j *batchv1.Job) string {
-	if h := j.Annotations[infrav1.ApprovalHashAnnotation]; h != "" {
-		return h
-	}
-	return j.Annotations[infrav1.InputsHashAnnotation]
 }

@@ -1,0 +1,111 @@
+package approvals
+
+import (
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// plan is a plan in phase ("" unlabelled), approved or not, made ago.
+func plan(name string, phase infrav1.PlanPhase, approved bool) infrav1.TerraformPlan {
+	pl := infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+	if phase != "" {
+		pl.Labels[infrav1.PlanPhaseLabel] = string(phase)
+	}
+	if approved {
+		pl.Spec.Approved, pl.Spec.ApprovedBy = ptr.To(true), "alice"
+	}
+	return pl
+}
+
+// TestConditions: a plan's Ready and Approved in each phase, as
+// kubectl get terraformplans and the approvers read them.
+func TestConditions(t *testing.T) {
+	testCases := []struct {
+		name               string
+		phase              infrav1.PlanPhase
+		approved           bool
+		wantReady          metav1.ConditionStatus
+		wantApproved       metav1.ConditionStatus
+		wantApprovedReason string
+	}{
+		{"pending", infrav1.PlanPhasePending, false, metav1.ConditionTrue, metav1.ConditionFalse, infrav1.PlanPendingReason},
+		{"approved", infrav1.PlanPhaseApproved, true, metav1.ConditionTrue, metav1.ConditionTrue, infrav1.PlanApprovedReason},
+		{"applied", infrav1.PlanPhaseApplied, true, metav1.ConditionTrue, metav1.ConditionTrue, infrav1.PlanApprovedReason},
+		{"superseded unapproved", infrav1.PlanPhaseSuperseded, false, metav1.ConditionFalse, metav1.ConditionFalse, infrav1.PlanNotApprovedReason},
+		{"approved after it was superseded: ignored", infrav1.PlanPhaseSuperseded, true, metav1.ConditionFalse, metav1.ConditionFalse, infrav1.PlanApprovalIgnoredReason},
+		{"failed: the approved apply planned other changes", infrav1.PlanPhaseFailed, true, metav1.ConditionFalse, metav1.ConditionTrue, infrav1.PlanApprovedReason},
+		{"failed unapproved", infrav1.PlanPhaseFailed, false, metav1.ConditionFalse, metav1.ConditionFalse, infrav1.PlanNotApprovedReason},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := plan("p", tc.phase, tc.approved)
+			pl.Generation = 3
+			ready, approved := Conditions(&pl, tc.phase)
+			if ready.Status != tc.wantReady || ready.Reason != string(tc.phase) || ready.Message == "" {
+				t.Errorf("Ready = %+v, want %s/%s with a message", ready, tc.wantReady, tc.phase)
+			}
+			if approved.Status != tc.wantApproved || approved.Reason != tc.wantApprovedReason || approved.Message == "" {
+				t.Errorf("Approved = %+v, want %s/%s with a message", approved, tc.wantApproved, tc.wantApprovedReason)
+			}
+			if ready.ObservedGeneration != 3 || approved.ObservedGeneration != 3 {
+				t.Errorf("observedGeneration %d/%d, want 3", ready.ObservedGeneration, approved.ObservedGeneration)
+			}
+		})
+	}
+}
+
+// TestNewest: the newest live plan is the first Pending, Approved or not
+// yet phased one (a moved plan); terminal ones never are.
+func TestNewest(t *testing.T) {
+	testCases := []struct {
+		name  string
+		plans []infrav1.TerraformPlan
+		want  string
+	}{
+		{"none", nil, ""},
+		{"only terminal ones", []infrav1.TerraformPlan{plan("a", infrav1.PlanPhaseApplied, true), plan("b", infrav1.PlanPhaseSuperseded, false)}, ""},
+		{"the newest live one", []infrav1.TerraformPlan{plan("a", infrav1.PlanPhaseFailed, true), plan("b", infrav1.PlanPhasePending, false), plan("c", infrav1.PlanPhaseApproved, true)}, "b"},
+		{"a plan no manager phased yet is live", []infrav1.TerraformPlan{plan("moved", "", true)}, "moved"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if pl := Newest(tc.plans); pl != nil {
+				got = pl.Name
+			}
+			if got != tc.want {
+				t.Errorf("Newest = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestName: a plan's name is its target's and stable for one Job's plan,
+// and differs for another Job or another plan.
+func TestName(t *testing.T) {
+	a := Name("demo", "captf-c-demo-apply-a1-0a1b2c", "p2:abc")
+	if a != Name("demo", "captf-c-demo-apply-a1-0a1b2c", "p2:abc") || len(a) != len("demo-")+10 || a[:5] != "demo-" {
+		t.Fatalf("Name = %q, want demo-<10 hex>, stable", a)
+	}
+	if a == Name("demo", "captf-c-demo-apply-a2-0a1b2c", "p2:abc") || a == Name("demo", "captf-c-demo-apply-a1-0a1b2c", "p2:abd") {
+		t.Error("another Job or another plan got the same name")
+	}
+}
+
+// TestInputsOf: a pool's plan names its approval hash, any other the
+// Job's inputs hash.
+func TestInputsOf(t *testing.T) {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{infrav1.InputsHashAnnotation: "h2:in"}}}
+	if got := InputsOf(j); got != "h2:in" {
+		t.Errorf("InputsOf = %q, want the inputs hash", got)
+	}
+	j.Annotations[infrav1.ApprovalHashAnnotation] = "h2:approval"
+	if got := InputsOf(j); got != "h2:approval" {
+		t.Errorf("InputsOf = %q, want the approval hash", got)
+	}
+}
