@@ -3,45 +3,38 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/internal/protection"
-	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
-// maxListedBackups bounds status.stateBackups.
-const maxListedBackups = 16
-
 // backupSets selects the object's state backup Secrets.
-func (p *pass) backupSets() client.MatchingLabels {
-	return client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix(), infrav1.StateBackupLabel: "true"}
+func (p *pass) backupSets() client.MatchingLabels { return custody.BackupSets(p.suffix()) }
+
+// custody is the keeper of the object's state Secrets, backups, records
+// and plan key.
+func (p *pass) custody() custody.Keeper {
+	return custody.Keeper{Client: p.e.Client, Reader: p.e.APIReader}
 }
 
 // listBackups reads the object's backup sets, live, newest first, by
-// their metadata only: sizes are annotated, and Secrets that merely carry
-// the backup labels must cost no memory.
+// their metadata only, and re-owns those that lack the object.
 func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
-	list := secretMetadataList()
-	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
-		p.backupSets()); err != nil {
-		return nil, fmt.Errorf("listing the state backups: %w", err)
+	var err error
+	if p.backupSecrets, err = p.custody().ListBackups(ctx, p.obj.GetNamespace(), p.suffix()); err != nil {
+		return nil, err
 	}
-	p.backupSecrets = state.MetadataOnly(list.Items)
 	if err := p.reownBackups(ctx); err != nil {
 		return nil, err
 	}
@@ -55,11 +48,11 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 func (p *pass) reownBackups(ctx context.Context) error {
 	var stray []*corev1.Secret
 	for i := range p.backupSecrets {
-		if s := &p.backupSecrets[i]; p.unkept(s) {
+		if s := &p.backupSecrets[i]; custody.Unkept(s, p.obj) {
 			stray = append(stray, s)
 		}
 	}
-	n, err := p.reown(ctx, stray)
+	n, err := p.custody().Reown(ctx, p.obj, p.role.Kind(), stray)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -127,20 +120,14 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 	if lr := p.w.Status.LastRun; lr != nil {
 		spec.SourceJob = lr.Job
 	}
-	set := state.NewBackupSet(spec)
-	owner := records.OwnerReference(p.obj, p.role.Kind())
-	for i := len(set) - 1; i >= 0; i-- {
-		set[i].OwnerReferences = []metav1.OwnerReference{owner}
-		set[i].Finalizers = []string{protection.Finalizer}
-		if err := p.e.Client.Create(ctx, &set[i]); err != nil && !apierrors.IsAlreadyExists(err) {
-			return sets, fmt.Errorf("writing state backup %s: %w", set[i].Name, err)
-		}
+	name, n, err := p.custody().WriteBackup(ctx, p.obj, p.role.Kind(), spec)
+	if err != nil {
+		return sets, err
 	}
 	crashpoint.Hit(crashpoint.AfterBackup)
 	metrics.StateBackups.WithLabelValues(p.role.Kind(), "taken").Inc()
-	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.st.Serial, set[0].Name, len(set))
-	sets, err := p.listBackups(ctx)
-	if err != nil {
+	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.st.Serial, name, n)
+	if sets, err = p.listBackups(ctx); err != nil {
 		return nil, err
 	}
 	return p.pruneBackups(ctx, sets)
@@ -150,44 +137,18 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 // request names is kept and not counted) and deletes incomplete sets but
 // the newest one, which may still be being written.
 func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
-	pinned := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
-	var left []state.Backup
-	kept := 0
-	for i, b := range sets {
-		switch {
-		case strconv.FormatInt(b.Serial, 10) == pinned,
-			b.Complete && kept < p.e.Options.StateBackups,
-			!b.Complete && i == 0:
-			if b.Complete && strconv.FormatInt(b.Serial, 10) != pinned {
-				kept++
-			}
-			left = append(left, b)
-			continue
-		}
+	kept, pruned := custody.Prunable(sets, p.e.Options.StateBackups, p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation])
+	for _, b := range pruned {
 		metrics.StateBackups.WithLabelValues(p.role.Kind(), "pruned").Inc()
-		for _, name := range b.Chunks {
-			i := slices.IndexFunc(p.backupSecrets, func(s corev1.Secret) bool { return s.Name == name })
-			if name == "" || i < 0 {
-				continue
-			}
-			if err := protection.Delete(ctx, p.e.Client, &p.backupSecrets[i]); err != nil {
-				return nil, fmt.Errorf("pruning state backup: %w", err)
-			}
+		if err := p.custody().DeleteBackup(ctx, b, p.backupSecrets); err != nil {
+			return nil, err
 		}
 	}
-	return left, nil
+	return kept, nil
 }
 
 // listInStatus sets status.stateBackups to the complete sets, newest first.
-func (p *pass) listInStatus(sets []state.Backup) {
-	p.w.Status.StateBackups = nil
-	for _, b := range sets {
-		if !b.Complete || len(p.w.Status.StateBackups) == maxListedBackups {
-			continue
-		}
-		p.w.Status.StateBackups = append(p.w.Status.StateBackups, infrav1.StateBackup{Serial: b.Serial, TakenAt: metav1.NewTime(b.TakenAt), Bytes: b.Bytes})
-	}
-}
+func (p *pass) listInStatus(sets []state.Backup) { p.w.Status.StateBackups = custody.Listed(sets) }
 
 // rescuedMessage says why no apply runs after a rescue, and the way out.
 func (p *pass) rescuedMessage() string {

@@ -19,6 +19,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -117,7 +118,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	ns := p.obj.GetNamespace()
 	suffix := p.suffix()
 	if ownState {
-		if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		if err := p.deleteEach(ctx, custody.SecretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return fmt.Errorf("deleting the state Secrets: %w", err)
 		}
 		crashpoint.Hit(crashpoint.DuringCleanup)
@@ -131,7 +132,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	}
 	// A plan key retained with the state stays with it.
 	notRetained, _ := labels.NewRequirement(infrav1.RetainedFromUIDLabel, selection.DoesNotExist, nil)
-	if err := p.deleteEach(ctx, secretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()},
+	if err := p.deleteEach(ctx, custody.SecretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()},
 		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notRetained)}); err != nil {
 		return fmt.Errorf("deleting the plan key Secret: %w", err)
 	}
@@ -158,11 +159,6 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		return p.releaseBackups(ctx)
 	}
 	return nil
-}
-
-// secretMetadataList lists Secrets' metadata only.
-func secretMetadataList() *metav1.PartialObjectMetadataList {
-	return &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
 }
 
 // deleteEach lists (live), releases and deletes, one by one, the objects
@@ -273,7 +269,7 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 	suffix := p.suffix()
 	// Metadata only: adopting writes no data, and Secrets that merely
 	// carry the state's labels must cost no memory.
-	list := secretMetadataList()
+	list := custody.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return err
 	}
@@ -293,8 +289,8 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 			}
 			changed, adopted = true, hash != ""
 		}
-		if !hasOwner(s, p.obj) {
-			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+		if !custody.HasOwner(s, p.obj) {
+			s.OwnerReferences = append(custody.OwnersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
 			changed = true
 		}
 		changed = protection.Protect(s) || changed
@@ -308,25 +304,4 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 		p.eventf(corev1.EventTypeNormal, "StateAdopted", "Adopted the state written with inputs hash %s", hash)
 	}
 	return nil
-}
-
-func hasOwner(s metav1.Object, obj client.Object) bool {
-	for _, r := range s.GetOwnerReferences() {
-		if r.UID == obj.GetUID() {
-			return true
-		}
-	}
-	return false
-}
-
-// ownersOtherThan drops references to earlier objects of the same kind
-// and name (an earlier UID).
-func ownersOtherThan(s metav1.Object, obj client.Object) []metav1.OwnerReference {
-	var out []metav1.OwnerReference
-	for _, r := range s.GetOwnerReferences() {
-		if r.Name != obj.GetName() || r.UID == obj.GetUID() {
-			out = append(out, r)
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/roles"
@@ -52,7 +53,7 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 // the runner rescued while the object was being deleted) would never go:
 // it is deleted.
 func (p *pass) releaseBackups(ctx context.Context) error {
-	backups := secretMetadataList()
+	backups := custody.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, backups, client.InNamespace(p.obj.GetNamespace()),
 		p.backupSets()); err != nil {
 		return fmt.Errorf("listing the state backups: %w", err)
@@ -64,7 +65,7 @@ func (p *pass) releaseBackups(ctx context.Context) error {
 		}
 		b.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		var err error
-		if hasOwner(b, p.obj) {
+		if custody.HasOwner(b, p.obj) {
 			err = protection.Release(ctx, p.e.Client, b)
 		} else {
 			err = protection.Delete(ctx, p.e.Client, b)
@@ -141,7 +142,7 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 	if p.retained || p.active != nil || p.obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	list := secretMetadataList()
+	list := custody.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
 		p.backupSets()); err != nil {
 		return fmt.Errorf("listing the state backups: %w", err)

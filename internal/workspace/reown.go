@@ -2,14 +2,12 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/records"
 )
 
@@ -27,7 +25,7 @@ func (p *pass) reownState(ctx context.Context) error {
 	}
 	var stray []*corev1.Secret
 	for i := range p.stSecrets {
-		if p.unkept(&p.stSecrets[i]) {
+		if custody.Unkept(&p.stSecrets[i], p.obj) {
 			stray = append(stray, &p.stSecrets[i])
 		}
 	}
@@ -47,47 +45,16 @@ func (p *pass) reownState(ctx context.Context) error {
 			}
 			return err
 		}
-		if p.unkept(s) {
+		if custody.Unkept(s, p.obj) {
 			stray = append(stray, s)
 		}
 	}
-	n, err := p.reown(ctx, stray)
+	n, err := p.custody().Reown(ctx, p.obj, p.role.Kind(), stray)
 	if err != nil || n == 0 {
 		return err
 	}
 	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d Secrets (state, inputs records, plan key) that lacked an owner reference to this object or its protection", n)
 	return nil
-}
-
-// unkept: s is the object's (not retained for another) and lacks its
-// owner reference or, unless being deleted, its protection.
-func (p *pass) unkept(s *corev1.Secret) bool {
-	if s.Labels[infrav1.RetainedFromUIDLabel] != "" {
-		return false
-	}
-	return !hasOwner(s, p.obj) || (!protection.Protected(s) && !protection.Terminating(s))
-}
-
-// reown gives the object's owner reference and protection to Secrets,
-// keeping their other owners, and returns how many it re-owned. A Secret
-// changed or deleted meanwhile is left to the next pass.
-func (p *pass) reown(ctx context.Context, secrets []*corev1.Secret) (int, error) {
-	n := 0
-	for _, s := range secrets {
-		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		if !hasOwner(s, p.obj) {
-			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
-		}
-		protection.Protect(s)
-		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				continue
-			}
-			return n, fmt.Errorf("re-owning Secret %s: %w", s.Name, err)
-		}
-		n++
-	}
-	return n, nil
 }
 
 // recordNames are the names of the object's attempt and applied records.

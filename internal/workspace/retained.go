@@ -12,6 +12,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
@@ -29,7 +30,7 @@ func (p *pass) keptSecrets(ctx context.Context) ([]metav1.PartialObjectMetadata,
 		client.MatchingLabelsSelector{Selector: state.Selector(p.suffix())},
 		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix()},
 	} {
-		list := secretMetadataList()
+		list := custody.SecretMetadataList()
 		if err := p.e.APIReader.List(ctx, list, client.InNamespace(ns), sel); err != nil {
 			return nil, err
 		}
@@ -136,7 +137,7 @@ func (p *pass) adoptRetained(ctx context.Context, from string) error {
 		patch := client.MergeFrom(s.DeepCopy())
 		delete(s.Labels, infrav1.RetainedFromUIDLabel)
 		if s.Name != records.AttemptName(p.role.Kind(), p.obj.GetName()) && s.Name != records.AppliedName(p.role.Kind(), p.obj.GetName()) {
-			s.OwnerReferences = append(ownersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
+			s.OwnerReferences = append(custody.OwnersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
 		}
 		protection.Protect(s)
 		if err := p.e.Client.Patch(ctx, s, patch); err != nil {

@@ -1,0 +1,103 @@
+package custody
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/pkg/state"
+)
+
+// MaxListedBackups bounds status.stateBackups.
+const MaxListedBackups = 16
+
+// BackupSets selects the state backup Secrets of the state suffix.
+func BackupSets(suffix string) client.MatchingLabels {
+	return client.MatchingLabels{infrav1.StateBackupSuffixLabel: suffix, infrav1.StateBackupLabel: "true"}
+}
+
+// ListBackups reads the backup Secrets of the state suffix in namespace,
+// live, by their metadata only: sizes are annotated, and Secrets that
+// merely carry the backup labels must cost no memory.
+func (k Keeper) ListBackups(ctx context.Context, namespace, suffix string) ([]corev1.Secret, error) {
+	list := SecretMetadataList()
+	if err := k.Reader.List(ctx, list, client.InNamespace(namespace), BackupSets(suffix)); err != nil {
+		return nil, fmt.Errorf("listing the state backups: %w", err)
+	}
+	return state.MetadataOnly(list.Items), nil
+}
+
+// WriteBackup writes the backup set spec describes, owned by obj (of kind)
+// and protected, its head Secret last; it returns the set's name and
+// size. Secrets already there
+// (an earlier pass wrote them) are kept.
+func (k Keeper) WriteBackup(ctx context.Context, obj client.Object, kind string, spec state.BackupSpec) (name string, secrets int, err error) {
+	set := state.NewBackupSet(spec)
+	owner := records.OwnerReference(obj, kind)
+	for i := len(set) - 1; i >= 0; i-- {
+		set[i].OwnerReferences = []metav1.OwnerReference{owner}
+		set[i].Finalizers = []string{protection.Finalizer}
+		if err := k.Client.Create(ctx, &set[i]); err != nil && !apierrors.IsAlreadyExists(err) {
+			return "", 0, fmt.Errorf("writing state backup %s: %w", set[i].Name, err)
+		}
+	}
+	return set[0].Name, len(set), nil
+}
+
+// Prunable splits backup sets (newest first) into those kept and those
+// to delete: keep complete sets are kept (a set whose serial pinned names,
+// the one a restore request asks for, is kept and not counted), and of
+// the incomplete ones only the newest, which may still be being written.
+func Prunable(sets []state.Backup, keep int, pinned string) (kept, pruned []state.Backup) {
+	complete := 0
+	for i, b := range sets {
+		isPinned := strconv.FormatInt(b.Serial, 10) == pinned
+		switch {
+		case isPinned, b.Complete && complete < keep, !b.Complete && i == 0:
+			if b.Complete && !isPinned {
+				complete++
+			}
+			kept = append(kept, b)
+		default:
+			pruned = append(pruned, b)
+		}
+	}
+	return kept, pruned
+}
+
+// DeleteBackup releases and deletes the Secrets of set b, found among
+// secrets (its listing).
+func (k Keeper) DeleteBackup(ctx context.Context, b state.Backup, secrets []corev1.Secret) error {
+	for _, name := range b.Chunks {
+		i := slices.IndexFunc(secrets, func(s corev1.Secret) bool { return s.Name == name })
+		if name == "" || i < 0 {
+			continue
+		}
+		if err := protection.Delete(ctx, k.Client, &secrets[i]); err != nil {
+			return fmt.Errorf("pruning state backup: %w", err)
+		}
+	}
+	return nil
+}
+
+// Listed is status.stateBackups of sets: the complete ones, newest first,
+// at most MaxListedBackups.
+func Listed(sets []state.Backup) []infrav1.StateBackup {
+	var out []infrav1.StateBackup
+	for _, b := range sets {
+		if !b.Complete || len(out) == MaxListedBackups {
+			continue
+		}
+		out = append(out, infrav1.StateBackup{Serial: b.Serial, TakenAt: metav1.NewTime(b.TakenAt), Bytes: b.Bytes})
+	}
+	return out
+}

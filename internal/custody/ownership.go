@@ -1,0 +1,82 @@
+package custody
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/records"
+)
+
+// Keeper writes the Secrets in an object's custody.
+type Keeper struct {
+	// Client writes Secrets.
+	Client client.Client
+	// Reader lists them live (Secrets are never cached).
+	Reader client.Reader
+}
+
+// HasOwner: s is owned by obj (its UID).
+func HasOwner(s metav1.Object, obj client.Object) bool {
+	for _, r := range s.GetOwnerReferences() {
+		if r.UID == obj.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnersOtherThan drops the references of s to earlier objects of obj's
+// name (an earlier UID).
+func OwnersOtherThan(s metav1.Object, obj client.Object) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, r := range s.GetOwnerReferences() {
+		if r.Name != obj.GetName() || r.UID == obj.GetUID() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unkept: s is obj's (not retained for another object) and lacks its
+// owner reference or, unless being deleted, its protection.
+func Unkept(s *corev1.Secret, obj client.Object) bool {
+	if s.Labels[infrav1.RetainedFromUIDLabel] != "" {
+		return false
+	}
+	return !HasOwner(s, obj) || (!protection.Protected(s) && !protection.Terminating(s))
+}
+
+// Reown gives obj (of kind) its owner reference and protection on
+// secrets, keeping their other owners, and returns how many it re-owned.
+// A Secret changed or deleted meanwhile is left to the next pass.
+func (k Keeper) Reown(ctx context.Context, obj client.Object, kind string, secrets []*corev1.Secret) (int, error) {
+	n := 0
+	for _, s := range secrets {
+		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if !HasOwner(s, obj) {
+			s.OwnerReferences = append(OwnersOtherThan(s, obj), records.OwnerReference(obj, kind))
+		}
+		protection.Protect(s)
+		if err := k.Client.Patch(ctx, s, patch); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				continue
+			}
+			return n, fmt.Errorf("re-owning Secret %s: %w", s.Name, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// SecretMetadataList is an empty list of Secrets' metadata, for reads
+// that must not transfer Secret data.
+func SecretMetadataList() *metav1.PartialObjectMetadataList {
+	return &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
+}
