@@ -52,7 +52,8 @@ func (p *pass) countDependents(ctx context.Context) error {
 		p.dependentNames = append(p.dependentNames, "TerraformMachinePool "+pools.Items[i].Name)
 	}
 	if p.dependents == 0 {
-		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason})
+		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
+			Message: "No TerraformMachine or TerraformMachinePool holds the deletion"})
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/roles"
 )
 
 // applyOutputs maps the state's outputs onto the object and latches
@@ -117,17 +118,10 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
 		p.reportApplyFromState(ok)
 	}
-	if meta.FindStatusCondition(st.Conditions, infrav1.InfrastructureHealthyCondition) == nil {
-		p.setDefault(infrav1.InfrastructureHealthyCondition, infrav1.WaitingForProvisioningReason, "No apply has started yet")
-	}
-	if meta.FindStatusCondition(st.Conditions, infrav1.DriftDetectedCondition) == nil {
-		p.setDefault(infrav1.DriftDetectedCondition, infrav1.DriftNotCheckedReason, "No drift check has finished yet")
-	}
-	if meta.FindStatusCondition(st.Conditions, infrav1.DriftJobSucceededCondition) == nil {
-		p.setDefault(infrav1.DriftJobSucceededCondition, infrav1.DriftNotCheckedReason, "No refresh or drift Job has finished yet")
-	}
-	if meta.FindStatusCondition(st.Conditions, infrav1.OutputsValidCondition) == nil {
-		p.setDefault(infrav1.OutputsValidCondition, infrav1.OutputsPendingReason, "No state to read outputs from yet")
+	for _, c := range firstVisit(p.caps()) {
+		if meta.FindStatusCondition(st.Conditions, c.Type) == nil {
+			p.setDefaultTo(c)
+		}
 	}
 	for _, c := range p.conds {
 		meta.SetStatusCondition(&st.Conditions, c)
@@ -194,6 +188,23 @@ func (p *pass) inputsInState() bool {
 // this pass did not set it.
 func (p *pass) setDefault(condType, reason, message string) {
 	p.setDefaultTo(metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
+}
+
+// firstVisit are the conditions an object of a kind with capabilities c
+// carries from its first pass, at their starting values, until a pass
+// sets them otherwise.
+func firstVisit(c roles.Capabilities) []metav1.Condition {
+	conds := []metav1.Condition{
+		{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForProvisioningReason, Message: "No apply has started yet"},
+		{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftNotCheckedReason, Message: "No drift check has finished yet"},
+		{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftNotCheckedReason, Message: "No refresh or drift Job has finished yet"},
+		{Type: infrav1.OutputsValidCondition, Status: metav1.ConditionUnknown, Reason: infrav1.OutputsPendingReason, Message: "No state to read outputs from yet"},
+	}
+	if c.Dependents {
+		conds = append(conds, metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
+			Message: "No TerraformMachine or TerraformMachinePool holds the deletion"})
+	}
+	return conds
 }
 
 // setDefaultTo sets c when this pass did not set its type.

@@ -142,3 +142,27 @@ func TestApplyReportedFromState(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstVisit: every kind carries its health, drift and outputs
+// conditions from its first pass, and a TerraformCluster also
+// DeletionBlocked=False/NotBlocked (the reference's "set on first
+// visit"), which neither a machine nor a pool carries.
+func TestFirstVisit(t *testing.T) {
+	for _, r := range []roles.Role{roles.Cluster{}, roles.Machine{}, roles.MachinePool{}} {
+		t.Run(r.Kind(), func(t *testing.T) {
+			conds := firstVisit(r.Capabilities())
+			for _, want := range []string{infrav1.InfrastructureHealthyCondition, infrav1.DriftDetectedCondition, infrav1.DriftJobSucceededCondition, infrav1.OutputsValidCondition} {
+				if c := meta.FindStatusCondition(conds, want); c == nil || c.Status != metav1.ConditionUnknown || c.Message == "" {
+					t.Errorf("%s on the first visit = %+v, want Unknown with a message", want, c)
+				}
+			}
+			blocked := meta.FindStatusCondition(conds, infrav1.DeletionBlockedCondition)
+			switch {
+			case r.Capabilities().Dependents && (blocked == nil || blocked.Status != metav1.ConditionFalse || blocked.Reason != infrav1.NotBlockedReason):
+				t.Errorf("DeletionBlocked on a cluster's first visit = %+v, want False/NotBlocked", blocked)
+			case !r.Capabilities().Dependents && blocked != nil:
+				t.Errorf("a %s carries DeletionBlocked: %+v", r.Kind(), blocked)
+			}
+		})
+	}
+}
