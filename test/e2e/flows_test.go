@@ -55,13 +55,19 @@ const flowTimeout = 20 * time.Minute
 // The flows below share the package's environment (see sharedEnv) and
 // run side by side (flowSlots at a time, the longest first), each in a
 // namespace of its own with its own identity, so that none sees another's
-// objects. The Cluster API topology flows run once the others are done:
-// with three more Cluster API managers at work the two cores are
-// saturated, and steps of every flow slow down past their bounds.
+// objects. The Cluster API topology flows start once the others are down
+// to their last tailFlows: with three more Cluster API managers at work
+// beside a full set of flows the two cores are saturated and steps of
+// every flow slow down past their bounds, while the last few flows of the
+// first group mostly wait for their Jobs and requeues (the cores were idle
+// for up to a minute there when the topology flows waited for them all).
 func TestFlows(t *testing.T) {
 	t.Parallel()
 	env := sharedEnv(t)
-	runFlows(t, env, []namedFlow{
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, flowSlots)
+	first := startFlows(t, env, &wg, slots, []namedFlow{
 		{"oversize-state", oversizeState},
 		{"guarded-replace", guardedReplace},
 		{"interrupted-apply", interruptedApply},
@@ -82,7 +88,8 @@ func TestFlows(t *testing.T) {
 		{"quickstart-terraform", quickstartOn("terraform")},
 		{"unpullable-image", unpullableImage},
 	})
-	runFlows(t, env, []namedFlow{
+	first.waitUntilLeft(tailFlows)
+	startFlows(t, env, &wg, slots, []namedFlow{
 		{"clusterclass-kubeadm", clusterclassKubeadm},
 		{"clusterclass", clusterClass},
 		{"default-flavor", defaultFlavor},
@@ -95,16 +102,33 @@ func TestFlows(t *testing.T) {
 // others (past their bounds, in a loaded run).
 const flowSlots = 8
 
-// runFlows runs the flows in order, flowSlots at a time whatever -parallel
-// says (they mostly wait for Jobs), each within flowTimeout of its start,
-// and returns when every one is done.
-func runFlows(t *testing.T, env *devenv.Env, flows []namedFlow) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	slots := make(chan struct{}, flowSlots)
+// tailFlows is how many flows of the first group may still run when the
+// topology flows start.
+const tailFlows = 2
+
+// flowGroup is a group of flows startFlows started.
+type flowGroup struct {
+	// finished receives once per finished flow.
+	finished chan struct{}
+	n        int
+}
+
+// waitUntilLeft returns once at most left flows of g are unfinished.
+func (g flowGroup) waitUntilLeft(left int) {
+	for done := 0; g.n-done > left; done++ {
+		<-g.finished
+	}
+}
+
+// startFlows starts the flows in order, each once one of slots is free
+// (they mostly wait for Jobs), each within flowTimeout of its start; it
+// returns once the last one started, and wg waits for them all.
+func startFlows(t *testing.T, env *devenv.Env, wg *sync.WaitGroup, slots chan struct{}, flows []namedFlow) flowGroup {
+	g := flowGroup{finished: make(chan struct{}, len(flows)), n: len(flows)}
 	for _, fl := range flows {
 		slots <- struct{}{}
 		wg.Go(func() {
+			defer func() { g.finished <- struct{}{} }()
 			defer func() { <-slots }()
 			t.Run(fl.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
@@ -119,6 +143,7 @@ func runFlows(t *testing.T, env *devenv.Env, flows []namedFlow) {
 			})
 		})
 	}
+	return g
 }
 
 // flow is one flow's namespace in the shared environment.
