@@ -37,6 +37,17 @@ func condTypeOf(op decide.Operation) string {
 	return infrav1.ApplyJobSucceededCondition
 }
 
+// endStartWait: the Job of op started, so a wait its condition reported
+// is over. ApplyJobSucceeded says again what the last Job left; the
+// drift condition says its Job runs (below).
+func (p *pass) endStartWait(op decide.Operation) {
+	c := p.current(condTypeOf(op))
+	if c == nil || !startWaits[c.Reason] || c.Type != infrav1.ApplyJobSucceededCondition {
+		return
+	}
+	p.set(lastApplyOutcome(p.history()))
+}
+
 // waitOn reports a wait before a Job on the operation's condition.
 func (p *pass) waitOn(op decide.Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
 	p.set(metav1.Condition{Type: condTypeOf(op), Status: status, Reason: reason, Message: msg})
@@ -290,6 +301,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	}
 	crashpoint.Hit(crashpoint.AfterJobCreate)
 	p.waitOver()
+	p.endStartWait(op)
 	// From now on the leases' holder is a Job that ran, should it vanish.
 	p.markLeasesCreated(ctx, name, op)
 	if p.forceUnlock != "" {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -162,6 +164,41 @@ func TestFirstVisit(t *testing.T) {
 				t.Errorf("DeletionBlocked on a cluster's first visit = %+v, want False/NotBlocked", blocked)
 			case !r.Capabilities().Dependents && blocked != nil:
 				t.Errorf("a %s carries DeletionBlocked: %+v", r.Kind(), blocked)
+			}
+		})
+	}
+}
+
+// TestLastApplyOutcome: once a Job's wait is over, ApplyJobSucceeded says
+// again what the newest finished apply, plan or destroy Job left, never
+// the wait.
+func TestLastApplyOutcome(t *testing.T) {
+	at := func(ago time.Duration) time.Time { return t0.Add(-ago) }
+	testCases := []struct {
+		name       string
+		history    []decide.FinishedJob
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantJob    string
+	}{
+		{"no Job left", nil, metav1.ConditionUnknown, infrav1.NoApplyYetReason, ""},
+		{"a refresh is not an apply", []decide.FinishedJob{{Name: "r1", Op: decide.OpRefresh, Succeeded: true, FinishedAt: at(time.Minute)}}, metav1.ConditionUnknown, infrav1.NoApplyYetReason, ""},
+		{"the newest apply succeeded", []decide.FinishedJob{
+			{Name: "a1", Op: decide.OpApply, FinishedAt: at(time.Hour)},
+			{Name: "a2", Op: decide.OpApply, Succeeded: true, FinishedAt: at(time.Minute)}}, metav1.ConditionTrue, infrav1.ApplySucceededReason, "a2"},
+		{"the newest apply failed", []decide.FinishedJob{
+			{Name: "a1", Op: decide.OpApply, Succeeded: true, FinishedAt: at(time.Hour)},
+			{Name: "a2", Op: decide.OpApply, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.ApplyFailedReason, "a2"},
+		{"a destroy failed", []decide.FinishedJob{{Name: "d1", Op: decide.OpDestroy, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.DestroyFailedReason, "d1"},
+		{"a blocked apply", []decide.FinishedJob{{Name: "a1", Op: decide.OpApply, Blocked: true, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "a1"},
+		{"a Manual plan waits for approval", []decide.FinishedJob{{Name: "p1", Op: decide.OpPlan, Succeeded: true, FinishedAt: at(time.Minute)}}, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, "p1"},
+		{"an interrupted apply", []decide.FinishedJob{{Name: "a1", Op: decide.OpApply, Interrupted: true, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.ApplyFailedReason, "a1"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := lastApplyOutcome(tc.history)
+			if c.Type != infrav1.ApplyJobSucceededCondition || c.Status != tc.wantStatus || c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantJob) || startWaits[c.Reason] {
+				t.Errorf("lastApplyOutcome = %+v, want %s/%s naming %q", c, tc.wantStatus, tc.wantReason, tc.wantJob)
 			}
 		})
 	}

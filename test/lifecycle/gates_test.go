@@ -155,6 +155,14 @@ func TestJobSlots(t *testing.T) {
 		t.Errorf("the pool started %d Jobs while the cluster's only slot was taken", n)
 	}
 	w.waitProvisioned(tm)
+	// Once its Job runs, the pool no longer says it waits for a slot.
+	w.eventually(2*time.Minute, "the pool's apply runs or ran", func() (bool, error) {
+		w.get(tmp)
+		return tmp.Status.ActiveJob != nil || conditionOf(tmp, infrav1.ApplyJobSucceededCondition).Reason != infrav1.WaitingForJobSlotReason, nil
+	})
+	if c := conditionOf(tmp, infrav1.ApplyJobSucceededCondition); c.Reason == infrav1.WaitingForJobSlotReason {
+		t.Errorf("ApplyJobSucceeded = %s/%s (%s) while the pool's Job %s runs: the wait outlived it", c.Status, c.Reason, c.Message, tmp.Status.ActiveJob.Name)
+	}
 	w.waitProvisioned(tmp)
 	waits := 0
 	for _, r := range w.events(tmp.Name) {
