@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -144,38 +143,17 @@ func TestRestore(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	runnerBin string
-	buildErr  error
-)
-
-// binary builds cmd/runner once: signal tests need a real process.
-func binary(t *testing.T) string {
+// runnerCommand is `runner ARGS...` in a process of its own (signal tests
+// need a real process): this test binary, made the runner by asRunnerEnv.
+func runnerCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "captf-runner-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		runnerBin = filepath.Join(dir, "runner")
-		root, err := filepath.Abs(filepath.Join("..", ".."))
-		if err != nil {
-			buildErr = err
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner")
-		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the runner: %v", buildErr)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatalf("locating the test binary: %v", err)
 	}
-	return runnerBin
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), asRunnerEnv+"=1")
+	return cmd
 }
 
 func args(f *runnertest.Fixture, op string) []string {
@@ -207,7 +185,7 @@ func TestSigtermDuringApply(t *testing.T) {
 	for _, rt := range runtimes {
 		t.Run(rt, func(t *testing.T) {
 			f := newFixture(t, rt, "slow")
-			cmd := exec.Command(binary(t), args(f, runner.OpApply)...)
+			cmd := runnerCommand(t, args(f, runner.OpApply)...)
 			logs, _ := os.Create(filepath.Join(f.Dir, "log"))
 			cmd.Stdout, cmd.Stderr = logs, logs
 			if err := cmd.Start(); err != nil {
@@ -242,10 +220,12 @@ func TestSigtermDuringApply(t *testing.T) {
 // A lock left by a killed run is cleared by the next run's --force-unlock;
 // an already released lock counts as cleared.
 func TestForceUnlock(t *testing.T) {
+	t.Parallel() // mostly waits out the retried apply's time_sleep
 	for _, rt := range runtimes {
 		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, rt, "slow")
-			cmd := exec.Command(binary(t), args(f, runner.OpApply)...)
+			cmd := runnerCommand(t, args(f, runner.OpApply)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			logs, _ := os.Create(filepath.Join(f.Dir, "log"))
 			cmd.Stdout, cmd.Stderr = logs, logs

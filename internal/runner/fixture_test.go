@@ -5,18 +5,24 @@ import (
 	"path/filepath"
 	"testing"
 
+	"captf.io/captf/internal/runner"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/internal/test/runnertest"
 )
 
 var env *envtest.Env
 
+// asRunnerEnv set to 1 makes this test binary the runner command: the
+// signal tests need a runner process of its own, and cmd/runner's main is
+// runner.Main alone, so they start this binary again instead of building
+// and linking cmd/runner.
+const asRunnerEnv = "CAPTF_RUNNER_TEST_AS_RUNNER"
+
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, envtest.Options{}, func() {
-		if runnerBin != "" {
-			_ = os.RemoveAll(filepath.Dir(runnerBin))
-		}
-	}))
+	if os.Getenv(asRunnerEnv) == "1" {
+		os.Exit(runner.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(envtest.Main(m, &env, envtest.Options{}))
 }
 
 var runtimes = runnertest.Runtimes
