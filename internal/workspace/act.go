@@ -191,7 +191,7 @@ func (p *pass) reportWait(d decide.Decision) {
 			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: err.Error()})
 		}
 	case decide.ReasonNamespaceTerminating:
-		p.set(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.NamespaceTerminatingReason, Message: p.namespaceTerminatingMessage(d.Op)})
+		p.setWait(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.NamespaceTerminatingReason, Message: p.namespaceTerminatingMessage(d.Op)})
 	case decide.ReasonDeletionPolicyUnresolved:
 		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
 			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})

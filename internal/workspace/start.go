@@ -37,20 +37,24 @@ func condTypeOf(op decide.Operation) string {
 	return infrav1.ApplyJobSucceededCondition
 }
 
-// endStartWait: the Job of op started, so a wait its condition reported
-// is over. ApplyJobSucceeded says again what the last Job left; the
-// drift condition says its Job runs (below).
-func (p *pass) endStartWait(op decide.Operation) {
-	c := p.current(condTypeOf(op))
-	if c == nil || !startWaits[c.Reason] || c.Type != infrav1.ApplyJobSucceededCondition {
-		return
+// setWait reports a wait before a Job on its operation's condition,
+// remembering what ApplyJobSucceeded said before the wait began (see
+// endStaleWait).
+func (p *pass) setWait(c metav1.Condition) {
+	if c.Type == infrav1.ApplyJobSucceededCondition && startWaits[c.Reason] {
+		switch cur := p.current(c.Type); {
+		case cur == nil:
+			p.e.replaced.Store(p.obj.GetUID(), metav1.Condition{Type: c.Type, Status: metav1.ConditionUnknown, Reason: infrav1.NoApplyYetReason, Message: "No apply has finished yet"})
+		case !startWaits[cur.Reason]:
+			p.e.replaced.Store(p.obj.GetUID(), metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
+		}
 	}
-	p.set(lastApplyOutcome(p.history()))
+	p.set(c)
 }
 
 // waitOn reports a wait before a Job on the operation's condition.
 func (p *pass) waitOn(op decide.Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
-	p.set(metav1.Condition{Type: condTypeOf(op), Status: status, Reason: reason, Message: msg})
+	p.setWait(metav1.Condition{Type: condTypeOf(op), Status: status, Reason: reason, Message: msg})
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
@@ -301,7 +305,6 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	}
 	crashpoint.Hit(crashpoint.AfterJobCreate)
 	p.waitOver()
-	p.endStartWait(op)
 	// From now on the leases' holder is a Job that ran, should it vanish.
 	p.markLeasesCreated(ctx, name, op)
 	if p.forceUnlock != "" {

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 )
@@ -116,6 +115,9 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 		gen = p.w.Status.ObservedGeneration
 	}
 	st := p.w.Status
+	if ok {
+		p.endStaleWait(st)
+	}
 	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
 		p.reportApplyFromState(ok)
 	}
@@ -199,49 +201,26 @@ var startWaits = map[string]bool{
 	infrav1.RuntimeCannotKeepStateReason: true, infrav1.NamespaceTerminatingReason: true,
 }
 
-// lastApplyOutcome is ApplyJobSucceeded as the newest finished apply,
-// plan or destroy Job of history left it (the detail of a failure is in
-// status.lastRun), or its starting value when none is left: what the
-// condition says again once a wait that replaced it is over.
-func lastApplyOutcome(history []decide.FinishedJob) metav1.Condition {
-	var last *decide.FinishedJob
-	for i := range history {
-		j := &history[i]
-		if (j.Op == decide.OpApply || j.Op == decide.OpPlan || j.Op == decide.OpDestroy) && (last == nil || j.FinishedAt.After(last.FinishedAt)) {
-			last = j
+// endStaleWait ends a wait before a Job that no pass reports any more:
+// each pass that waits reports its wait again, so a completed pass that
+// left ApplyJobSucceeded alone while it names such a wait (the Job
+// started, or is no longer due) says again what the condition said before
+// the wait began. Only the manager that saw the wait begin knows that:
+// another one (a restart, a new leader) leaves the wait's reason until a
+// Job reports.
+func (p *pass) endStaleWait(st *infrav1.WorkspaceStatus) {
+	cur := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition)
+	if cur == nil || !startWaits[cur.Reason] {
+		return
+	}
+	for _, c := range p.conds {
+		if c.Type == infrav1.ApplyJobSucceededCondition {
+			return // set by this pass: the wait again, or a Job's outcome
 		}
 	}
-	c := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition}
-	failReason := infrav1.ApplyFailedReason
-	if last != nil && last.Op == decide.OpDestroy {
-		failReason = infrav1.DestroyFailedReason
+	if before, ok := p.e.replaced.LoadAndDelete(p.obj.GetUID()); ok {
+		p.set(before.(metav1.Condition))
 	}
-	switch {
-	case last == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.NoApplyYetReason, "No apply has finished yet"
-	case last.Blocked:
-		c.Status, c.Reason = metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason
-		c.Message = fmt.Sprintf("Job %s: the plan deletes or replaces resources, so nothing was applied; approve its TerraformPlan to let it through", last.Name)
-	case last.PlanChanged:
-		c.Status, c.Reason = metav1.ConditionUnknown, infrav1.PlanChangedReason
-		c.Message = fmt.Sprintf("Job %s: the plan changed since it was approved, so nothing was applied", last.Name)
-	case last.Succeeded && last.PlanUnreadable:
-		c.Status, c.Reason = metav1.ConditionFalse, failReason
-		c.Message = fmt.Sprintf("Job %s: the plan Job succeeded but reported no readable plan", last.Name)
-	case last.Succeeded && last.Op == decide.OpPlan:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, fmt.Sprintf("Job %s planned the inputs", last.Name)
-	case last.Succeeded && last.Op == decide.OpDestroy:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.DestroySucceededReason, fmt.Sprintf("Job %s: destroy succeeded", last.Name)
-	case last.Succeeded:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.ApplySucceededReason, fmt.Sprintf("Job %s: %s succeeded", last.Name, last.Op)
-	case last.Interrupted:
-		c.Status, c.Reason = metav1.ConditionFalse, failReason
-		c.Message = fmt.Sprintf("Job %s: %s was interrupted from outside and may have changed part of the infrastructure", last.Name, last.Op)
-	default:
-		c.Status, c.Reason = metav1.ConditionFalse, failReason
-		c.Message = fmt.Sprintf("Job %s: %s failed (see status.lastRun)", last.Name, last.Op)
-	}
-	return c
 }
 
 // firstVisit are the conditions an object of a kind with capabilities c

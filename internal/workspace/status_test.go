@@ -3,7 +3,6 @@ package workspace
 import (
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -169,36 +167,54 @@ func TestFirstVisit(t *testing.T) {
 	}
 }
 
-// TestLastApplyOutcome: once a Job's wait is over, ApplyJobSucceeded says
-// again what the newest finished apply, plan or destroy Job left, never
-// the wait.
-func TestLastApplyOutcome(t *testing.T) {
-	at := func(ago time.Duration) time.Time { return t0.Add(-ago) }
+// TestWaitEndsWhenItsJobStarts: a wait before a Job replaces
+// ApplyJobSucceeded; once a completed pass no longer reports it (the Job
+// started, or is no longer due), the condition says again what it said
+// before the wait, however many waits followed one another. A manager
+// that did not see the wait begin leaves it.
+func TestWaitEndsWhenItsJobStarts(t *testing.T) {
+	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1: apply succeeded"}
+	wait := func(reason string) metav1.Condition {
+		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}
+	}
 	testCases := []struct {
 		name       string
-		history    []decide.FinishedJob
-		wantStatus metav1.ConditionStatus
+		before     *metav1.Condition // on the status before the waits
+		waits      []string
+		restart    bool // another manager sees the Job start
 		wantReason string
-		wantJob    string
 	}{
-		{"no Job left", nil, metav1.ConditionUnknown, infrav1.NoApplyYetReason, ""},
-		{"a refresh is not an apply", []decide.FinishedJob{{Name: "r1", Op: decide.OpRefresh, Succeeded: true, FinishedAt: at(time.Minute)}}, metav1.ConditionUnknown, infrav1.NoApplyYetReason, ""},
-		{"the newest apply succeeded", []decide.FinishedJob{
-			{Name: "a1", Op: decide.OpApply, FinishedAt: at(time.Hour)},
-			{Name: "a2", Op: decide.OpApply, Succeeded: true, FinishedAt: at(time.Minute)}}, metav1.ConditionTrue, infrav1.ApplySucceededReason, "a2"},
-		{"the newest apply failed", []decide.FinishedJob{
-			{Name: "a1", Op: decide.OpApply, Succeeded: true, FinishedAt: at(time.Hour)},
-			{Name: "a2", Op: decide.OpApply, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.ApplyFailedReason, "a2"},
-		{"a destroy failed", []decide.FinishedJob{{Name: "d1", Op: decide.OpDestroy, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.DestroyFailedReason, "d1"},
-		{"a blocked apply", []decide.FinishedJob{{Name: "a1", Op: decide.OpApply, Blocked: true, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "a1"},
-		{"a Manual plan waits for approval", []decide.FinishedJob{{Name: "p1", Op: decide.OpPlan, Succeeded: true, FinishedAt: at(time.Minute)}}, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, "p1"},
-		{"an interrupted apply", []decide.FinishedJob{{Name: "a1", Op: decide.OpApply, Interrupted: true, FinishedAt: at(time.Minute)}}, metav1.ConditionFalse, infrav1.ApplyFailedReason, "a1"},
+		{"after a slot wait, the last apply again", &applied, []string{infrav1.WaitingForJobSlotReason}, false, infrav1.ApplySucceededReason},
+		{"after a slot wait then a lease wait", &applied, []string{infrav1.WaitingForJobSlotReason, infrav1.WaitingForRunLeaseReason}, false, infrav1.ApplySucceededReason},
+		{"a first apply: no apply yet", nil, []string{infrav1.WaitingForClusterOperationReason}, false, infrav1.NoApplyYetReason},
+		{"a destroy that waited for its credentials", &applied, []string{infrav1.IdentityNotAllowedReason}, false, infrav1.ApplySucceededReason},
+		{"another manager did not see the wait begin", &applied, []string{infrav1.WaitingForJobSlotReason}, true, infrav1.WaitingForJobSlotReason},
+		{"no wait: the condition stays", &applied, nil, false, infrav1.ApplySucceededReason},
+		{"a pass that waits again keeps the wait", &applied, []string{infrav1.WaitingForJobSlotReason, "again"}, false, infrav1.WaitingForJobSlotReason},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := lastApplyOutcome(tc.history)
-			if c.Type != infrav1.ApplyJobSucceededCondition || c.Status != tc.wantStatus || c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantJob) || startWaits[c.Reason] {
-				t.Errorf("lastApplyOutcome = %+v, want %s/%s naming %q", c, tc.wantStatus, tc.wantReason, tc.wantJob)
+			tm := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}
+			if tc.before != nil {
+				tm.Status.Conditions = []metav1.Condition{*tc.before}
+			}
+			p := &pass{e: &Engine{}, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
+			for _, r := range tc.waits {
+				if r == "again" { // the last pass waits again for the same
+					p.setWait(wait(infrav1.WaitingForJobSlotReason))
+					break
+				}
+				p.setWait(wait(r))
+				// Each wait is its own pass: the status carries it.
+				meta.SetStatusCondition(&tm.Status.Conditions, wait(r))
+				p.conds = nil
+			}
+			if tc.restart {
+				p.e = &Engine{}
+			}
+			p.endStaleWait(&tm.Status.WorkspaceStatus)
+			if got := p.current(infrav1.ApplyJobSucceededCondition); got == nil || got.Reason != tc.wantReason {
+				t.Errorf("ApplyJobSucceeded after the Job started = %+v, want reason %s", got, tc.wantReason)
 			}
 		})
 	}
