@@ -136,14 +136,15 @@ func (k Keeper) RunLease(ctx context.Context, s Subject) (*coordinationv1.Lease,
 }
 
 // MarkCreated records on the subject's run lease, and on the cluster lease
-// its Job of op took, that their holder jobName was created: once the Job
-// and its pods are gone, a lease is waited out as a holder that ran
-// (LeaseTakeable), not as a Job about to be created. Failing is logged,
-// not returned: the Job exists, and the engine marks the lease again
-// should the Job vanish.
+// its Job of op took (any cluster lease jobName holds when op is ""), that
+// their holder jobName was created: once the Job and its pods are gone, a
+// lease is waited out as a holder that ran (LeaseTakeable), not as a Job
+// about to be created. Failing is logged, not returned: the Job exists,
+// and the engine marks the lease again should the Job vanish.
 func (k Keeper) MarkCreated(ctx context.Context, s Subject, jobName string, op decide.Operation) {
 	k.markCreated(ctx, s, RunLeaseName(s.suffix()), jobName)
-	if gated(op) && k.Options.ClusterOperationGate && s.ClusterName != "" && s.HasDependents {
+	took := gated(op) && k.Options.ClusterOperationGate && s.HasDependents
+	if s.ClusterName != "" && (op == "" || took) {
 		k.markCreated(ctx, s, ClusterLeaseName(s.Namespace, s.ClusterName), jobName)
 	}
 }

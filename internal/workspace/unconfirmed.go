@@ -119,7 +119,8 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	if len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !gates.PodFinished(&pod) }) {
 		return p.releaseRunLease(ctx, aj.Name)
 	}
-	p.markLeasesCreated(ctx, aj.Name, decide.Operation(aj.Operation))
+	// Whatever the gate's setting now, a cluster lease it holds is marked.
+	p.markLeasesCreated(ctx, aj.Name, "")
 	return nil
 }
 
