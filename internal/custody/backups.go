@@ -29,7 +29,7 @@ func BackupSets(suffix string) client.MatchingLabels {
 // live, by their metadata only: sizes are annotated, and Secrets that
 // merely carry the backup labels must cost no memory.
 func (k Keeper) ListBackups(ctx context.Context, namespace, suffix string) ([]corev1.Secret, error) {
-	list := SecretMetadataList()
+	list := state.SecretMetadataList()
 	if err := k.Reader.List(ctx, list, client.InNamespace(namespace), BackupSets(suffix)); err != nil {
 		return nil, fmt.Errorf("listing the state backups: %w", err)
 	}

@@ -74,9 +74,3 @@ func (k Keeper) Reown(ctx context.Context, obj client.Object, kind string, secre
 	}
 	return n, nil
 }
-
-// SecretMetadataList is an empty list of Secrets' metadata, for reads
-// that must not transfer Secret data.
-func SecretMetadataList() *metav1.PartialObjectMetadataList {
-	return &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
-}

@@ -20,9 +20,8 @@ import (
 // otherwise the metadata alone, on which Decode finds the same fault.
 func StateLister(r client.Reader) state.Lister {
 	return state.ListerFunc(func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
-		var metas metav1.PartialObjectMetadataList
-		metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-		if err := r.List(ctx, &metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		metas := state.SecretMetadataList()
+		if err := r.List(ctx, metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
 			return nil, err
 		}
 		suffix, _ := selector.RequiresExactMatch(state.LabelSecretSuffix)

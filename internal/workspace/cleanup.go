@@ -52,8 +52,7 @@ func (p *pass) countDependents(ctx context.Context) error {
 		p.dependentNames = append(p.dependentNames, "TerraformMachinePool "+pools.Items[i].Name)
 	}
 	if p.dependents == 0 {
-		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
-			Message: "No TerraformMachine or TerraformMachinePool holds the deletion"})
+		p.set(notBlocked)
 	}
 	return nil
 }
@@ -119,7 +118,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	ns := p.obj.GetNamespace()
 	suffix := p.suffix()
 	if ownState {
-		if err := p.deleteEach(ctx, custody.SecretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		if err := p.deleteEach(ctx, state.SecretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return fmt.Errorf("deleting the state Secrets: %w", err)
 		}
 		crashpoint.Hit(crashpoint.DuringCleanup)
@@ -133,7 +132,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	}
 	// A plan key retained with the state stays with it.
 	notRetained, _ := labels.NewRequirement(infrav1.RetainedFromUIDLabel, selection.DoesNotExist, nil)
-	if err := p.deleteEach(ctx, custody.SecretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()},
+	if err := p.deleteEach(ctx, state.SecretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()},
 		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notRetained)}); err != nil {
 		return fmt.Errorf("deleting the plan key Secret: %w", err)
 	}
@@ -270,7 +269,7 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 	suffix := p.suffix()
 	// Metadata only: adopting writes no data, and Secrets that merely
 	// carry the state's labels must cost no memory.
-	list := custody.SecretMetadataList()
+	list := state.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -204,7 +203,7 @@ func (p *pass) everApplied() bool {
 // whether the Secrets carry their data; without it, decode answers from
 // what it remembers of these Secrets.
 func (e *Engine) listState(ctx context.Context, uid types.UID, namespace, suffix string) (secrets []corev1.Secret, withData bool, err error) {
-	metas := custody.SecretMetadataList()
+	metas := state.SecretMetadataList()
 	if err := e.APIReader.List(ctx, metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
 	}

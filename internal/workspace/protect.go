@@ -53,7 +53,7 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 // the runner rescued while the object was being deleted) would never go:
 // it is deleted.
 func (p *pass) releaseBackups(ctx context.Context) error {
-	backups := custody.SecretMetadataList()
+	backups := state.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, backups, client.InNamespace(p.obj.GetNamespace()),
 		p.backupSets()); err != nil {
 		return fmt.Errorf("listing the state backups: %w", err)
@@ -142,7 +142,7 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 	if p.retained || p.active != nil || p.obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	list := custody.SecretMetadataList()
+	list := state.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
 		p.backupSets()); err != nil {
 		return fmt.Errorf("listing the state backups: %w", err)

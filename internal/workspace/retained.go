@@ -30,7 +30,7 @@ func (p *pass) keptSecrets(ctx context.Context) ([]metav1.PartialObjectMetadata,
 		client.MatchingLabelsSelector{Selector: state.Selector(p.suffix())},
 		client.MatchingLabels{infrav1.StateBackupSuffixLabel: p.suffix()},
 	} {
-		list := custody.SecretMetadataList()
+		list := state.SecretMetadataList()
 		if err := p.e.APIReader.List(ctx, list, client.InNamespace(ns), sel); err != nil {
 			return nil, err
 		}

@@ -44,7 +44,7 @@ func (p *pass) setWait(c metav1.Condition) {
 	if c.Type == infrav1.ApplyJobSucceededCondition && startWaits[c.Reason] {
 		switch cur := p.current(c.Type); {
 		case cur == nil:
-			p.e.replaced.Store(p.obj.GetUID(), metav1.Condition{Type: c.Type, Status: metav1.ConditionUnknown, Reason: infrav1.NoApplyYetReason, Message: "No apply has finished yet"})
+			p.e.replaced.Store(p.obj.GetUID(), noApplyYet)
 		case !startWaits[cur.Reason]:
 			p.e.replaced.Store(p.obj.GetUID(), metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
 		}

@@ -174,8 +174,18 @@ func (p *pass) reportApplyFromState(ok bool) {
 			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)})
 		return
 	}
-	p.setDefault(infrav1.ApplyJobSucceededCondition, infrav1.NoApplyYetReason, "No apply has finished yet")
+	p.setDefaultTo(noApplyYet)
 }
+
+// noApplyYet is ApplyJobSucceeded before any apply, plan or destroy Job
+// reported.
+var noApplyYet = metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.NoApplyYetReason,
+	Message: "No apply has finished yet"}
+
+// notBlocked is a TerraformCluster's DeletionBlocked while nothing holds
+// its deletion.
+var notBlocked = metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
+	Message: "No TerraformMachine or TerraformMachinePool holds the deletion"}
 
 // inputsInState: the state was written by an apply of the current inputs
 // (for a machine, which never re-applies, by any apply of it).
@@ -185,12 +195,6 @@ func (p *pass) inputsInState() bool {
 		return !p.role.Mutable() && stateHash != ""
 	}
 	return p.inputs.hash == stateHash
-}
-
-// setDefault sets a condition's starting value when it is missing and
-// this pass did not set it.
-func (p *pass) setDefault(condType, reason, message string) {
-	p.setDefaultTo(metav1.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: reason, Message: message})
 }
 
 // startWaits are the reasons a Job's operation condition carries while
@@ -234,8 +238,7 @@ func firstVisit(c roles.Capabilities) []metav1.Condition {
 		{Type: infrav1.OutputsValidCondition, Status: metav1.ConditionUnknown, Reason: infrav1.OutputsPendingReason, Message: "No state to read outputs from yet"},
 	}
 	if c.Dependents {
-		conds = append(conds, metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
-			Message: "No TerraformMachine or TerraformMachinePool holds the deletion"})
+		conds = append(conds, notBlocked)
 	}
 	return conds
 }

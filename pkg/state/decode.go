@@ -98,6 +98,13 @@ func decode(suffix string, secrets []corev1.Secret, keepRaw bool, step int) (*St
 	return st, raw, nil
 }
 
+// SecretMetadataList is an empty list of Secrets' metadata, for reads that
+// must not transfer Secret data; MetadataOnly turns what it returns into
+// Secrets.
+func SecretMetadataList() *metav1.PartialObjectMetadataList {
+	return &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}
+}
+
 // MetadataOnly turns what a metadata list returned into Secrets without
 // data, for the callers that read names, labels and annotations alike.
 func MetadataOnly(metas []metav1.PartialObjectMetadata) []corev1.Secret {

@@ -20,6 +20,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
+	"captf.io/captf/pkg/state"
 )
 
 // Requeue intervals: the source Secret is not watched.
@@ -127,8 +128,7 @@ func (r *Reconciler) observe(ctx context.Context, id *infrav1.TerraformClusterId
 	case !apierrors.IsNotFound(err):
 		return snap, fmt.Errorf("reading source Secret %s of TerraformClusterIdentity %s: %w", key, id.Name, err)
 	}
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	list := state.SecretMetadataList()
 	if err := r.Client.List(ctx, list, client.MatchingLabels{infrav1.MirroredLabel: "true"}); err != nil {
 		return snap, fmt.Errorf("listing credentials mirrors: %w", err)
 	}
@@ -164,8 +164,7 @@ func conditionsEqual(a, b []metav1.Condition) bool {
 // releaseAbandoned lets go of the mirrors of a deleted identity whose
 // users are all gone.
 func (r *Reconciler) releaseAbandoned(ctx context.Context, identity string) error {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	list := state.SecretMetadataList()
 	if err := r.Client.List(ctx, list, client.MatchingLabels{infrav1.MirroredLabel: "true"}); err != nil {
 		return fmt.Errorf("listing credentials mirrors: %w", err)
 	}
