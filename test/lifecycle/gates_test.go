@@ -140,6 +140,10 @@ func TestJobSlots(t *testing.T) {
 	w.checkStatuses()
 	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.MaxActiveJobs = ptr.To[int32](1) })
 	w.waitProvisioned(tc)
+	// A cluster nobody deletes carries DeletionBlocked=False/NotBlocked.
+	if c := conditionOf(tc, infrav1.DeletionBlockedCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.NotBlockedReason {
+		t.Errorf("DeletionBlocked of a provisioned TerraformCluster = %+v, want False/NotBlocked", c)
+	}
 	tm := w.newMachine("slow-0", "slow")
 	w.eventually(time.Minute, "the slow machine's apply runs", func() (bool, error) {
 		w.get(tm)
