@@ -33,8 +33,10 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 	}
 	woken := make(recorder, 100)
 	s := shard{reader: mgr.GetClient(), role: roles.Machine{}}
-	nothing := predicate.NewPredicateFuncs(func(client.Object) bool { return false })
-	if err := ctrl.NewControllerManagedBy(mgr).Named("gate-wake").For(&infrav1.TerraformMachine{}, builder.WithPredicates(nothing)).
+	// Only the machine "started" passes For: its request says the
+	// controller runs, so its Job watch is in place.
+	started := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == "started" })
+	if err := ctrl.NewControllerManagedBy(mgr).Named("gate-wake").For(&infrav1.TerraformMachine{}, builder.WithPredicates(started)).
 		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, &infrav1.TerraformMachineList{}, "")), builder.WithPredicates(jobReleased)).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).Complete(woken); err != nil {
 		t.Fatal(err)
@@ -62,6 +64,12 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	machine("started", "c1", "", false)
+	select {
+	case <-woken:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the controller never started")
+	}
 	machine("running", "c1", infrav1.WaitingForJobSlotReason, true) // oldest, but its Job runs
 	machine("slot-waiter", "c1", infrav1.WaitingForJobSlotReason, false)
 	machine("gate-waiter", "c1", infrav1.WaitingForClusterOperationReason, false)
@@ -86,15 +94,17 @@ func TestGateWaitersWakeWhenAJobGoes(t *testing.T) {
 		if err := env.Client.Create(ctx, job); err != nil {
 			t.Fatal(err)
 		}
-		// The index follows the cache: wait until it lists every waiter.
+		// The index follows the cache: wait until it lists every waiter,
+		// and until the Job's informer holds the Job.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			var l infrav1.TerraformMachineList
-			if err := mgr.GetClient().List(ctx, &l, client.InNamespace(ns), client.MatchingFields{gateIndex: slotGate}); err == nil && len(l.Items) == 10 {
+			if err := mgr.GetClient().List(ctx, &l, client.InNamespace(ns), client.MatchingFields{gateIndex: slotGate}); err == nil && len(l.Items) == 10 &&
+				mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}) == nil {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatal("the gate index never listed the slot waiter")
+				t.Fatal("the gate index never listed the slot waiters, or the manager's cache never held the Job")
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
