@@ -1,8 +1,8 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/klauspost/compress/gzip"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -216,7 +217,11 @@ func sizeHint(chunks []chunk) int {
 // With keepRaw it also returns the JSON, collected in a buffer of rawSize
 // to start with.
 func decodeStream(r io.Reader, size int, keepRaw bool, rawSize int) (*State, []byte, *Error) {
-	zr, err := gzip.NewReader(r)
+	// klauspost's inflater over a bufio.Reader, a source it has a
+	// specialised decoder for, keeps ahead of the scanner and of
+	// compress/gzip: the inflate is the read's critical path (see
+	// docs/performance.md).
+	zr, err := gzip.NewReader(bufio.NewReader(r))
 	if err != nil {
 		return nil, nil, gzipError(err)
 	}
