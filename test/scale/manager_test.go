@@ -20,21 +20,32 @@ import (
 
 // manager is one running CAPTF manager and the lifecycle engine inside it.
 type manager struct {
-	engine *workspace.Engine
-	stop   func() error
+	engine  *workspace.Engine
+	traffic *traffic
+	stop    func() error
 }
 
-// startManager runs a manager that watches namespace only (--namespace),
-// as its own ServiceAccount with the shipped ClusterRole, and returns once
-// its webhook server answers. It is setup.BuildManager with the flag
-// defaults; what differs changes nothing the manager caches or reads: the
-// health and metrics listeners are off; controller names may repeat (each
-// phase of the benchmark starts a fresh manager in the same process);
-// client-side rate limiting is off, as ctrl.GetConfig leaves it for the
-// in-cluster manager (the test user's config would otherwise get
-// client-go's 5 QPS); and the manager's connections are its own, closed
-// when it stops.
-func startManager(ctx context.Context, namespace string) (*manager, error) {
+// The client-side rate limits a test manager runs with.
+type rateLimits bool
+
+const (
+	// unlimited turns client-side rate limiting off.
+	unlimited rateLimits = false
+	// shippedLimits keeps the manager's own (setup.DefaultQPS), as a
+	// manager in a cluster has them.
+	shippedLimits rateLimits = true
+)
+
+// startManager runs a manager that watches namespace only (--namespace;
+// every namespace when empty), as its own ServiceAccount with the shipped
+// ClusterRole, and returns once its webhook server answers. It is
+// setup.BuildManager with the flag defaults; what differs changes nothing
+// the manager caches or reads: the health and metrics listeners are off;
+// controller names may repeat (each phase of a benchmark starts a fresh
+// manager in the same process); client-side rate limiting is off unless
+// limits keeps the shipped limits; the manager's connections are its own,
+// closed when it stops; and its traffic is counted.
+func startManager(ctx context.Context, namespace string, limits rateLimits) (*manager, error) {
 	for k, v := range map[string]string{"POD_NAMESPACE": managerNamespace, "SERVICE_ACCOUNT_NAME": managerAccount} {
 		if err := os.Setenv(k, v); err != nil {
 			return nil, err
@@ -44,7 +55,11 @@ func startManager(ctx context.Context, namespace string) (*manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS = -1
+	if limits == unlimited {
+		cfg.QPS = -1
+	}
+	counted := &traffic{}
+	cfg.Wrap(counted.wrap)
 	// A transport of the manager's own (client-go shares those of equal
 	// configs, but not of configs with a proxy function), so that stop
 	// can close its connections: left to their idle timeout, they would
@@ -64,7 +79,7 @@ func startManager(ctx context.Context, namespace string) (*manager, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	m := &manager{engine: engine, stop: func() error {
+	m := &manager{engine: engine, traffic: counted, stop: func() error {
 		cancel()
 		select {
 		case err := <-done:

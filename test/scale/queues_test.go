@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/util/wait"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -19,16 +20,21 @@ const (
 // allocations the benchmark takes out of the manager's.
 var gathers atomic.Int64
 
-// metricSum adds up the samples of a controller-runtime metric (counter
-// or gauge) whose label label is value.
-func metricSum(name, label, value string) (float64, error) {
+// metricsRead is one read of the metrics registry. Reading it costs the
+// process more CPU the more objects the manager has (it sorts every
+// series), so a poll reads it once and asks it every question.
+type metricsRead []*dto.MetricFamily
+
+func readMetrics() (metricsRead, error) {
 	gathers.Add(1)
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		return 0, err
-	}
+	return crmetrics.Registry.Gather()
+}
+
+// sum adds up the samples of a controller-runtime metric (counter or
+// gauge) whose label label is value.
+func (r metricsRead) sum(name, label, value string) float64 {
 	sum := 0.0
-	for _, f := range families {
+	for _, f := range r {
 		if f.GetName() != name {
 			continue
 		}
@@ -40,38 +46,43 @@ func metricSum(name, label, value string) (float64, error) {
 			}
 		}
 	}
-	return sum, nil
+	return sum
 }
 
 // reconciles counts the passes controller has finished.
+func (r metricsRead) reconciles(controller string) int64 {
+	return int64(r.sum("controller_runtime_reconcile_total", "controller", controller))
+}
+
+// busy reports whether a workload controller has queued or running work.
+func (r metricsRead) busy() bool {
+	for _, c := range []string{clusterController, machineController} {
+		if r.sum("workqueue_depth", "name", c) > 0 || r.sum("controller_runtime_active_workers", "controller", c) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// reconciles reads the metrics and counts the passes controller has
+// finished.
 func reconciles(controller string) (int64, error) {
-	n, err := metricSum("controller_runtime_reconcile_total", "controller", controller)
-	return int64(n), err
+	r, err := readMetrics()
+	return r.reconciles(controller), err
 }
 
 // reconcileErrors counts the passes of controller that returned an error
 // (and were retried with backoff).
 func reconcileErrors(controller string) (int64, error) {
-	n, err := metricSum("controller_runtime_reconcile_errors_total", "controller", controller)
-	return int64(n), err
+	r, err := readMetrics()
+	return int64(r.sum("controller_runtime_reconcile_errors_total", "controller", controller)), err
 }
 
-// busy reports whether a workload controller has queued or running work.
+// busy reads the metrics and reports whether a workload controller has
+// queued or running work.
 func busy() (bool, error) {
-	for _, c := range []string{clusterController, machineController} {
-		depth, err := metricSum("workqueue_depth", "name", c)
-		if err != nil {
-			return false, err
-		}
-		active, err := metricSum("controller_runtime_active_workers", "controller", c)
-		if err != nil {
-			return false, err
-		}
-		if depth > 0 || active > 0 {
-			return true, nil
-		}
-	}
-	return false, nil
+	r, err := readMetrics()
+	return r.busy(), err
 }
 
 // waitQuiet waits until the machine controller has finished at least
@@ -82,15 +93,12 @@ func waitQuiet(ctx context.Context, from, passes int64, timeout time.Duration) (
 	var last, done int64 = -1, 0
 	stable := 0
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, false, func(context.Context) (bool, error) {
-		n, err := reconciles(machineController)
+		r, err := readMetrics()
 		if err != nil {
 			return false, err
 		}
-		b, err := busy()
-		if err != nil {
-			return false, err
-		}
-		if !b && n == last && n-from >= passes {
+		n := r.reconciles(machineController)
+		if !r.busy() && n == last && n-from >= passes {
 			stable++
 		} else {
 			stable = 0

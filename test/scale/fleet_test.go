@@ -1,0 +1,656 @@
+package scale_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	captfmetrics "captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/state"
+)
+
+// Environment variables of the fleet benchmark (make scale sets
+// ScaleEnv; the others override its defaults).
+const (
+	// ScaleEnv must be set for the benchmarks of make scale to run: each
+	// takes minutes, too long for make bench.
+	ScaleEnv = "CAPTF_SCALE"
+	// FleetMachinesEnv and FleetClustersEnv size the fleet: machines
+	// spread evenly over clusters, one cluster per namespace.
+	FleetMachinesEnv = "CAPTF_SCALE_FLEET_MACHINES"
+	FleetClustersEnv = "CAPTF_SCALE_FLEET_CLUSTERS"
+	// RatioMachinesEnv sizes the fleets of the heap ratio, if not as
+	// large as the idle fleet.
+	RatioMachinesEnv = "CAPTF_SCALE_RATIO_MACHINES"
+	// IdleEnv is how long each fleet idles (a Go duration).
+	IdleEnv = "CAPTF_SCALE_IDLE"
+)
+
+const (
+	defaultFleetMachines = 5000
+	defaultFleetClusters = 50
+	defaultIdle          = 10 * time.Minute
+	// fleetState is the gzipped size of a fleet machine's state, and
+	// largeFactor how many times larger the large fleet's are.
+	fleetState  = 2 << 10
+	largeFactor = 60
+)
+
+// The goals of targets 3 and 4 of make scale.
+const (
+	idleCPUGoal   = 0.02      // of one core, on average over the idle minutes
+	idleHeapGoal  = 150 << 20 // live heap at the end of the idle minutes
+	heapRatioGoal = 1.05      // large states' idle heap over small ones'
+	coldStartGoal = 60 * time.Second
+)
+
+func requireScale(b *testing.B) {
+	b.Helper()
+	if os.Getenv(ScaleEnv) == "" {
+		b.Skipf("make scale runs this benchmark (%s=1): it takes minutes", ScaleEnv)
+	}
+}
+
+func idleFor(b *testing.B) time.Duration {
+	v := os.Getenv(IdleEnv)
+	if v == "" {
+		return defaultIdle
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		b.Fatalf("%s=%q: want a positive duration", IdleEnv, v)
+	}
+	return d
+}
+
+// BenchmarkIdleFleet is targets 3 and 4 of make scale. A fleet of
+// provisioned TerraformMachines (5000 across 50 TerraformClusters, each
+// in a namespace of its own, unless CAPTF_SCALE_FLEET_MACHINES and
+// CAPTF_SCALE_FLEET_CLUSTERS say otherwise) is made of states as a
+// successful apply leaves them, adopted, never applied, by one manager
+// watching every namespace. Then:
+//
+//   - target 4: that manager is stopped and a new one, with the shipped
+//     client rate limits, started over the same fleet. It is caught up
+//     when every object has been reconciled once and the controllers are
+//     idle; no Job may start and no status may be written (no object's
+//     resourceVersion changes).
+//   - target 3: the fleet idles under it for 10 minutes
+//     (CAPTF_SCALE_IDLE). The manager's CPU (the process's: nothing else
+//     runs in it then), its live heap at the end, the states it
+//     decompressed and its requests per second are reported.
+//
+// The fleet checks that every object reached Provisioned and that no
+// manager started a Job; it is removed at the end.
+func BenchmarkIdleFleet(b *testing.B) {
+	machines, clusters, idle, ctx := fleetSize(b, FleetMachinesEnv)
+	for range b.N {
+		f, cold, r, err := settleFleet(ctx, b, "fleet", clusters, machines, fleetState, idle)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.remove(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(r.cpuShare()*100, "idle-cpu-%")
+		b.ReportMetric(mib(r.heap), "idle-heap-MiB")
+		b.ReportMetric(r.requestRate(), "idle-requests/s")
+		b.ReportMetric(cold.took.Seconds(), "cold-start-s")
+		verdict(3, fmt.Sprintf("idle CPU %.2f%% of a core, live heap %.1f MiB, %d decompressions, %.2f requests/s with %d objects",
+			r.cpuShare()*100, mib(r.heap), r.decodes, r.requestRate(), machines+clusters),
+			fmt.Sprintf("<= %.0f%%, <= %d MiB, 0", idleCPUGoal*100, idleHeapGoal>>20),
+			r.cpuShare() <= idleCPUGoal && r.heap <= idleHeapGoal && r.decodes == 0)
+		verdict(4, fmt.Sprintf("caught up in %s over %d objects: %d requests, %.1f MiB read, %d status writes, %d Jobs",
+			cold.took.Round(100*time.Millisecond), machines+clusters, cold.traffic.requests, float64(cold.traffic.bytesRead)/(1<<20),
+			cold.traffic.statusWrites, cold.jobs),
+			fmt.Sprintf("<= %s, 0 status writes, 0 Jobs", coldStartGoal), cold.took <= coldStartGoal && cold.traffic.statusWrites == 0 && cold.jobs == 0 && cold.changed == 0)
+	}
+}
+
+// BenchmarkIdleFleetLargeStates is the second half of target 3: a fleet
+// made, restarted and idled as BenchmarkIdleFleet's (with as many
+// machines unless CAPTF_SCALE_RATIO_MACHINES says otherwise) is removed,
+// and a fleet of states 60 times larger made, restarted and idled the
+// same way. Its live heap over the first's is the ratio; neither may
+// decompress a state while idle.
+func BenchmarkIdleFleetLargeStates(b *testing.B) {
+	machines, clusters, idle, ctx := fleetSize(b, RatioMachinesEnv)
+	for range b.N {
+		small, _, smallIdle, err := settleFleet(ctx, b, "fleet-s", clusters, machines, fleetState, idle)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := small.remove(ctx); err != nil {
+			b.Fatal(err)
+		}
+		large, _, largeIdle, err := settleFleet(ctx, b, "fleet-l", clusters, machines, fleetState*largeFactor, idle)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := large.remove(ctx); err != nil {
+			b.Fatal(err)
+		}
+		ratio := float64(largeIdle.heap) / float64(smallIdle.heap)
+		b.ReportMetric(ratio, "heap-large/small")
+		verdict(3, fmt.Sprintf("idle live heap with states %dx larger %.1f MiB against %.1f MiB over %d objects: ratio %.3f; %d and %d decompressions",
+			largeFactor, mib(largeIdle.heap), mib(smallIdle.heap), machines+clusters, ratio, smallIdle.decodes, largeIdle.decodes),
+			fmt.Sprintf("<= %.2f, 0", heapRatioGoal), ratio <= heapRatioGoal && smallIdle.decodes == 0 && largeIdle.decodes == 0)
+	}
+}
+
+// fleetSize reads the size of a fleet benchmark's fleets (machines from
+// machinesEnv, else CAPTF_SCALE_FLEET_MACHINES) and readies the control
+// plane for them.
+func fleetSize(b *testing.B, machinesEnv string) (machines, clusters int, idle time.Duration, ctx context.Context) {
+	requireScale(b)
+	envtest.Require(b, env)
+	machines = count(b, FleetMachinesEnv, defaultFleetMachines)
+	machines = count(b, machinesEnv, machines)
+	clusters = min(count(b, FleetClustersEnv, defaultFleetClusters), machines)
+	ctx = b.Context()
+	if err := bindShippedRole(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return machines, clusters, idleFor(b), ctx
+}
+
+// progress tells the one running make scale where it stands: a
+// benchmark's own log only shows at its end.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s scale: %s\n", time.Now().Format(time.TimeOnly), fmt.Sprintf(format, args...))
+}
+
+// verdict prints the line make scale ends with for a target.
+func verdict(target int, figure, goal string, met bool) {
+	word := "missed"
+	if met {
+		word = "met"
+	}
+	fmt.Printf("target %d: %s (goal %s) %s\n", target, figure, goal, word)
+}
+
+// fleet is clusters namespaces, each with a provisioned cluster and its
+// share of the machines, under one manager watching every namespace.
+type fleet struct {
+	worlds   []*world
+	clusters []*infrav1.TerraformCluster
+	machines int
+	m        *manager
+}
+
+// settleFleet provisions a fleet, restarts its manager with the shipped
+// rate limits (target 4) and lets it idle (target 3).
+func settleFleet(ctx context.Context, b *testing.B, prefix string, clusters, machines, stateSize int, idle time.Duration) (*fleet, coldStart, idleRun, error) {
+	f, err := provisionFleet(ctx, b, prefix, clusters, machines, stateSize)
+	if err != nil {
+		return nil, coldStart{}, idleRun{}, err
+	}
+	prof, err := newProfiler(prefix)
+	if err != nil {
+		return nil, coldStart{}, idleRun{}, err
+	}
+	cold, err := f.restart(ctx, prof)
+	if err != nil {
+		return nil, cold, idleRun{}, err
+	}
+	cold.log(b, prefix)
+	r, err := f.idle(ctx, idle, prof)
+	if err != nil {
+		return nil, cold, r, err
+	}
+	r.log(b, prefix)
+	return f, cold, r, nil
+}
+
+// provisionFleet makes a fleet whose machine states gzip to about
+// stateSize bytes, starts a manager and waits until every object is
+// provisioned and the controllers idle. The manager has no client-side
+// rate limits: provisioning is the set-up of targets 3 and 4, not one of
+// them, and the restart that follows puts the shipped limits back.
+func provisionFleet(ctx context.Context, b *testing.B, prefix string, clusters, machines, stateSize int) (*fleet, error) {
+	padding, err := instancesFor(stateSize, machineOutputs(machineName(0), failureDomain))
+	if err != nil {
+		return nil, err
+	}
+	f := &fleet{machines: machines}
+	for range clusters {
+		w, err := newWorld(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		f.worlds = append(f.worlds, w)
+	}
+	if f.m, err = startManager(ctx, "", unlimited); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	progress("%s: creating %d clusters and %d machines", prefix, clusters, machines)
+	for _, w := range f.worlds {
+		if err := w.newIdentity(ctx); err != nil {
+			return nil, err
+		}
+		tc, err := w.newCluster(ctx)
+		if err != nil {
+			return nil, err
+		}
+		f.clusters = append(f.clusters, tc)
+	}
+	// The machines, creators at a time over the whole fleet.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, creators)
+	for c := range creators {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < machines && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				w := f.worlds[i%clusters]
+				if err := w.newMachine(ctx, i/clusters, padding); err != nil {
+					errs[c] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
+		return nil, err
+	}
+	created := time.Since(start)
+	progress("%s: created in %s; waiting for every object to be provisioned", prefix, created.Round(time.Second))
+	if err := f.waitProvisioned(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := waitQuiet(ctx, 0, 0, 5*time.Minute); err != nil {
+		return nil, fmt.Errorf("waiting for the controllers to idle: %w", err)
+	}
+	var stateBytes int64
+	for _, w := range f.worlds {
+		stateBytes += w.stateBytes.Load()
+	}
+	traffic := f.m.traffic.read()
+	b.Logf("%s: %d machines in %d clusters (gzipped state %.1f KiB each, %.0f MiB in all) created in %s, provisioned and idle after %s; %d requests so far (%s)",
+		prefix, machines, clusters, float64(stateBytes)/float64(machines)/1024, float64(stateBytes)/(1<<20),
+		created.Round(time.Second), time.Since(start).Round(time.Second), traffic.requests, traffic.top(8))
+	return f, f.checkNoJobs(ctx)
+}
+
+// waitProvisioned waits for every cluster and machine of the fleet to be
+// provisioned.
+func (f *fleet) waitProvisioned(ctx context.Context) error {
+	inFleet := map[string]bool{}
+	for _, w := range f.worlds {
+		inFleet[w.ns] = true
+	}
+	var machines, clusters int
+	var stuck string
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 10*time.Minute+time.Duration(f.machines)*100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		machines, clusters, stuck = 0, 0, ""
+		var tms infrav1.TerraformMachineList
+		if err := env.Client.List(ctx, &tms); err != nil {
+			return false, err
+		}
+		for i := range tms.Items {
+			tm := &tms.Items[i]
+			if !inFleet[tm.Namespace] {
+				continue
+			}
+			if p := tm.Status.Initialization.Provisioned; p != nil && *p {
+				machines++
+			} else if stuck == "" {
+				stuck = fmt.Sprintf("%s/%s has %s", tm.Namespace, tm.Name, conditionSummary(tm.Status.Conditions))
+			}
+		}
+		var tcs infrav1.TerraformClusterList
+		if err := env.Client.List(ctx, &tcs); err != nil {
+			return false, err
+		}
+		for i := range tcs.Items {
+			tc := &tcs.Items[i]
+			if !inFleet[tc.Namespace] {
+				continue
+			}
+			if p := tc.Status.Initialization.Provisioned; p != nil && *p {
+				clusters++
+			} else {
+				stuck = fmt.Sprintf("cluster %s/%s has %s; %s", tc.Namespace, tc.Name, conditionSummary(tc.Status.Conditions), stuck)
+			}
+		}
+		return machines == f.machines && clusters == len(f.worlds), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d machines and %d of %d clusters provisioned (%s): %w", machines, f.machines, clusters, len(f.worlds), stuck, err)
+	}
+	return nil
+}
+
+// checkNoJobs fails when the fleet's manager started a Job: nothing is due.
+func (f *fleet) checkNoJobs(ctx context.Context) error {
+	n, err := f.jobs(ctx)
+	if err == nil && n > 0 {
+		err = fmt.Errorf("the manager started %d Jobs; an adopted fleet needs none", n)
+	}
+	return err
+}
+
+func (f *fleet) jobs(ctx context.Context) (int, error) {
+	n := 0
+	for _, w := range f.worlds {
+		var jobs batchv1.JobList
+		if err := env.Client.List(ctx, &jobs, client.InNamespace(w.ns)); err != nil {
+			return 0, err
+		}
+		n += len(jobs.Items)
+	}
+	return n, nil
+}
+
+// idleRun is what a fleet's manager did over idle minutes.
+type idleRun struct {
+	took    time.Duration
+	cpu     time.Duration
+	heap    uint64 // live, at the end
+	peak    uint64 // heap objects, live or not, sampled every 10 s
+	decodes int64
+	passes  int64
+	traffic trafficCount
+}
+
+func (r idleRun) cpuShare() float64    { return r.cpu.Seconds() / r.took.Seconds() }
+func (r idleRun) requestRate() float64 { return float64(r.traffic.requests) / r.took.Seconds() }
+
+func (r idleRun) log(b *testing.B, what string) {
+	b.Logf("%s, idle %s: CPU %s (%.2f%% of a core), live heap %.1f MiB (peak heap objects %.1f MiB), %d machine passes, %d decompressions, %d requests (%.2f/s: %s), %d status writes, %.1f KiB read",
+		what, r.took.Round(time.Second), r.cpu.Round(time.Millisecond), r.cpuShare()*100, mib(r.heap), mib(r.peak), r.passes, r.decodes,
+		r.traffic.requests, r.requestRate(), r.traffic.top(5), r.traffic.statusWrites, float64(r.traffic.bytesRead)/1024)
+}
+
+// idle lets the fleet idle for d, doing nothing in the process but
+// sampling the heap every ten seconds.
+func (f *fleet) idle(ctx context.Context, d time.Duration, prof profiler) (idleRun, error) {
+	var r idleRun
+	passes0, err := reconciles(machineController)
+	if err != nil {
+		return r, err
+	}
+	progress("idling for %s", d)
+	stopCPU, err := prof.cpu("idle")
+	if err != nil {
+		return r, err
+	}
+	decodes0, traffic0, cpu0, start := f.m.engine.Decodes(), f.m.traffic.read(), processCPU(), time.Now()
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	end := time.After(d)
+	for waiting := true; waiting; {
+		select {
+		case <-tick.C:
+			r.peak = max(r.peak, heapObjects())
+		case <-end:
+			waiting = false
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
+	r.took, r.cpu = time.Since(start), processCPU()-cpu0
+	if err := stopCPU(); err != nil {
+		return r, err
+	}
+	r.decodes, r.traffic = f.m.engine.Decodes()-decodes0, f.m.traffic.read().since(traffic0)
+	passes, err := reconciles(machineController)
+	if err != nil {
+		return r, err
+	}
+	r.passes = passes - passes0
+	r.heap = liveHeap()
+	if err := prof.heap("idle"); err != nil {
+		return r, err
+	}
+	return r, f.checkNoJobs(ctx)
+}
+
+// coldStart is a manager's start over a provisioned fleet.
+type coldStart struct {
+	took    time.Duration
+	passes  int64
+	traffic trafficCount
+	jobs    int
+	// changed counts the fleet's objects whose resourceVersion changed.
+	changed int
+}
+
+func (c coldStart) log(b *testing.B, what string) {
+	b.Logf("%s, cold start: caught up in %s, %d machine passes, %d requests (%s), %.1f MiB read, %d status writes, %d Jobs, %d objects changed",
+		what, c.took.Round(100*time.Millisecond), c.passes, c.traffic.requests, c.traffic.top(10), float64(c.traffic.bytesRead)/(1<<20), c.traffic.statusWrites, c.jobs, c.changed)
+}
+
+// restart stops the fleet's manager, starts a new one and waits until it
+// has reconciled every object once and idles.
+func (f *fleet) restart(ctx context.Context, prof profiler) (coldStart, error) {
+	var c coldStart
+	if err := f.m.stop(); err != nil {
+		return c, err
+	}
+	before, err := f.versions(ctx)
+	if err != nil {
+		return c, err
+	}
+	machines0, err := reconciles(machineController)
+	if err != nil {
+		return c, err
+	}
+	clusters0, err := reconciles(clusterController)
+	if err != nil {
+		return c, err
+	}
+	progress("restarting the manager over %d machines", f.machines)
+	stopCPU, err := prof.cpu("coldstart")
+	if err != nil {
+		return c, err
+	}
+	defer func() { _ = stopCPU() }()
+	start := time.Now()
+	if f.m, err = startManager(ctx, "", shippedLimits); err != nil {
+		return c, err
+	}
+	var caughtUp time.Time
+	var traffic trafficCount
+	// A read of the metrics costs more than a pass here: a poll reads
+	// them once, four times a second.
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
+		r, err := readMetrics()
+		if err != nil {
+			return false, err
+		}
+		c.passes = r.reconciles(machineController) - machines0
+		clusterPasses := r.reconciles(clusterController) - clusters0
+		if !r.busy() && c.passes >= int64(f.machines) && clusterPasses >= int64(len(f.worlds)) {
+			caughtUp, traffic = time.Now(), f.m.traffic.read()
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return c, fmt.Errorf("waiting for the new manager to catch up (%d of %d machine passes): %w", c.passes, f.machines, err)
+	}
+	c.took, c.traffic = caughtUp.Sub(start), traffic
+	if err := stopCPU(); err != nil {
+		return c, err
+	}
+	// Anything the start would still do shows once it idles.
+	if _, err := waitQuiet(ctx, 0, 0, 2*time.Minute); err != nil {
+		return c, err
+	}
+	c.traffic.statusWrites = f.m.traffic.statusWrites.Load()
+	if c.jobs, err = f.jobs(ctx); err != nil {
+		return c, err
+	}
+	after, err := f.versions(ctx)
+	if err != nil {
+		return c, err
+	}
+	for k, v := range before {
+		if after[k] != v {
+			c.changed++
+		}
+	}
+	return c, nil
+}
+
+// versions maps each of the fleet's TerraformMachines and TerraformClusters
+// to its resourceVersion.
+func (f *fleet) versions(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	for _, w := range f.worlds {
+		for _, l := range []client.ObjectList{&infrav1.TerraformMachineList{}, &infrav1.TerraformClusterList{}} {
+			if err := env.Client.List(ctx, l, client.InNamespace(w.ns)); err != nil {
+				return nil, err
+			}
+			items, err := listObjects(l)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range items {
+				out[fmt.Sprintf("%T/%s/%s", o, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+			}
+		}
+	}
+	return out, nil
+}
+
+// remove stops the fleet's manager and deletes the fleet, as if it had
+// never been: without the manager no destroy runs, and the validating
+// webhook, which needs the manager, is set aside while the finalizers
+// go. The process forgets the fleet's metric series.
+func (f *fleet) remove(ctx context.Context) error {
+	progress("removing the fleet")
+	if err := f.m.stop(); err != nil {
+		return err
+	}
+	vwc := &admissionv1.ValidatingWebhookConfiguration{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "captf-validating-webhook-configuration"}, vwc); err != nil {
+		return err
+	}
+	if err := env.Client.Delete(ctx, vwc); err != nil {
+		return err
+	}
+	saved := vwc.DeepCopy()
+	saved.ResourceVersion, saved.UID = "", ""
+	for _, w := range f.worlds {
+		if err := forgetSeries(ctx, w.ns); err != nil {
+			return err
+		}
+		for _, kind := range []client.Object{&infrav1.TerraformMachine{}, &infrav1.TerraformCluster{}, &clusterv1.Machine{}, &clusterv1.Cluster{}, &corev1.Secret{}} {
+			if err := env.Client.DeleteAllOf(ctx, kind, client.InNamespace(w.ns)); err != nil {
+				return fmt.Errorf("deleting the %T of %s: %w", kind, w.ns, err)
+			}
+		}
+		id := &infrav1.TerraformClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: w.identity}}
+		if err := env.Client.Delete(ctx, id); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		for _, l := range []client.ObjectList{&infrav1.TerraformMachineList{}, &infrav1.TerraformClusterList{}, &corev1.SecretList{}} {
+			if err := releaseFinalizers(ctx, l, client.InNamespace(w.ns)); err != nil {
+				return err
+			}
+		}
+		if err := releaseFinalizers(ctx, &infrav1.TerraformClusterIdentityList{}, client.MatchingFields{"metadata.name": w.identity}); err != nil {
+			return err
+		}
+	}
+	return env.Client.Create(ctx, saved)
+}
+
+// forgetSeries deletes the per-object metric series of namespace's
+// TerraformMachines and TerraformClusters. A manager deleting them would;
+// so would a process started after the removal, which never had them. Left
+// in the registry, they would count in the next fleet's heap.
+func forgetSeries(ctx context.Context, namespace string) error {
+	for kind, l := range map[string]client.ObjectList{state.KindMachine: &infrav1.TerraformMachineList{}, state.KindCluster: &infrav1.TerraformClusterList{}} {
+		if err := env.Client.List(ctx, l, client.InNamespace(namespace)); err != nil {
+			return err
+		}
+		objs, err := listObjects(l)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			captfmetrics.Forget(kind, namespace, o.GetName())
+		}
+	}
+	return nil
+}
+
+// releaseFinalizers takes the finalizers off every object of the list
+// that is being deleted. The API server may call the webhook just set
+// aside for a moment longer: a refused patch is tried again.
+func releaseFinalizers(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.List(ctx, list, opts...); err != nil {
+			return false, err
+		}
+		objs, err := listObjects(list)
+		if err != nil {
+			return false, err
+		}
+		for _, o := range objs {
+			if o.GetDeletionTimestamp() == nil || len(o.GetFinalizers()) == 0 {
+				continue
+			}
+			patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+			o.SetFinalizers(nil)
+			if err := env.Client.Patch(ctx, o, patch); err != nil && !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// listObjects returns the items of a typed list.
+func listObjects(list client.ObjectList) ([]client.Object, error) {
+	var out []client.Object
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(client.Object)
+		if !ok {
+			return fmt.Errorf("%T is not an object", o)
+		}
+		out = append(out, obj)
+		return nil
+	})
+	return out, err
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapObjects is the bytes of heap objects, live or not yet collected.
+func heapObjects() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
