@@ -39,8 +39,7 @@ const (
 	// spread evenly over clusters, one cluster per namespace.
 	FleetMachinesEnv = "CAPTF_SCALE_FLEET_MACHINES"
 	FleetClustersEnv = "CAPTF_SCALE_FLEET_CLUSTERS"
-	// RatioMachinesEnv sizes the fleets of the heap ratio, if not as
-	// large as the idle fleet.
+	// RatioMachinesEnv sizes the two fleets of the heap ratio.
 	RatioMachinesEnv = "CAPTF_SCALE_RATIO_MACHINES"
 	// IdleEnv is how long each fleet idles (a Go duration).
 	IdleEnv = "CAPTF_SCALE_IDLE"
@@ -49,6 +48,10 @@ const (
 const (
 	defaultFleetMachines = 5000
 	defaultFleetClusters = 50
+	// defaultRatioMachines keeps make scale bounded: the heap ratio is a
+	// property of each machine, and each of its two fleets costs as much
+	// time as the idle fleet.
+	defaultRatioMachines = 1000
 	defaultIdle          = 10 * time.Minute
 	// fleetState is the gzipped size of a fleet machine's state, and
 	// largeFactor how many times larger the large fleet's are.
@@ -103,7 +106,7 @@ func idleFor(b *testing.B) time.Duration {
 // The fleet checks that every object reached Provisioned and that no
 // manager started a Job; it is removed at the end.
 func BenchmarkIdleFleet(b *testing.B) {
-	machines, clusters, idle, ctx := fleetSize(b, FleetMachinesEnv)
+	machines, clusters, idle, ctx := fleetSize(b, FleetMachinesEnv, defaultFleetMachines)
 	for range b.N {
 		f, cold, r, err := settleFleet(ctx, b, "fleet", clusters, machines, fleetState, idle)
 		if err != nil {
@@ -128,13 +131,13 @@ func BenchmarkIdleFleet(b *testing.B) {
 }
 
 // BenchmarkIdleFleetLargeStates is the second half of target 3: a fleet
-// made, restarted and idled as BenchmarkIdleFleet's (with as many
-// machines unless CAPTF_SCALE_RATIO_MACHINES says otherwise) is removed,
+// made, restarted and idled as BenchmarkIdleFleet's (with 1000 machines
+// unless CAPTF_SCALE_RATIO_MACHINES says otherwise) is removed,
 // and a fleet of states 60 times larger made, restarted and idled the
 // same way. Its live heap over the first's is the ratio; neither may
 // decompress a state while idle.
 func BenchmarkIdleFleetLargeStates(b *testing.B) {
-	machines, clusters, idle, ctx := fleetSize(b, RatioMachinesEnv)
+	machines, clusters, idle, ctx := fleetSize(b, RatioMachinesEnv, defaultRatioMachines)
 	for range b.N {
 		small, _, smallIdle, err := settleFleet(ctx, b, "fleet-s", clusters, machines, fleetState, idle)
 		if err != nil {
@@ -159,13 +162,11 @@ func BenchmarkIdleFleetLargeStates(b *testing.B) {
 }
 
 // fleetSize reads the size of a fleet benchmark's fleets (machines from
-// machinesEnv, else CAPTF_SCALE_FLEET_MACHINES) and readies the control
-// plane for them.
-func fleetSize(b *testing.B, machinesEnv string) (machines, clusters int, idle time.Duration, ctx context.Context) {
+// machinesEnv, else def) and readies the control plane for them.
+func fleetSize(b *testing.B, machinesEnv string, def int) (machines, clusters int, idle time.Duration, ctx context.Context) {
 	requireScale(b)
 	envtest.Require(b, env)
-	machines = count(b, FleetMachinesEnv, defaultFleetMachines)
-	machines = count(b, machinesEnv, machines)
+	machines = count(b, machinesEnv, def)
 	clusters = min(count(b, FleetClustersEnv, defaultFleetClusters), machines)
 	ctx = b.Context()
 	if err := bindShippedRole(ctx); err != nil {
@@ -302,8 +303,11 @@ func (f *fleet) waitProvisioned(ctx context.Context) error {
 	}
 	var machines, clusters int
 	var stuck string
-	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 10*time.Minute+time.Duration(f.machines)*100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		machines, clusters, stuck = 0, 0, ""
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 10*time.Minute+time.Duration(f.machines)*time.Second/2, true, func(ctx context.Context) (bool, error) {
+		// The counts of a complete poll only: the last one may be cut
+		// short by the timeout.
+		var m, c int
+		var st string
 		var tms infrav1.TerraformMachineList
 		if err := env.Client.List(ctx, &tms); err != nil {
 			return false, err
@@ -314,9 +318,9 @@ func (f *fleet) waitProvisioned(ctx context.Context) error {
 				continue
 			}
 			if p := tm.Status.Initialization.Provisioned; p != nil && *p {
-				machines++
-			} else if stuck == "" {
-				stuck = fmt.Sprintf("%s/%s has %s", tm.Namespace, tm.Name, conditionSummary(tm.Status.Conditions))
+				m++
+			} else if st == "" {
+				st = fmt.Sprintf("%s/%s has %s", tm.Namespace, tm.Name, conditionSummary(tm.Status.Conditions))
 			}
 		}
 		var tcs infrav1.TerraformClusterList
@@ -329,12 +333,13 @@ func (f *fleet) waitProvisioned(ctx context.Context) error {
 				continue
 			}
 			if p := tc.Status.Initialization.Provisioned; p != nil && *p {
-				clusters++
+				c++
 			} else {
-				stuck = fmt.Sprintf("cluster %s/%s has %s; %s", tc.Namespace, tc.Name, conditionSummary(tc.Status.Conditions), stuck)
+				st = fmt.Sprintf("cluster %s/%s has %s; %s", tc.Namespace, tc.Name, conditionSummary(tc.Status.Conditions), st)
 			}
 		}
-		return machines == f.machines && clusters == len(f.worlds), nil
+		machines, clusters, stuck = m, c, st
+		return m == f.machines && c == len(f.worlds), nil
 	})
 	if err != nil {
 		return fmt.Errorf("%d of %d machines and %d of %d clusters provisioned (%s): %w", machines, f.machines, clusters, len(f.worlds), stuck, err)
@@ -475,7 +480,7 @@ func (f *fleet) restart(ctx context.Context, prof profiler) (coldStart, error) {
 	var traffic trafficCount
 	// A read of the metrics costs more than a pass here: a poll reads
 	// them once, four times a second.
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 10*time.Minute+time.Duration(f.machines)*time.Second/5, true, func(context.Context) (bool, error) {
 		r, err := readMetrics()
 		if err != nil {
 			return false, err
