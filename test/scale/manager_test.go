@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -22,7 +23,8 @@ import (
 type manager struct {
 	engine  *workspace.Engine
 	traffic *traffic
-	stop    func() error
+	// stop stops the manager; called again, it answers the same.
+	stop func() error
 }
 
 // The client-side rate limits a test manager runs with.
@@ -44,8 +46,9 @@ const (
 // controller names may repeat (each phase of a benchmark starts a fresh
 // manager in the same process); client-side rate limiting is off unless
 // limits keeps the shipped limits; the manager's connections are its own,
-// closed when it stops; and its traffic is counted.
-func startManager(ctx context.Context, namespace string, limits rateLimits) (*manager, error) {
+// closed when it stops; its traffic is counted; and syncPeriod, when
+// not zero, replaces --sync-period's default.
+func startManager(ctx context.Context, namespace string, limits rateLimits, syncPeriod time.Duration) (*manager, error) {
 	for k, v := range map[string]string{"POD_NAMESPACE": managerNamespace, "SERVICE_ACCOUNT_NAME": managerAccount} {
 		if err := os.Setenv(k, v); err != nil {
 			return nil, err
@@ -68,6 +71,9 @@ func startManager(ctx context.Context, namespace string, limits rateLimits) (*ma
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	o := setup.Defaults()
 	o.RunnerImage, o.RunnerEvents, o.Namespace = "local/captf-manager:test", false, namespace
+	if syncPeriod > 0 {
+		o.SyncPeriod = syncPeriod
+	}
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = "0", "0", port, certDir
 	built, err := setup.BuildManager(cfg, o, func(mo *ctrl.Options) {
 		mo.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
@@ -79,7 +85,7 @@ func startManager(ctx context.Context, namespace string, limits rateLimits) (*ma
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	m := &manager{engine: engine, traffic: counted, stop: func() error {
+	m := &manager{engine: engine, traffic: counted, stop: sync.OnceValue(func() error {
 		cancel()
 		select {
 		case err := <-done:
@@ -88,7 +94,7 @@ func startManager(ctx context.Context, namespace string, limits rateLimits) (*ma
 		case <-time.After(time.Minute):
 			return fmt.Errorf("the manager did not stop in a minute")
 		}
-	}}
+	})}
 	started := mgr.GetWebhookServer().StartedChecker()
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		select {

@@ -42,7 +42,7 @@ func startPhase(ctx context.Context, name string, stateSize int) (p *phase, err 
 	if p.w, err = newWorld(ctx, "scale-"+name); err != nil {
 		return nil, err
 	}
-	if p.m, err = startManager(ctx, p.w.ns, unlimited); err != nil {
+	if p.m, err = startManager(ctx, p.w.ns, unlimited, 0); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -54,6 +54,12 @@ func (r metricsRead) reconciles(controller string) int64 {
 	return int64(r.sum("controller_runtime_reconcile_total", "controller", controller))
 }
 
+// failures counts the passes of controller that returned an error (and
+// were retried with backoff).
+func (r metricsRead) failures(controller string) int64 {
+	return int64(r.sum("controller_runtime_reconcile_errors_total", "controller", controller))
+}
+
 // busy reports whether a workload controller has queued or running work.
 func (r metricsRead) busy() bool {
 	for _, c := range []string{clusterController, machineController} {
@@ -75,7 +81,7 @@ func reconciles(controller string) (int64, error) {
 // (and were retried with backoff).
 func reconcileErrors(controller string) (int64, error) {
 	r, err := readMetrics()
-	return int64(r.sum("controller_runtime_reconcile_errors_total", "controller", controller)), err
+	return r.failures(controller), err
 }
 
 // busy reads the metrics and reports whether a workload controller has
