@@ -8,10 +8,13 @@ import (
 
 	"github.com/spf13/pflag"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -20,11 +23,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/reconcilers/identity"
 	"captf.io/captf/internal/reconcilers/machinetemplate"
 	"captf.io/captf/internal/reconcilers/workload"
@@ -139,8 +144,13 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if images == nil {
 		images = &imagemeta.Cached{Reader: imagemeta.Registry{}, TTL: 5 * time.Minute}
 	}
+	memo, err := memoView(mgr, o.Namespace)
+	if err != nil {
+		return Built{}, err
+	}
 	engine := &workspace.Engine{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("captf-manager"), Images: images,
+		Client: readset.Client(mgr.GetClient()), APIReader: readset.Reader(mgr.GetAPIReader(), mgr.GetScheme()), Memo: memo,
+		Recorder: mgr.GetEventRecorder("captf-manager"), Images: images,
 		Options: workspace.Options{RunnerImage: o.RunnerImage, WatchFilter: o.WatchFilter, DriftDefault: o.DriftDefaultInterval, RunnerEvents: o.RunnerEvents,
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
 			ClusterOperationGate: o.ClusterOperationGate, Evacuation: o.Namespace == ""},
@@ -159,6 +169,42 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 		return Built{}, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	return Built{Manager: mgr, Engine: engine}, nil
+}
+
+// memoView is what the engine replays a settled pass's reads against:
+// the kinds the manager's informers hold (its controllers watch them all)
+// and a metadata cache of every Secret, Lease, Namespace, ServiceAccount
+// and RoleBinding (the other kinds a pass reads).
+func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
+	kinds := func(objs ...client.Object) (map[schema.GroupVersionKind]bool, []schema.GroupVersionKind, error) {
+		set, list := map[schema.GroupVersionKind]bool{}, []schema.GroupVersionKind{}
+		for _, o := range objs {
+			gvk, err := apiutil.GVKForObject(o, mgr.GetScheme())
+			if err != nil {
+				return nil, nil, err
+			}
+			set[gvk], list = true, append(list, gvk)
+		}
+		return set, list, nil
+	}
+	cached, _, err := kinds(&infrav1.TerraformCluster{}, &infrav1.TerraformMachine{}, &infrav1.TerraformMachinePool{},
+		&infrav1.TerraformClusterIdentity{}, &infrav1.TerraformPlan{}, &clusterv1.Cluster{}, &clusterv1.Machine{}, &clusterv1.MachinePool{}, &batchv1.Job{})
+	if err != nil {
+		return nil, err
+	}
+	metaKinds, metaList, err := kinds(&corev1.Secret{}, &coordinationv1.Lease{}, &corev1.Namespace{}, &corev1.ServiceAccount{}, &rbacv1.RoleBinding{})
+	if err != nil {
+		return nil, err
+	}
+	metadata, err := readset.MetadataCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), namespace, metaList...)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(metadata); err != nil {
+		return nil, err
+	}
+	return &readset.View{Cache: mgr.GetCache(), Cached: cached, Metadata: metadata, MetadataKinds: metaKinds,
+		Live: mgr.GetAPIReader(), Scheme: mgr.GetScheme()}, nil
 }
 
 // Run builds the manager and runs it until ctx ends.

@@ -21,6 +21,7 @@ import (
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
@@ -108,6 +109,15 @@ type Engine struct {
 	states sync.Map
 	// decodes counts state decompressions (for tests and benchmarks).
 	decodes atomic.Int64
+
+	// Memo, when set, replays what a settled object's last pass read and
+	// skips the pass while all of it reads the same (memo.go). Client and
+	// APIReader must then record reads (readset.Client, readset.Reader).
+	Memo *readset.View
+	// memos holds, per kind and key, the last settled pass's reads.
+	memos sync.Map
+	// skips counts the passes skipped that way.
+	skips atomic.Int64
 }
 
 // Decodes returns how many states the engine has decompressed.
@@ -148,6 +158,8 @@ type pass struct {
 	// plans are the object's TerraformPlans, newest first.
 	plans    []infrav1.TerraformPlan
 	bookkept []*batchv1.Job
+	// decided is the pass's decision, once made.
+	decided *decide.Decision
 	// newSample: a succeeded apply, refresh or drift Job was bookkept this
 	// pass, so the state's health output is a new reading.
 	newSample bool
@@ -191,8 +203,24 @@ type pass struct {
 // observe queues a metrics observation for after the status patch.
 func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }
 
-// Reconcile runs one pass over the object key of role's kind.
+// Reconcile runs one pass over the object key of role's kind, unless the
+// object is settled and nothing its last pass read has changed since.
 func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, error) {
+	if res, ok := e.recall(ctx, role, key); ok {
+		return res, nil
+	}
+	var reads *readset.Set
+	if e.Memo != nil {
+		ctx, reads = readset.Start(ctx)
+	}
+	p, res, err := e.reconcile(ctx, role, key)
+	e.remember(role, key, p, reads, res, err)
+	return res, err
+}
+
+// reconcile is one pass; p is nil when no pass ran (the object is gone,
+// another shard's or externally managed).
+func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (*pass, ctrl.Result, error) {
 	obj := role.New()
 	// Read live, not from the cache: a pass that starts from a status older
 	// than the one the previous pass wrote would write that older status
@@ -200,20 +228,20 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 	// report that only a transition makes, such as a withdrawn block.
 	if err := e.APIReader.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, e.sweepOrphanedJobs(ctx, role, key)
+			return nil, ctrl.Result{}, e.sweepOrphanedJobs(ctx, role, key)
 		}
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	if e.Options.WatchFilter != "" && obj.GetLabels()[infrav1.WatchFilterLabel] != e.Options.WatchFilter {
-		return ctrl.Result{}, nil // another manager's shard: not even read further
+		return nil, ctrl.Result{}, nil // another manager's shard: not even read further
 	}
 	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now()}
 	if roles.IsExternallyManaged(obj) {
-		return ctrl.Result{}, p.releaseExternallyManaged(ctx)
+		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
 	res, err := p.run(ctx)
 	if perr := p.patchStatus(ctx, err == nil); perr != nil {
-		return ctrl.Result{}, perr
+		return p, ctrl.Result{}, perr
 	}
 	for _, f := range p.observations {
 		f()
@@ -225,15 +253,15 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 	}
 	p.emit()
 	if err != nil {
-		return ctrl.Result{}, err
+		return p, ctrl.Result{}, err
 	}
 	if len(p.bookkept) > 0 {
 		crashpoint.Hit(crashpoint.AfterStatusPatch)
 	}
 	if err := p.markBookkept(ctx); err != nil {
-		return ctrl.Result{}, err
+		return p, ctrl.Result{}, err
 	}
-	return res, nil
+	return p, res, nil
 }
 
 // run is the pass up to its status: preamble, observe, decide, act.

@@ -13,9 +13,10 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
-// TestSecretCacheHoldsOnlyMirrors: of Secrets, the manager caches only
-// the metadata of credentials mirrors, so that its memory does not grow
-// with the Secrets of the management cluster.
+// TestSecretCacheHoldsOnlyMirrors: of Secrets, the manager's cache (the
+// one its controllers watch) holds only the metadata of credentials
+// mirrors. The replay of settled passes has a cache of its own, of every
+// Secret's name, labels and resourceVersion (internal/readset).
 func TestSecretCacheHoldsOnlyMirrors(t *testing.T) {
 	startManager(t)
 	ctx := context.Background()

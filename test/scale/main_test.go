@@ -13,7 +13,6 @@ package scale_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,10 +40,6 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(ProfileDirEnv) != "" {
 		runtime.MemProfileRate = memProfileRate
-	}
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		os.Exit(m.Run())
 	}
 	os.Exit(envtest.Main(m, &env, envtest.Options{Webhooks: true, ClusterAPICRDs: true}))
 }

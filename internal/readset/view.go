@@ -1,0 +1,163 @@
+package readset
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// View is what a record is replayed against.
+type View struct {
+	// Cache holds the Cached kinds (the manager's informers).
+	Cache  client.Reader
+	Cached map[schema.GroupVersionKind]bool
+	// Metadata holds the metadata of every object of the MetadataKinds
+	// (see MetadataCache).
+	Metadata      client.Reader
+	MetadataKinds map[schema.GroupVersionKind]bool
+	// Live reads the metadata of any other kind: one request a read.
+	Live   client.Reader
+	Scheme *runtime.Scheme
+}
+
+// Holds tells whether every read of s returns now what it returned when
+// recorded: the same resourceVersion, the same absence, the same list
+// members. An opaque record, or a read that fails, does not hold.
+func (v *View) Holds(ctx context.Context, s *Set) bool {
+	if !s.Replayable() {
+		return false
+	}
+	for _, r := range s.snapshot() {
+		seen, err := v.replay(ctx, r)
+		if err != nil || seen != r.seen {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *View) replay(ctx context.Context, r read) (string, error) {
+	src, from := v.Live, live
+	switch {
+	case v.MetadataKinds[r.gvk]:
+		src, from = v.Metadata, metadataCache
+	case v.Cached[r.gvk]:
+		src, from = v.Cache, typedCache
+	}
+	if r.list {
+		return v.list(ctx, src, from, r)
+	}
+	obj, err := v.object(from, r.gvk)
+	if err != nil {
+		return "", err
+	}
+	switch err := src.Get(ctx, r.key, obj); {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return obj.GetResourceVersion(), nil
+}
+
+// source is where a replay reads.
+type source int
+
+const (
+	live source = iota
+	metadataCache
+	typedCache
+)
+
+// object is what a read is replayed into: the typed object for the typed
+// cache, the metadata alone for the metadata cache and live reads.
+func (v *View) object(from source, gvk schema.GroupVersionKind) (client.Object, error) {
+	if from == typedCache {
+		o, err := v.Scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		obj, ok := o.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%s is not an object", gvk)
+		}
+		return obj, nil
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m, nil
+}
+
+func (v *View) list(ctx context.Context, src client.Reader, from source, r read) (string, error) {
+	var list client.ObjectList
+	if from == typedCache {
+		o, err := v.Scheme.New(r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List"))
+		if err != nil {
+			return "", err
+		}
+		l, ok := o.(client.ObjectList)
+		if !ok {
+			return "", fmt.Errorf("%s is not a list", r.gvk)
+		}
+		list = l
+	} else {
+		m := &metav1.PartialObjectMetadataList{}
+		m.SetGroupVersionKind(r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List"))
+		list = m
+	}
+	opts := []client.ListOption{client.InNamespace(r.key.Namespace)}
+	if r.selector != "" {
+		sel, err := labels.Parse(r.selector)
+		if err != nil {
+			return "", err
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+	}
+	if from != live {
+		opts = append(opts, client.UnsafeDisableDeepCopy)
+	}
+	if err := src.List(ctx, list, opts...); err != nil {
+		return "", err
+	}
+	return members(list)
+}
+
+// MetadataCache is a cache of the metadata of every object of kinds (of
+// namespace, when set, for the namespaced ones), keeping of each its name,
+// namespace, labels and resourceVersion: the View's Metadata. The caller
+// starts it (a manager it is added to).
+func MetadataCache(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, namespace string, kinds ...schema.GroupVersionKind) (cache.Cache, error) {
+	opts := cache.Options{Scheme: scheme, Mapper: mapper, ByObject: map[client.Object]cache.ByObject{}}
+	for _, gvk := range kinds {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		opts.ByObject[m] = cache.ByObject{Transform: keepIdentity}
+	}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	c, err := cache.New(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the metadata cache: %w", err)
+	}
+	return c, nil
+}
+
+// keepIdentity drops what a replay never compares (annotations, owners,
+// finalizers, managed fields): a tenant's large annotations cost the
+// manager no memory.
+func keepIdentity(o any) (any, error) {
+	if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+		m.Annotations, m.ManagedFields, m.OwnerReferences, m.Finalizers = nil, nil, nil, nil
+	}
+	return o, nil
+}

@@ -1,0 +1,89 @@
+package workspace
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/readset"
+	"captf.io/captf/internal/roles"
+)
+
+// memo is what a settled pass leaves for the next one: everything it read,
+// and when its schedule (drift, health, membership) needs it again.
+//
+// A pass is a function of what it reads and of the clock. A settled pass
+// (nothing due, no Job, nothing written, no event) over the same reads
+// before its own requeue would decide the same and write nothing again, so
+// the engine skips it: a resync, or a wake for a neighbour's change, then
+// costs a replay of those reads against the caches instead of a dozen live
+// reads. The replay compares resourceVersions in the informers, which the
+// event that wakes a pass has already reached; a Secret, which no
+// controller watches, is compared in a metadata cache of every Secret, so
+// a resync still sees a rotated credential or a changed bootstrap Secret
+// (docs/reference/manager-flags.md, --sync-period).
+type memo struct {
+	reads *readset.Set
+	// until is the settled pass's own requeue (zero: only on a change).
+	until time.Time
+}
+
+func memoKey(role roles.Role, key client.ObjectKey) string { return role.Kind() + "/" + key.String() }
+
+// Skips returns how many passes the engine skipped over settled objects.
+func (e *Engine) Skips() int64 { return e.skips.Load() }
+
+// recall returns the result of the object's last settled pass when
+// everything it read still reads the same and its requeue has not come.
+func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, bool) {
+	if e.Memo == nil {
+		return ctrl.Result{}, false
+	}
+	k := memoKey(role, key)
+	v, ok := e.memos.Load(k)
+	if !ok {
+		return ctrl.Result{}, false
+	}
+	m := v.(memo)
+	now := e.now()
+	if (!m.until.IsZero() && !now.Before(m.until)) || !e.Memo.Holds(ctx, m.reads) {
+		e.memos.Delete(k)
+		return ctrl.Result{}, false
+	}
+	e.skips.Add(1)
+	ctrl.LoggerFrom(ctx).V(2).Info("Settled and unchanged: pass skipped")
+	if m.until.IsZero() {
+		return ctrl.Result{}, true
+	}
+	return ctrl.Result{RequeueAfter: m.until.Sub(now)}, true
+}
+
+// remember keeps a settled pass's reads, and forgets any other's.
+func (e *Engine) remember(role roles.Role, key client.ObjectKey, p *pass, reads *readset.Set, res ctrl.Result, err error) {
+	if e.Memo == nil {
+		return
+	}
+	k := memoKey(role, key)
+	if err != nil || p == nil || !p.settled() || reads.Wrote() || !reads.Replayable() || res.Requeue { //nolint:staticcheck // Requeue is still honoured
+		e.memos.Delete(k)
+		return
+	}
+	m := memo{reads: reads}
+	if res.RequeueAfter > 0 {
+		m.until = p.now.Add(res.RequeueAfter)
+	}
+	e.memos.Store(k, m)
+}
+
+// settled: the pass found nothing due (UpToDate), no Job running or
+// bookkept, nothing to report, and the object is neither deleting nor
+// paused.
+func (p *pass) settled() bool {
+	d := p.decided
+	return d != nil && d.Action == decide.ActionWait && d.Reason == decide.ReasonUpToDate &&
+		p.active == nil && len(p.bookkept) == 0 && len(p.events) == 0 && !p.released &&
+		p.obj.GetDeletionTimestamp().IsZero() && !p.owner.Paused
+}
