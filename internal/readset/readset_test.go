@@ -83,7 +83,7 @@ func (f *fixture) secret(t *testing.T, name string, labels map[string]string) *c
 func (f *fixture) holds(t *testing.T, set *readset.Set, want bool, what string) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		return f.view.Holds(ctx, set) == want, nil
+		return f.view.Holds(ctx, set.Record()) == want, nil
 	})
 	if err != nil {
 		t.Fatalf("%s: the record never %s", what, map[bool]string{true: "held", false: "stopped holding"}[want])
@@ -187,7 +187,7 @@ func TestARecordHoldsUntilWhatItReadChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.secretCached(t, unrelated)
-			if !f.view.Holds(t.Context(), set) {
+			if !f.view.Holds(t.Context(), set.Record()) {
 				t.Fatal("a change to a Secret the pass never read broke the record")
 			}
 
@@ -227,7 +227,7 @@ func TestCachedKindsReplayFromTheCacheAndOthersLive(t *testing.T) {
 	if err := f.reader.Get(pass, client.ObjectKeyFromObject(lease), &coordinationv1.Lease{}); err != nil {
 		t.Fatal(err)
 	}
-	if !f.view.Holds(ctx, leaseSet) {
+	if !f.view.Holds(ctx, leaseSet.Record()) {
 		t.Fatal("a live read of an unchanged Lease did not hold")
 	}
 	lease.Spec.HolderIdentity = new(string)
@@ -235,7 +235,7 @@ func TestCachedKindsReplayFromTheCacheAndOthersLive(t *testing.T) {
 	if err := env.Client.Update(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
-	if f.view.Holds(ctx, leaseSet) {
+	if f.view.Holds(ctx, leaseSet.Record()) {
 		t.Fatal("a live read held after the Lease changed")
 	}
 }
@@ -271,6 +271,24 @@ func TestWritesAndUnreplayableReadsAreRecorded(t *testing.T) {
 			return f.client.List(ctx, &corev1.SecretList{}, client.InNamespace(f.ns),
 				client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", "s")})
 		}},
+		{name: "a Secret read twice, unchanged", do: func(ctx context.Context) error {
+			for range 2 {
+				if err := f.client.Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, replayable: true},
+		{name: "a Secret read twice, changed in between", do: func(ctx context.Context) error {
+			if err := f.client.Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{}); err != nil {
+				return err
+			}
+			s.Data["k"] = []byte("changed")
+			if err := env.Client.Update(ctx, s); err != nil {
+				return err
+			}
+			return f.client.Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{})
+		}},
 		{name: "a list cut by a limit that came back whole", do: func(ctx context.Context) error {
 			return f.client.List(ctx, &corev1.SecretList{}, client.InNamespace(f.ns), client.Limit(3))
 		}, replayable: true},
@@ -295,7 +313,7 @@ func TestWritesAndUnreplayableReadsAreRecorded(t *testing.T) {
 			if set.Wrote() != tc.wrote || set.Replayable() != tc.replayable {
 				t.Fatalf("wrote %t, replayable %t; want %t, %t", set.Wrote(), set.Replayable(), tc.wrote, tc.replayable)
 			}
-			if !tc.replayable && f.view.Holds(ctx, set) {
+			if !tc.replayable && f.view.Holds(ctx, set.Record()) {
 				t.Fatal("a record that cannot be replayed held")
 			}
 		})

@@ -2,9 +2,11 @@ package readset
 
 import (
 	"context"
+	"crypto/sha256"
 	"sort"
 	"strings"
 	"sync"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,9 +55,14 @@ func from(ctx context.Context) *Set {
 	return s
 }
 
+// add records r. A second read of the same thing that returned something
+// else makes the record opaque: the pass may have decided on either.
 func (s *Set) add(r read) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if prev, ok := s.reads[r.id()]; ok && prev.seen != r.seen {
+		s.opaque = true
+	}
 	s.reads[r.id()] = r
 }
 
@@ -93,16 +100,52 @@ func (s *Set) Len() int {
 	return len(s.reads)
 }
 
-// snapshot returns the reads in a stable order.
-func (s *Set) snapshot() []read {
+// Record is what a replay needs of a Set, compact: the engine keeps one
+// per settled object. Each read keeps its kind (interned), namespace
+// (interned), name, selector and whether it listed; what each returned
+// is kept as one digest.
+type Record struct {
+	reads  []key
+	digest [sha256.Size]byte
+}
+
+// key is a read without what it returned.
+type key struct {
+	gvk            unique.Handle[schema.GroupVersionKind]
+	namespace      unique.Handle[string]
+	name, selector string
+	list           bool
+}
+
+// Record returns the Set's compact record, nil when the Set cannot be
+// replayed.
+func (s *Set) Record() *Record {
+	if !s.Replayable() {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]read, 0, len(s.reads))
-	for _, r := range s.reads {
-		out = append(out, r)
+	ids := make([]string, 0, len(s.reads))
+	for id := range s.reads {
+		ids = append(ids, id)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id() < out[j].id() })
-	return out
+	sort.Strings(ids)
+	rec := &Record{reads: make([]key, 0, len(ids))}
+	h := sha256.New()
+	for _, id := range ids {
+		r := s.reads[id]
+		rec.reads = append(rec.reads, key{gvk: unique.Make(r.gvk), namespace: unique.Make(r.key.Namespace), name: r.key.Name,
+			selector: r.selector, list: r.list})
+		h.Write([]byte(r.seen))
+		h.Write([]byte{0})
+	}
+	copy(rec.digest[:], h.Sum(nil))
+	return rec
+}
+
+// read is the key's read, what it returned unknown.
+func (k key) read() read {
+	return read{gvk: k.gvk.Value(), key: client.ObjectKey{Namespace: k.namespace.Value(), Name: k.name}, list: k.list, selector: k.selector}
 }
 
 // members joins a list's "name@resourceVersion" entries in a stable order.

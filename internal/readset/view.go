@@ -2,6 +2,7 @@ package readset
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,20 +30,26 @@ type View struct {
 	Scheme *runtime.Scheme
 }
 
-// Holds tells whether every read of s returns now what it returned when
+// Holds tells whether every read of rec returns now what it returned when
 // recorded: the same resourceVersion, the same absence, the same list
-// members. An opaque record, or a read that fails, does not hold.
-func (v *View) Holds(ctx context.Context, s *Set) bool {
-	if !s.Replayable() {
+// members. No record (nil: a Set that cannot be replayed), or a read that
+// fails, does not hold.
+func (v *View) Holds(ctx context.Context, rec *Record) bool {
+	if rec == nil {
 		return false
 	}
-	for _, r := range s.snapshot() {
-		seen, err := v.replay(ctx, r)
-		if err != nil || seen != r.seen {
+	h := sha256.New()
+	for _, k := range rec.reads {
+		seen, err := v.replay(ctx, k.read())
+		if err != nil {
 			return false
 		}
+		h.Write([]byte(seen))
+		h.Write([]byte{0})
 	}
-	return true
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum == rec.digest
 }
 
 func (v *View) replay(ctx context.Context, r read) (string, error) {

@@ -172,9 +172,11 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 }
 
 // memoView is what the engine replays a settled pass's reads against:
-// the kinds the manager's informers hold (its controllers watch them all)
-// and a metadata cache of every Secret, Lease, Namespace, ServiceAccount
-// and RoleBinding (the other kinds a pass reads).
+// the kinds the manager's informers hold (its controllers watch them, or
+// the pass reads them through the cached client: Namespaces,
+// ServiceAccounts, RoleBindings), so that a replay reads the informer the
+// pass read; and a metadata cache of every Secret and Lease, which the
+// pass reads live.
 func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
 	kinds := func(objs ...client.Object) (map[schema.GroupVersionKind]bool, []schema.GroupVersionKind, error) {
 		set, list := map[schema.GroupVersionKind]bool{}, []schema.GroupVersionKind{}
@@ -188,11 +190,12 @@ func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
 		return set, list, nil
 	}
 	cached, _, err := kinds(&infrav1.TerraformCluster{}, &infrav1.TerraformMachine{}, &infrav1.TerraformMachinePool{},
-		&infrav1.TerraformClusterIdentity{}, &infrav1.TerraformPlan{}, &clusterv1.Cluster{}, &clusterv1.Machine{}, &clusterv1.MachinePool{}, &batchv1.Job{})
+		&infrav1.TerraformClusterIdentity{}, &infrav1.TerraformPlan{}, &clusterv1.Cluster{}, &clusterv1.Machine{}, &clusterv1.MachinePool{}, &batchv1.Job{},
+		&corev1.Namespace{}, &corev1.ServiceAccount{}, &rbacv1.RoleBinding{})
 	if err != nil {
 		return nil, err
 	}
-	metaKinds, metaList, err := kinds(&corev1.Secret{}, &coordinationv1.Lease{}, &corev1.Namespace{}, &corev1.ServiceAccount{}, &rbacv1.RoleBinding{})
+	metaKinds, metaList, err := kinds(&corev1.Secret{}, &coordinationv1.Lease{})
 	if err != nil {
 		return nil, err
 	}

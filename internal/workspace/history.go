@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +39,14 @@ func (p *pass) blockEnded(fj decide.FinishedJob) bool {
 			return !approvals.Live(&p.plans[i])
 		}
 	}
-	return p.now.Sub(fj.FinishedAt) > decide.ActiveJobRequeue
+	if left := decide.ActiveJobRequeue - p.now.Sub(fj.FinishedAt); left >= 0 {
+		// Not found yet: this pass looks again once the minute is over,
+		// even if it decides nothing is due (a settled pass is skipped
+		// until its requeue).
+		p.lookAgainIn(left + time.Second)
+		return false
+	}
+	return true
 }
 
 // prune deletes the finished Jobs beyond the history limits, with their

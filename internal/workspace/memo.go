@@ -26,7 +26,7 @@ import (
 // a resync still sees a rotated credential or a changed bootstrap Secret
 // (docs/reference/manager-flags.md, --sync-period).
 type memo struct {
-	reads *readset.Set
+	reads *readset.Record
 	// until is the settled pass's own requeue (zero: only on a change).
 	until time.Time
 }
@@ -61,6 +61,14 @@ func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectK
 	return ctrl.Result{RequeueAfter: m.until.Sub(now)}, true
 }
 
+// Forget drops the record of the object's last settled pass: its next
+// pass runs in full. A wake that comes from an informer the replay does
+// not read (a variablesFrom source's) calls it, as the replay's own cache
+// may not hold the change yet.
+func (e *Engine) Forget(role roles.Role, key client.ObjectKey) {
+	e.memos.Delete(memoKey(role, key))
+}
+
 // remember keeps a settled pass's reads, and forgets any other's.
 func (e *Engine) remember(role roles.Role, key client.ObjectKey, p *pass, reads *readset.Set, res ctrl.Result, err error) {
 	if e.Memo == nil {
@@ -71,7 +79,7 @@ func (e *Engine) remember(role roles.Role, key client.ObjectKey, p *pass, reads 
 		e.memos.Delete(k)
 		return
 	}
-	m := memo{reads: reads}
+	m := memo{reads: reads.Record()}
 	if res.RequeueAfter > 0 {
 		m.until = p.now.Add(res.RequeueAfter)
 	}

@@ -47,7 +47,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	b := cl.builder(mgr, "terraformcluster", o.Cluster, s, &infrav1.TerraformClusterList{}).
 		Watches(&clusterv1.Cluster{}, s.mapped(clusterToInfra), changed).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformClusterList{})), specChanged)
-	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformClusterList{})).Complete(cl); err != nil {
+	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformClusterList{}, engine)).Complete(cl); err != nil {
 		return err
 	}
 
@@ -57,7 +57,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 		Watches(&clusterv1.Machine{}, s.mapped(machineToInfra), changed).
 		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachineList{})), changed).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachineList{})), specChanged)
-	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachineList{})).Complete(m); err != nil {
+	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachineList{}, engine)).Complete(m); err != nil {
 		return err
 	}
 
@@ -67,7 +67,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 		Watches(&clusterv1.MachinePool{}, s.mapped(poolToInfra), changed).
 		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachinePoolList{})), changed).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachinePoolList{})), specChanged)
-	return withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachinePoolList{})).Complete(mp)
+	return withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachinePoolList{}, engine)).Complete(mp)
 }
 
 // changed lets through a secondary object's updates that changed it: a

@@ -18,6 +18,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/workspace"
 )
 
 // The kinds a variablesFrom entry can name.
@@ -63,14 +64,21 @@ func sourceMeta(kind string) *metav1.PartialObjectMetadata {
 
 // sourceWatches are the watches that wake, at once, the objects of the
 // shard's kind whose spec.variablesFrom names a labelled source that
-// changed, appeared, or lost its label or went away.
-func sourceWatches(c cache.Cache, s shard, list client.ObjectList) []source.Source {
+// changed, appeared, or lost its label or went away. Each woken object's
+// last settled pass is forgotten first: its record would be replayed
+// against another informer than this one, which may not have the change
+// yet.
+func sourceWatches(c cache.Cache, s shard, list client.ObjectList, engine *workspace.Engine) []source.Source {
 	var out []source.Source
 	for _, kind := range []string{kindConfigMap, kindSecret} {
 		users := sourceUsers(s.reader, s.role, list, kind)
 		out = append(out, source.Kind(c, sourceMeta(kind),
 			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, src *metav1.PartialObjectMetadata) []reconcile.Request {
-				return s.keep(ctx, users(ctx, src))
+				woken := s.keep(ctx, users(ctx, src))
+				for _, r := range woken {
+					engine.Forget(s.role, r.NamespacedName)
+				}
+				return woken
 			}),
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}

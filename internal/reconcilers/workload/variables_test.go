@@ -17,6 +17,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/internal/workspace"
 )
 
 // recorder is a reconciler that hands every request to the test.
@@ -56,7 +57,7 @@ func TestVariablesSourceWakesItsUsers(t *testing.T) {
 	woken := make(recorder, 100)
 	b := ctrl.NewControllerManagedBy(mgr).Named("vars-wake").For(&infrav1.TerraformCluster{}).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
-	if err := withSources(b, sourceWatches(sources, shard{reader: mgr.GetClient(), role: roles.Cluster{}}, &infrav1.TerraformClusterList{})).Complete(woken); err != nil {
+	if err := withSources(b, sourceWatches(sources, shard{reader: mgr.GetClient(), role: roles.Cluster{}}, &infrav1.TerraformClusterList{}, &workspace.Engine{})).Complete(woken); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
