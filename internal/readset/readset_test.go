@@ -3,6 +3,7 @@ package readset_test
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,20 +42,20 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	secretKind := corev1.SchemeGroupVersion.WithKind("Secret")
-	secrets, err := readset.MetadataCache(env.Config, env.Scheme, nil, ns.Name, secretKind)
-	if err != nil {
+	secrets := &readset.Namespaces{Config: env.Config, Scheme: env.Scheme, Kinds: []schema.GroupVersionKind{secretKind}}
+	go func() { _ = secrets.Start(ctx) }()
+	if err := secrets.Warm(ns.Name); err != nil {
 		t.Fatal(err)
 	}
 	typed, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns.Name: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []cache.Cache{secrets, typed} {
-		go func() { _ = c.Start(ctx) }()
-		if !c.WaitForCacheSync(ctx) {
-			t.Fatal("the caches did not sync")
-		}
+	go func() { _ = typed.Start(ctx) }()
+	if !typed.WaitForCacheSync(ctx) {
+		t.Fatal("the typed cache did not sync")
 	}
+	synced(t, secrets, ns.Name)
 	// The typed cache holds ConfigMaps: its informer starts on first use.
 	if _, err := typed.GetInformer(ctx, &corev1.ConfigMap{}); err != nil {
 		t.Fatal(err)
@@ -65,6 +66,19 @@ func newFixture(t *testing.T) *fixture {
 			Metadata: secrets, MetadataKinds: map[schema.GroupVersionKind]bool{secretKind: true}, Live: env.Client, Scheme: env.Scheme},
 		reader: readset.Reader(env.Client, env.Scheme),
 		client: readset.Client(env.Client),
+	}
+}
+
+// synced waits until the metadata cache of namespace ns has synced.
+func synced(t *testing.T, c *readset.Namespaces, ns string) {
+	t.Helper()
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.List(ctx, list, client.InNamespace(ns)) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the metadata cache of namespace %s never synced", ns)
 	}
 }
 
@@ -322,4 +336,82 @@ func TestWritesAndUnreplayableReadsAreRecorded(t *testing.T) {
 	if err := f.client.Get(t.Context(), client.ObjectKeyFromObject(s), &corev1.Secret{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestOnlyTheNamespacesRecordsReadAreWatched: a tenant's namespace that no
+// record reads is not watched, however many Secrets it keeps; a record
+// that reads a new namespace replays once that namespace's cache has
+// synced (it does not hold before: the pass runs); under --namespace, a
+// read elsewhere replays live.
+func TestOnlyTheNamespacesRecordsReadAreWatched(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	namespace := func() string {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "readset-other-"}}
+		if err := env.Client.Create(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		return ns.Name
+	}
+	tenant, other := namespace(), namespace()
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "noise"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "source"}, Data: map[string][]byte{"k": []byte("v1")}},
+	} {
+		if err := env.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass, set := readset.Start(ctx)
+	source := &corev1.Secret{}
+	if err := f.reader.Get(pass, client.ObjectKey{Namespace: other, Name: "source"}, source); err != nil {
+		t.Fatal(err)
+	}
+	if f.view.Holds(ctx, set.Record()) {
+		t.Fatal("a record held in a namespace whose cache was never started")
+	}
+	if err := f.view.Warm(set.Record()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.view.Metadata.Cached(), []string{f.ns, other}; !sameSet(got, want) {
+		t.Fatalf("namespaces watched: %v, want %v (the tenant's %s is read by no record)", got, want, tenant)
+	}
+	f.holds(t, set, true, "once the namespace's cache synced")
+	source.Data["k"] = []byte("v2")
+	if err := env.Client.Update(ctx, source); err != nil {
+		t.Fatal(err)
+	}
+	f.holds(t, set, false, "after the source changed")
+
+	// Under --namespace, the source's namespace is never watched: its
+	// read replays live.
+	scoped := *f.view
+	scoped.Metadata = &readset.Namespaces{Config: env.Config, Scheme: env.Scheme, Kinds: f.view.Metadata.Kinds, Only: f.ns}
+	pass, set = readset.Start(ctx)
+	if err := f.reader.Get(pass, client.ObjectKeyFromObject(source), &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := scoped.Warm(set.Record()); err != nil {
+		t.Fatal(err)
+	}
+	if got := scoped.Metadata.Cached(); len(got) != 0 {
+		t.Fatalf("a manager limited to %s watches %v", f.ns, got)
+	}
+	if !scoped.Holds(ctx, set.Record()) {
+		t.Fatal("a read outside --namespace did not replay live")
+	}
+	source.Data["k"] = []byte("v3")
+	if err := env.Client.Update(ctx, source); err != nil {
+		t.Fatal(err)
+	}
+	if scoped.Holds(ctx, set.Record()) {
+		t.Fatal("a live replay held after the source changed")
+	}
+}
+
+func sameSet(a, b []string) bool {
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

@@ -3,16 +3,14 @@ package readset
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -21,9 +19,9 @@ type View struct {
 	// Cache holds the Cached kinds (the manager's informers).
 	Cache  client.Reader
 	Cached map[schema.GroupVersionKind]bool
-	// Metadata holds the metadata of every object of the MetadataKinds
-	// (see MetadataCache).
-	Metadata      client.Reader
+	// Metadata holds the metadata of the MetadataKinds' objects, in the
+	// namespaces the records read (see Warm).
+	Metadata      *Namespaces
 	MetadataKinds map[schema.GroupVersionKind]bool
 	// Live reads the metadata of any other kind: one request a read.
 	Live   client.Reader
@@ -60,6 +58,29 @@ func (v *View) replay(ctx context.Context, r read) (string, error) {
 	case v.Cached[r.gvk]:
 		src, from = v.Cache, typedCache
 	}
+	seen, err := v.replayFrom(ctx, src, from, r)
+	if from == metadataCache && errors.Is(err, ErrOutside) {
+		return v.replayFrom(ctx, v.Live, live, r)
+	}
+	return seen, err
+}
+
+// Warm starts the metadata cache of every namespace where rec read a
+// MetadataKind, so that it has synced by the record's replay.
+func (v *View) Warm(rec *Record) error {
+	if rec == nil {
+		return nil
+	}
+	var errs []error
+	for _, k := range rec.reads {
+		if v.MetadataKinds[k.gvk.Value()] {
+			errs = append(errs, v.Metadata.Warm(k.namespace.Value()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (v *View) replayFrom(ctx context.Context, src client.Reader, from source, r read) (string, error) {
 	if r.list {
 		return v.list(ctx, src, from, r)
 	}
@@ -136,35 +157,4 @@ func (v *View) list(ctx context.Context, src client.Reader, from source, r read)
 		return "", err
 	}
 	return members(list)
-}
-
-// MetadataCache is a cache of the metadata of every object of kinds (of
-// namespace, when set, for the namespaced ones), keeping of each its name,
-// namespace, labels and resourceVersion: the View's Metadata. The caller
-// starts it (a manager it is added to).
-func MetadataCache(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, namespace string, kinds ...schema.GroupVersionKind) (cache.Cache, error) {
-	opts := cache.Options{Scheme: scheme, Mapper: mapper, ByObject: map[client.Object]cache.ByObject{}}
-	for _, gvk := range kinds {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(gvk)
-		opts.ByObject[m] = cache.ByObject{Transform: keepIdentity}
-	}
-	if namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
-	}
-	c, err := cache.New(cfg, opts)
-	if err != nil {
-		return nil, fmt.Errorf("creating the metadata cache: %w", err)
-	}
-	return c, nil
-}
-
-// keepIdentity drops what a replay never compares (annotations, owners,
-// finalizers, managed fields): a tenant's large annotations cost the
-// manager no memory.
-func keepIdentity(o any) (any, error) {
-	if m, ok := o.(*metav1.PartialObjectMetadata); ok {
-		m.Annotations, m.ManagedFields, m.OwnerReferences, m.Finalizers = nil, nil, nil, nil
-	}
-	return o, nil
 }

@@ -175,8 +175,9 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 // the kinds the manager's informers hold (its controllers watch them, or
 // the pass reads them through the cached client: Namespaces,
 // ServiceAccounts, RoleBindings), so that a replay reads the informer the
-// pass read; and a metadata cache of every Secret and Lease, which the
-// pass reads live.
+// pass read; and a metadata cache of the Secrets and Leases (which the
+// pass reads live) of each namespace a settled pass read, started with
+// its first record there.
 func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
 	kinds := func(objs ...client.Object) (map[schema.GroupVersionKind]bool, []schema.GroupVersionKind, error) {
 		set, list := map[schema.GroupVersionKind]bool{}, []schema.GroupVersionKind{}
@@ -199,10 +200,8 @@ func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
 	if err != nil {
 		return nil, err
 	}
-	metadata, err := readset.MetadataCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), namespace, metaList...)
-	if err != nil {
-		return nil, err
-	}
+	metadata := &readset.Namespaces{Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		Kinds: metaList, Only: namespace}
 	if err := mgr.Add(metadata); err != nil {
 		return nil, err
 	}

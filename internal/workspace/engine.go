@@ -214,7 +214,7 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 		ctx, reads = readset.Start(ctx)
 	}
 	p, res, err := e.reconcile(ctx, role, key)
-	e.remember(role, key, p, reads, res, err)
+	e.remember(ctx, role, key, p, reads, res, err)
 	return res, err
 }
 

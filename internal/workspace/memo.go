@@ -21,9 +21,10 @@ import (
 // the engine skips it: a resync, or a wake for a neighbour's change, then
 // costs a replay of those reads against the caches instead of a dozen live
 // reads. The replay compares resourceVersions in the informers, which the
-// event that wakes a pass has already reached; a Secret, which no
-// controller watches, is compared in a metadata cache of every Secret, so
-// a resync still sees a rotated credential or a changed bootstrap Secret
+// event that wakes a pass has already reached; a Secret or Lease, which no
+// controller watches, is compared in a metadata cache of the namespaces
+// settled passes read (started when the first record reads there), so a
+// resync still sees a rotated credential or a changed bootstrap Secret
 // (docs/reference/manager-flags.md, --sync-period).
 type memo struct {
 	reads *readset.Record
@@ -69,8 +70,10 @@ func (e *Engine) Forget(role roles.Role, key client.ObjectKey) {
 	e.memos.Delete(memoKey(role, key))
 }
 
-// remember keeps a settled pass's reads, and forgets any other's.
-func (e *Engine) remember(role roles.Role, key client.ObjectKey, p *pass, reads *readset.Set, res ctrl.Result, err error) {
+// remember keeps a settled pass's reads, and forgets any other's. It
+// starts the metadata caches the replay will read, so that they have
+// synced by the next pass.
+func (e *Engine) remember(ctx context.Context, role roles.Role, key client.ObjectKey, p *pass, reads *readset.Set, res ctrl.Result, err error) {
 	if e.Memo == nil {
 		return
 	}
@@ -80,6 +83,11 @@ func (e *Engine) remember(role roles.Role, key client.ObjectKey, p *pass, reads 
 		return
 	}
 	m := memo{reads: reads.Record()}
+	if err := e.Memo.Warm(m.reads); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Watching the metadata a settled pass read; its next pass runs in full")
+		e.memos.Delete(k)
+		return
+	}
 	if res.RequeueAfter > 0 {
 		m.until = p.now.Add(res.RequeueAfter)
 	}

@@ -719,6 +719,10 @@ func (f *fleet) remove(ctx context.Context) (err error) {
 				return fmt.Errorf("deleting the %T of %s: %w", kind, w.ns, err)
 			}
 		}
+		// The reaction probes' Jobs, and their pods with them.
+		if err := env.Client.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(w.ns), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			return fmt.Errorf("deleting the Jobs of %s: %w", w.ns, err)
+		}
 		id := &infrav1.TerraformClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: w.identity}}
 		if err := env.Client.Delete(ctx, id); err != nil && !apierrors.IsNotFound(err) {
 			return err

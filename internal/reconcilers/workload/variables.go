@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/workspace"
 )
@@ -35,8 +36,8 @@ const (
 func sourcesCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	labelled := labels.SelectorFromSet(labels.Set{infrav1.VariablesLabel: "true"})
 	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), ByObject: map[client.Object]cache.ByObject{
-		sourceMeta(kindConfigMap): {Label: labelled, Transform: identityOnly},
-		sourceMeta(kindSecret):    {Label: labelled, Transform: identityOnly},
+		sourceMeta(kindConfigMap): {Label: labelled, Transform: readset.KeepIdentity},
+		sourceMeta(kindSecret):    {Label: labelled, Transform: readset.KeepIdentity},
 	}}
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
@@ -46,16 +47,6 @@ func sourcesCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 		return nil, fmt.Errorf("creating the variables sources cache: %w", err)
 	}
 	return c, mgr.Add(c)
-}
-
-// identityOnly keeps of a cached source what the wake needs (name,
-// namespace, labels, resourceVersion): a tenant's large annotations or
-// managed fields cost the manager no memory.
-func identityOnly(o any) (any, error) {
-	if m, ok := o.(*metav1.PartialObjectMetadata); ok {
-		m.Annotations, m.ManagedFields, m.OwnerReferences, m.Finalizers = nil, nil, nil, nil
-	}
-	return o, nil
 }
 
 func sourceMeta(kind string) *metav1.PartialObjectMetadata {
