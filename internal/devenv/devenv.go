@@ -83,6 +83,9 @@ type Options struct {
 	// NodeMode forces how the local node runs containers; empty picks
 	// namespaces where possible (see localnode.Mode).
 	NodeMode localnode.Mode
+	// NodeMaxPods, when set, is how many pods the local node runs at once
+	// (localnode.Options.MaxPods); the others wait, Pending.
+	NodeMaxPods int
 	// ExtraImages are images the local node serves besides the example
 	// module images (tests add their own modules this way).
 	ExtraImages map[string]localnode.Image
@@ -188,7 +191,7 @@ func Up(ctx context.Context, opts Options) (*Env, error) {
 			return nil, err
 		}
 	}
-	if err := env.startNode(ctx, opts.Log, opts.NodeLog, opts.NodeMode, opts.ExtraImages); err != nil {
+	if err := env.startNode(ctx, opts.Log, opts.NodeLog, opts.NodeMode, opts.NodeMaxPods, opts.ExtraImages); err != nil {
 		_ = env.Down()
 		return nil, err
 	}

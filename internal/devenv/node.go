@@ -43,7 +43,7 @@ func ReadLog(stateDir, namespace, pod, container string) ([]byte, error) {
 // the module base images (BuildImages), from the image store, and has the
 // manager image built from this checkout (whose /runner each Job's init
 // container copies) and the extra images in memory.
-func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger, want localnode.Mode, extra map[string]localnode.Image) error {
+func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger, want localnode.Mode, maxPods int, extra map[string]localnode.Image) error {
 	store, err := DefaultImageStore()
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger,
 	}
 	node, err := localnode.Start(ctx, localnode.Options{
 		Kubeconfig: e.Kubeconfig, NodeName: NodeName, Images: images, ImageStore: store,
-		StateDir: nodeDir(e.StateDir), Mode: mode, Log: nodeLog,
+		StateDir: nodeDir(e.StateDir), Mode: mode, MaxPods: maxPods, Log: nodeLog,
 	})
 	if err != nil {
 		return err

@@ -16,7 +16,10 @@
 // termination message read back from the file at terminationMessagePath. A
 // pod's deletion, and its spec.activeDeadlineSeconds, are delivered as
 // SIGTERM and then SIGKILL once the grace period is over; a deleted pod
-// that runs nothing has its deletion completed. Each container's output is
+// that runs nothing has its deletion completed. With MaxPods, the Node's
+// pod capacity, it runs at most that many pods at once, as a full node
+// would: the others stay Pending and unbound until a running one ends,
+// and are then taken oldest first. Each container's output is
 // kept under the state directory (ReadLog), for `captf-dev logs`.
 //
 // Images are local: an Image maps paths of an image's filesystem to host

@@ -88,6 +88,12 @@ func requireNamespaces(t *testing.T) {
 // layer and a marker file at /opt/probe/marker).
 func startNode(t *testing.T) *localnode.Node {
 	t.Helper()
+	return startNodeWith(t, nil)
+}
+
+// startNodeWith is startNode with the options changed by change.
+func startNodeWith(t *testing.T, change func(*localnode.Options)) *localnode.Node {
+	t.Helper()
 	requireNamespaces(t)
 	root, err := envtest.RepoRoot()
 	if err != nil {
@@ -120,10 +126,14 @@ func startNode(t *testing.T) *localnode.Node {
 				filepath.Join(env.Tools, "bin", rt), filepath.Join(env.Tools, "providers"))
 		}
 	}
-	n, err := localnode.Start(t.Context(), localnode.Options{
+	opts := localnode.Options{
 		Kubeconfig: kubeconfig, Images: images, StateDir: filepath.Join(dir, "state"), Mode: localnode.ModeNamespace,
 		StopGrace: 5 * time.Second,
-	})
+	}
+	if change != nil {
+		change(&opts)
+	}
+	n, err := localnode.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

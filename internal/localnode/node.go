@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -63,6 +64,11 @@ type Options struct {
 	// Namespace, when set, limits the pods the node takes to one namespace
 	// (tests running side by side each run their own node).
 	Namespace string
+	// MaxPods, when set, is how many pods the node runs at once, as a
+	// kubelet's maxPods and its Node's pod capacity: the pods it has no
+	// room for stay Pending, unbound, and are taken oldest first as
+	// running ones end.
+	MaxPods int
 	// StopGrace bounds the grace period given to running containers when
 	// the node stops (default 30s).
 	StopGrace time.Duration
@@ -122,8 +128,12 @@ type Node struct {
 	workers    map[types.UID]*worker
 	finalizing map[types.UID]bool
 	pods       int // numbers pod directories, kept short
-	runs       []*Run
-	problems   []string
+	// running counts the workers that hold one of MaxPods' places;
+	// waiting are the unbound pods with no place yet.
+	running  int
+	waiting  map[types.UID]*corev1.Pod
+	runs     []*Run
+	problems []string
 }
 
 // Start registers the Node and plays its kubelet until Stop.
@@ -145,7 +155,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	cfg.QPS, cfg.Burst = 100, 200
 	n := &Node{
 		opts: opts, log: opts.Log, config: cfg, images: imageSet{mem: images, store: opts.ImageStore}, podsDir: filepath.Join(opts.StateDir, "pods"),
-		workers: map[types.UID]*worker{}, finalizing: map[types.UID]bool{},
+		workers: map[types.UID]*worker{}, finalizing: map[types.UID]bool{}, waiting: map[types.UID]*corev1.Pod{},
 	}
 	if n.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
@@ -238,6 +248,11 @@ func (n *Node) registerNode(ctx context.Context) error {
 		Message: "the CAPTF local node is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
 	}}
 	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: hostIP}, {Type: corev1.NodeHostName, Address: node.Name}}
+	if n.opts.MaxPods > 0 {
+		pods := *resource.NewQuantity(int64(n.opts.MaxPods), resource.DecimalSI)
+		node.Status.Capacity = corev1.ResourceList{corev1.ResourcePods: pods}
+		node.Status.Allocatable = corev1.ResourceList{corev1.ResourcePods: pods}
+	}
 	node.Status.NodeInfo.KubeletVersion = "captf-localnode"
 	node.Status.NodeInfo.ContainerRuntimeVersion = "captf-local://" + string(n.rt.mode())
 	_, err = n.cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})

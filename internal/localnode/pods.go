@@ -1,8 +1,11 @@
 package localnode
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,6 +28,9 @@ func (n *Node) onPod(obj any, gone bool) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if gone || pod.DeletionTimestamp != nil || pod.Spec.NodeName != "" {
+		delete(n.waiting, pod.UID)
+	}
 	w := n.workers[pod.UID]
 	switch {
 	case w != nil && (gone || pod.DeletionTimestamp != nil):
@@ -37,12 +43,42 @@ func (n *Node) onPod(obj any, gone bool) {
 		if pod.Spec.NodeName == n.name {
 			n.finalizeLocked(pod)
 		}
+	case pod.Spec.NodeName == "" && n.opts.MaxPods > 0 && n.running >= n.opts.MaxPods:
+		n.waiting[pod.UID] = pod.DeepCopy()
 	case pod.Spec.NodeName == "" || pod.Spec.NodeName == n.name:
-		n.pods++
-		w := newWorker(n, pod.DeepCopy(), pod.Spec.NodeName == "", filepath.Join(n.podsDir, strconv.Itoa(n.pods)))
-		n.workers[pod.UID] = w
-		n.wg.Add(1)
-		go w.live()
+		n.admitLocked(pod)
+	}
+}
+
+// admitLocked starts a worker for pod, in one of the node's places. n.mu
+// is held.
+func (n *Node) admitLocked(pod *corev1.Pod) {
+	n.pods++
+	n.running++
+	w := newWorker(n, pod.DeepCopy(), pod.Spec.NodeName == "", filepath.Join(n.podsDir, strconv.Itoa(n.pods)))
+	n.workers[pod.UID] = w
+	n.wg.Add(1)
+	go w.live()
+}
+
+// release gives back a finished worker's place and takes the oldest
+// waiting pods into the free places.
+func (n *Node) release() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.running--
+	if n.stopped {
+		return
+	}
+	next := slices.SortedFunc(maps.Values(n.waiting), func(a, b *corev1.Pod) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+	})
+	for _, pod := range next {
+		if n.running >= n.opts.MaxPods {
+			return
+		}
+		delete(n.waiting, pod.UID)
+		n.admitLocked(pod)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/localnode"
 )
 
 // probeScript prints what the container sees, one name=value per line,
@@ -161,4 +163,40 @@ func TestUnknownImageIsErrImagePull(t *testing.T) {
 	if got.Status.Phase != corev1.PodPending || !strings.Contains(got.Status.ContainerStatuses[0].State.Waiting.Message, `"local/missing:tofu"`) {
 		t.Errorf("the pod is %s, waiting %+v", got.Status.Phase, got.Status.ContainerStatuses[0].State.Waiting)
 	}
+}
+
+// With MaxPods, the node runs that many pods at once, as a kubelet does
+// its maxPods: its Node says the capacity, the pod it has no room for
+// stays Pending and unbound, and it is taken when a running one ends.
+func TestMaxPodsLeavesTheRestPending(t *testing.T) {
+	n := startNodeWith(t, func(o *localnode.Options) { o.MaxPods = 2 })
+	node := &corev1.Node{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: n.NodeName()}, node); err != nil {
+		t.Fatal(err)
+	}
+	if got := node.Status.Capacity.Pods().Value(); got != 2 {
+		t.Errorf("the Node's pod capacity is %d, want 2", got)
+	}
+	ns := namespace(t, "default")
+	var pods []*corev1.Pod
+	for _, name := range []string{"first", "second", "third"} {
+		pod := shellPod(ns, name, `while true; do sleep 0.1; done`)
+		create(t, pod)
+		pods = append(pods, pod)
+	}
+	running := func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }
+	for _, pod := range pods[:2] {
+		waitPod(t, client.ObjectKeyFromObject(pod), "running", running)
+	}
+	third := &corev1.Pod{}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(pods[2]), third); err != nil {
+		t.Fatal(err)
+	}
+	if third.Spec.NodeName != "" || third.Status.Phase != corev1.PodPending {
+		t.Fatalf("a third pod on a node of two places is bound to %q and %s", third.Spec.NodeName, third.Status.Phase)
+	}
+	if err := env.Client.Delete(t.Context(), pods[0], client.GracePeriodSeconds(1)); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, client.ObjectKeyFromObject(pods[2]), "running once the first one went", running)
 }

@@ -81,6 +81,7 @@ func (w *worker) live() {
 	// Marked finished before looking for a deletion, while onPod marks the
 	// deletion before looking for finished: one of the two completes it.
 	w.finished.Store(true)
+	w.n.release()
 	if w.isDeleted() && !w.gone.Load() && w.pod.Spec.NodeName == w.n.name {
 		w.n.forceDelete(w.pod.Namespace, w.pod.Name, w.pod.UID)
 	}

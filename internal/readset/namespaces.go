@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,11 +20,12 @@ import (
 )
 
 // Namespaces is a metadata cache of the Kinds, one per namespace. A
-// namespace's cache starts the first time a record reads there (Warm), so
-// a namespace no settled object reads costs the manager nothing, however
-// many Secrets a tenant keeps in it. Each cached object keeps its name,
-// namespace, labels and resourceVersion only. It runs as a manager
-// Runnable; a namespace warmed before Start starts with it.
+// namespace's cache starts the first time a record reads there (Warm), and
+// stops once no replay or record has used it for Idle, so a namespace no
+// settled object reads is not watched, however many Secrets a tenant
+// keeps in it. Each cached object keeps its name, namespace,
+// labels and resourceVersion only. It runs as a manager Runnable; a
+// namespace warmed before Start starts with it.
 type Namespaces struct {
 	Config *rest.Config
 	// HTTPClient is shared by every namespace's cache (nil: one of its
@@ -35,6 +37,10 @@ type Namespaces struct {
 	// Only, when set, is the one namespace that may be cached (the
 	// manager's --namespace): a read elsewhere is ErrOutside.
 	Only string
+	// Idle is how long a namespace's cache runs unused before it stops
+	// (zero: never). A namespace whose objects are settled is used at
+	// every resync, so a few sync periods keep it.
+	Idle time.Duration
 
 	mu     sync.Mutex
 	ctx    context.Context
@@ -44,17 +50,21 @@ type Namespaces struct {
 type namespaceCache struct {
 	cache  cache.Cache
 	synced atomic.Bool
+	// used is when a replay or a record last used it (UnixNano).
+	used atomic.Int64
+	stop context.CancelFunc
 }
 
 var (
 	// ErrOutside is a read in a namespace the cache may not hold.
 	ErrOutside = errors.New("the namespace is outside the manager's")
-	// errWarming is a read in a namespace whose cache has not synced yet.
-	errWarming = errors.New("the namespace's metadata cache is not synced yet")
+	// ErrWarming is a read in a namespace whose cache has not synced (yet,
+	// or ever: one the manager may not watch).
+	ErrWarming = errors.New("the namespace's metadata cache is not synced")
 )
 
 // Start starts the namespaces warmed so far, and every later one, until
-// ctx ends.
+// ctx ends; it stops those left idle.
 func (n *Namespaces) Start(ctx context.Context) error {
 	n.mu.Lock()
 	n.ctx = ctx
@@ -62,21 +72,51 @@ func (n *Namespaces) Start(ctx context.Context) error {
 		c.start(ctx)
 	}
 	n.mu.Unlock()
-	<-ctx.Done()
-	return nil
+	if n.Idle <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	tick := time.NewTicker(n.Idle / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-tick.C:
+			n.stopIdle(now)
+		}
+	}
+}
+
+// stopIdle stops the caches unused for Idle.
+func (n *Namespaces) stopIdle(now time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for ns, c := range n.caches {
+		if now.Sub(time.Unix(0, c.used.Load())) >= n.Idle {
+			delete(n.caches, ns)
+			if c.stop != nil {
+				c.stop()
+			}
+		}
+	}
 }
 
 // Warm starts the cache of namespace ns, unless it runs already.
 func (n *Namespaces) Warm(ns string) error {
-	if n.Only != "" && ns != n.Only {
+	// Never every namespace's: a read without one replays live.
+	if ns == "" || (n.Only != "" && ns != n.Only) {
 		return nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if _, ok := n.caches[ns]; ok {
+	if c, ok := n.caches[ns]; ok {
+		c.used.Store(time.Now().UnixNano())
 		return nil
 	}
-	opts := cache.Options{HTTPClient: n.HTTPClient, Scheme: n.Scheme, Mapper: n.Mapper,
+	// A read of anything else than the Kinds' metadata fails instead of
+	// starting an informer of its own (one holding Secret data, say).
+	opts := cache.Options{HTTPClient: n.HTTPClient, Scheme: n.Scheme, Mapper: n.Mapper, ReaderFailOnMissingInformer: true,
 		DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultTransform: KeepIdentity}
 	c, err := cache.New(n.Config, opts)
 	if err != nil {
@@ -93,6 +133,7 @@ func (n *Namespaces) Warm(ns string) error {
 		n.caches = map[string]*namespaceCache{}
 	}
 	nc := &namespaceCache{cache: c}
+	nc.used.Store(time.Now().UnixNano())
 	n.caches[ns] = nc
 	if n.ctx != nil {
 		nc.start(n.ctx)
@@ -101,6 +142,7 @@ func (n *Namespaces) Warm(ns string) error {
 }
 
 func (c *namespaceCache) start(ctx context.Context) {
+	ctx, c.stop = context.WithCancel(ctx)
 	go func() { _ = c.cache.Start(ctx) }()
 	go func() { c.synced.Store(c.cache.WaitForCacheSync(ctx)) }()
 }
@@ -126,8 +168,9 @@ func (n *Namespaces) in(ns string) (client.Reader, error) {
 	c := n.caches[ns]
 	n.mu.Unlock()
 	if c == nil || !c.synced.Load() {
-		return nil, errWarming
+		return nil, ErrWarming
 	}
+	c.used.Store(time.Now().UnixNano())
 	return c.cache, nil
 }
 

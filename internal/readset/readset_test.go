@@ -340,9 +340,9 @@ func TestWritesAndUnreplayableReadsAreRecorded(t *testing.T) {
 
 // TestOnlyTheNamespacesRecordsReadAreWatched: a tenant's namespace that no
 // record reads is not watched, however many Secrets it keeps; a record
-// that reads a new namespace replays once that namespace's cache has
-// synced (it does not hold before: the pass runs); under --namespace, a
-// read elsewhere replays live.
+// that reads a namespace whose cache has not synced replays live (and
+// warms it); under --namespace, a read elsewhere replays live and nothing
+// else is watched.
 func TestOnlyTheNamespacesRecordsReadAreWatched(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -368,15 +368,16 @@ func TestOnlyTheNamespacesRecordsReadAreWatched(t *testing.T) {
 	if err := f.reader.Get(pass, client.ObjectKey{Namespace: other, Name: "source"}, source); err != nil {
 		t.Fatal(err)
 	}
-	if f.view.Holds(ctx, set.Record()) {
-		t.Fatal("a record held in a namespace whose cache was never started")
+	if got := f.view.Metadata.Cached(); !sameSet(got, []string{f.ns}) {
+		t.Fatalf("namespaces watched before any record read %s: %v", other, got)
 	}
-	if err := f.view.Warm(set.Record()); err != nil {
-		t.Fatal(err)
+	if !f.view.Holds(ctx, set.Record()) {
+		t.Fatal("a record in a namespace with no cache did not replay live")
 	}
 	if got, want := f.view.Metadata.Cached(), []string{f.ns, other}; !sameSet(got, want) {
 		t.Fatalf("namespaces watched: %v, want %v (the tenant's %s is read by no record)", got, want, tenant)
 	}
+	synced(t, f.view.Metadata, other)
 	f.holds(t, set, true, "once the namespace's cache synced")
 	source.Data["k"] = []byte("v2")
 	if err := env.Client.Update(ctx, source); err != nil {
@@ -414,4 +415,39 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// TestAnIdleNamespaceStopsBeingWatched: a namespace's cache that no replay
+// or record used for Idle stops; the next replay there reads live and
+// starts it again.
+func TestAnIdleNamespaceStopsBeingWatched(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	const idle = 300 * time.Millisecond
+	n := &readset.Namespaces{Config: env.Config, Scheme: env.Scheme, Kinds: f.view.Metadata.Kinds, Idle: idle}
+	go func() { _ = n.Start(ctx) }()
+	view := *f.view
+	view.Metadata = n
+	s := f.secret(t, "kept", nil)
+	pass, set := readset.Start(ctx)
+	if err := f.reader.Get(pass, client.ObjectKeyFromObject(s), &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := view.Warm(set.Record()); err != nil {
+		t.Fatal(err)
+	}
+	synced(t, n, f.ns)
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return len(n.Cached()) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the idle namespace is still watched: %v", n.Cached())
+	}
+	if !view.Holds(ctx, set.Record()) {
+		t.Fatal("a replay in a namespace whose cache stopped did not read live")
+	}
+	if got := n.Cached(); !sameSet(got, []string{f.ns}) {
+		t.Fatalf("the replay did not start the namespace's cache again: %v", got)
+	}
 }

@@ -59,7 +59,13 @@ func (v *View) replay(ctx context.Context, r read) (string, error) {
 		src, from = v.Cache, typedCache
 	}
 	seen, err := v.replayFrom(ctx, src, from, r)
-	if from == metadataCache && errors.Is(err, ErrOutside) {
+	// A namespace outside the manager's, or whose cache has not synced, is
+	// read live: still cheaper than the pass. One with no cache (stopped
+	// when idle) gets it back for the next replay.
+	if from == metadataCache && (errors.Is(err, ErrOutside) || errors.Is(err, ErrWarming)) {
+		if errors.Is(err, ErrWarming) {
+			_ = v.Metadata.Warm(r.key.Namespace)
+		}
 		return v.replayFrom(ctx, v.Live, live, r)
 	}
 	return seen, err

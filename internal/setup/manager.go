@@ -144,7 +144,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if images == nil {
 		images = &imagemeta.Cached{Reader: imagemeta.Registry{}, TTL: 5 * time.Minute}
 	}
-	memo, err := memoView(mgr, o.Namespace)
+	memo, err := memoView(mgr, o.Namespace, o.SyncPeriod)
 	if err != nil {
 		return Built{}, err
 	}
@@ -177,8 +177,9 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 // ServiceAccounts, RoleBindings), so that a replay reads the informer the
 // pass read; and a metadata cache of the Secrets and Leases (which the
 // pass reads live) of each namespace a settled pass read, started with
-// its first record there.
-func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
+// its first record there and stopped after three sync periods unused (a
+// settled namespace is replayed at every resync).
+func memoView(mgr ctrl.Manager, namespace string, syncPeriod time.Duration) (*readset.View, error) {
 	kinds := func(objs ...client.Object) (map[schema.GroupVersionKind]bool, []schema.GroupVersionKind, error) {
 		set, list := map[schema.GroupVersionKind]bool{}, []schema.GroupVersionKind{}
 		for _, o := range objs {
@@ -201,7 +202,7 @@ func memoView(mgr ctrl.Manager, namespace string) (*readset.View, error) {
 		return nil, err
 	}
 	metadata := &readset.Namespaces{Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		Kinds: metaList, Only: namespace}
+		Kinds: metaList, Only: namespace, Idle: 3 * syncPeriod}
 	if err := mgr.Add(metadata); err != nil {
 		return nil, err
 	}

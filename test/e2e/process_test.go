@@ -28,7 +28,7 @@ import (
 // its own: the test reads its stdout line by line and keeps its stderr in
 // a file.
 type devProcess struct {
-	t      *testing.T
+	t      testing.TB
 	name   string
 	cmd    *exec.Cmd
 	stderr string
@@ -178,7 +178,7 @@ func adminClient(t *testing.T, kubeconfig string) client.Client {
 
 // buildDev builds cmd/captf-dev from the checkout at root into dir, with
 // the go build flags given.
-func buildDev(t *testing.T, ctx context.Context, root, dir string, flags ...string) string {
+func buildDev(t testing.TB, ctx context.Context, root, dir string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "captf-dev")
 	build := exec.CommandContext(ctx, "go", append(append([]string{"build"}, flags...), "-o", bin, "./cmd/captf-dev")...)
@@ -192,7 +192,7 @@ func buildDev(t *testing.T, ctx context.Context, root, dir string, flags ...stri
 // startDev starts bin with args in a process group of its own (so that
 // what it starts can be stopped with it should the test fail), stderr in
 // logDir/<name>.log.
-func startDev(t *testing.T, name, bin, dir, logDir string, env []string, args ...string) *devProcess {
+func startDev(t testing.TB, name, bin, dir, logDir string, env []string, args ...string) *devProcess {
 	t.Helper()
 	p := &devProcess{t: t, name: name, stderr: filepath.Join(logDir, name+".log"),
 		lines: make(chan string, 1024), exited: make(chan struct{})}

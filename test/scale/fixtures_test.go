@@ -210,6 +210,18 @@ func (w *world) newMachine(ctx context.Context, i, padding int) error {
 	if err != nil {
 		return err
 	}
+	boot, m, tm := w.machineObjects(name)
+	if err := createAll(ctx, boot, sec, m); err != nil {
+		return err
+	}
+	tm.OwnerReferences = ownedBy("Machine", m)
+	return createAll(ctx, tm)
+}
+
+// machineObjects are a machine's bootstrap data Secret, its Machine, and
+// its TerraformMachine, whose owner reference to the Machine the caller
+// sets once the Machine is created (ownedBy needs its UID).
+func (w *world) machineObjects(name string) (*corev1.Secret, *clusterv1.Machine, *infrav1.TerraformMachine) {
 	boot := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name + "-bootstrap"},
 		Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
 	m := &clusterv1.Machine{
@@ -218,13 +230,10 @@ func (w *world) newMachine(ctx context.Context, i, padding int) error {
 			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To(boot.Name)},
 			InfrastructureRef: ref(state.KindMachine, name)},
 	}
-	if err := createAll(ctx, boot, sec, m); err != nil {
-		return err
-	}
-	return createAll(ctx, &infrav1.TerraformMachine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name,
-			Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}, OwnerReferences: ownedBy("Machine", m)},
+	tm := &infrav1.TerraformMachine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
 		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: machineImage},
 			Drift: &infrav1.MachineDriftSpec{IntervalSeconds: driftOff()}},
-	})
+	}
+	return boot, m, tm
 }

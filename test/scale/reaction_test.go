@@ -11,10 +11,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,23 +131,12 @@ func (f *fleet) react(ctx context.Context, b *testing.B, clusters, probes int) (
 // Machine, then its TerraformMachine, without a state) and returns when
 // the TerraformMachine's create returned.
 func (w *world) newProbe(ctx context.Context, name string) (time.Time, error) {
-	boot := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name + "-bootstrap"},
-		Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
-	m := &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
-		Spec: clusterv1.MachineSpec{ClusterName: clusterName, Version: "v1.34.0", FailureDomain: failureDomain,
-			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To(boot.Name)},
-			InfrastructureRef: ref(state.KindMachine, name)},
-	}
+	boot, m, tm := w.machineObjects(name)
 	if err := createAll(ctx, boot, m); err != nil {
 		return time.Time{}, err
 	}
-	err := createAll(ctx, &infrav1.TerraformMachine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name,
-			Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}, OwnerReferences: ownedBy("Machine", m)},
-		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: machineImage},
-			Drift: &infrav1.MachineDriftSpec{IntervalSeconds: driftOff()}},
-	})
+	tm.OwnerReferences = ownedBy("Machine", m)
+	err := createAll(ctx, tm)
 	return time.Now(), err
 }
 
