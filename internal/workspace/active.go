@@ -104,7 +104,7 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 // and the next pass starts it again with the next image. Without an
 // attempt record to remember the image it does nothing (false).
 func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next string) (bool, error) {
-	exists, err := records.AddUnpullableImage(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), image)
+	exists, err := records.AddUnpullableImage(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), image)
 	if err != nil || !exists {
 		return false, err
 	}

@@ -116,8 +116,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		serial := fmt.Sprint(o.result.Rescue.Serial)
 		j.Annotations[infrav1.RescuedSerialAnnotation] = serial
 		// Also on the attempt record, which outlives the Job (history
-		// pruning, a deleted Job, clusterctl move).
-		if _, err := records.MarkRescued(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName(), serial); err != nil {
+		// pruning, a deleted Job, clusterctl move). The record lives in
+		// the object's namespace, also when the Job ran evacuated.
+		if _, err := records.MarkRescued(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), serial); err != nil {
 			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
 		}
 	}
@@ -152,10 +153,10 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		case decide.OpRestore:
 			// The restored state is what exists now: an earlier apply's
 			// unknown outcome no longer matters.
-			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
+			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 				return err
 			}
-			if _, err := records.ClearRescued(ctx, p.e.Client, p.e.APIReader, j.Namespace, p.role.Kind(), p.obj.GetName()); err != nil {
+			if _, err := records.ClearRescued(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 				return err
 			}
 			if err := p.adopt(ctx, j.Annotations[infrav1.InputsHashAnnotation], true); err != nil {
