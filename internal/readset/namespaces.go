@@ -147,6 +147,29 @@ func (c *namespaceCache) start(ctx context.Context) {
 	go func() { c.synced.Store(c.cache.WaitForCacheSync(ctx)) }()
 }
 
+// WaitForSync waits until the cache of every namespace warmed so far has
+// synced, and tells whether they all did before ctx ended.
+func (n *Namespaces) WaitForSync(ctx context.Context) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n.mu.Lock()
+		all := true
+		for _, c := range n.caches {
+			all = all && c.synced.Load()
+		}
+		n.mu.Unlock()
+		if all {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
 // Cached lists the namespaces whose cache runs, sorted.
 func (n *Namespaces) Cached() []string {
 	n.mu.Lock()

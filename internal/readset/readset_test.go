@@ -2,6 +2,7 @@ package readset_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"slices"
 	"testing"
@@ -93,15 +94,32 @@ func (f *fixture) secret(t *testing.T, name string, labels map[string]string) *c
 }
 
 // holds waits until the View tells want for set (the caches follow the API
-// server by a watch event).
+// server by a watch event), and for the record as a checkpoint keeps it
+// (encoded and decoded again): a restarted manager replays that one.
 func (f *fixture) holds(t *testing.T, set *readset.Set, want bool, what string) {
 	t.Helper()
+	rec := set.Record()
+	kept := roundTrip(t, rec)
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		return f.view.Holds(ctx, set.Record()) == want, nil
+		return f.view.Holds(ctx, rec) == want && f.view.Holds(ctx, kept) == want, nil
 	})
 	if err != nil {
 		t.Fatalf("%s: the record never %s", what, map[bool]string{true: "held", false: "stopped holding"}[want])
 	}
+}
+
+// roundTrip encodes rec as a checkpoint keeps it and decodes it again.
+func roundTrip(t *testing.T, rec *readset.Record) *readset.Record {
+	t.Helper()
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &readset.Record{}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("decoding the record %s: %v", b, err)
+	}
+	return out
 }
 
 // cachedMeta reads s's entry in the metadata cache.

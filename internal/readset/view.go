@@ -71,6 +71,12 @@ func (v *View) replay(ctx context.Context, r read) (string, error) {
 	return seen, err
 }
 
+// WaitForSync waits until every metadata cache warmed so far has synced,
+// and tells whether they did before ctx ended.
+func (v *View) WaitForSync(ctx context.Context) bool {
+	return v.Metadata == nil || v.Metadata.WaitForSync(ctx)
+}
+
 // Warm starts the metadata cache of every namespace where rec read a
 // MetadataKind, so that it has synced by the record's replay.
 func (v *View) Warm(rec *Record) error {

@@ -155,6 +155,9 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 			MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs, StateBackups: o.StateBackups,
 			ClusterOperationGate: o.ClusterOperationGate, Evacuation: o.Namespace == ""},
 	}
+	if err := addCheckpoint(mgr, engine, o); err != nil {
+		return Built{}, fmt.Errorf("setting up the settled objects' checkpoint: %w", err)
+	}
 	if err := workload.Setup(mgr, engine, workload.Options{Cluster: o.ClusterConcurrency, Machine: o.MachineConcurrency, MachinePool: o.MachinePoolConcurrency,
 		WatchFilter: o.WatchFilter, Namespace: o.Namespace}); err != nil {
 		return Built{}, fmt.Errorf("setting up the workload controllers: %w", err)

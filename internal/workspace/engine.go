@@ -118,6 +118,15 @@ type Engine struct {
 	memos sync.Map
 	// skips counts the passes skipped that way.
 	skips atomic.Int64
+	// restored, when set (a Checkpointer runs), is closed once the
+	// checkpoint's records are loaded: a replay waits for it.
+	restored chan struct{}
+	// restores holds, per memo key, the per-object series of a record
+	// loaded from the checkpoint and not replayed yet; tombstones the keys
+	// forgotten while the checkpoint loaded.
+	restores, tombstones sync.Map
+	// memoChanged: memos changed since the checkpoint was saved.
+	memoChanged atomic.Bool
 }
 
 // Decodes returns how many states the engine has decompressed.
@@ -208,6 +217,9 @@ func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }
 func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, error) {
 	if res, ok := e.recall(ctx, role, key); ok {
 		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return ctrl.Result{}, err // the manager stops
 	}
 	var reads *readset.Set
 	if e.Memo != nil {

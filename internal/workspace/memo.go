@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
 )
@@ -30,6 +31,7 @@ type memo struct {
 	reads *readset.Record
 	// until is the settled pass's own requeue (zero: only on a change).
 	until time.Time
+	obj   metrics.Object
 }
 
 func memoKey(role roles.Role, key client.ObjectKey) string { return role.Kind() + "/" + key.String() }
@@ -43,6 +45,13 @@ func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectK
 	if e.Memo == nil {
 		return ctrl.Result{}, false
 	}
+	if e.restored != nil {
+		select {
+		case <-e.restored:
+		case <-ctx.Done():
+			return ctrl.Result{}, false
+		}
+	}
 	k := memoKey(role, key)
 	v, ok := e.memos.Load(k)
 	if !ok {
@@ -51,8 +60,13 @@ func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectK
 	m := v.(memo)
 	now := e.now()
 	if (!m.until.IsZero() && !now.Before(m.until)) || !e.Memo.Holds(ctx, m.reads) {
-		e.memos.Delete(k)
+		e.forget(k)
 		return ctrl.Result{}, false
+	}
+	// The first replay of a record loaded from the checkpoint publishes
+	// the object's series as the manager that saved it did.
+	if r, ok := e.restores.LoadAndDelete(k); ok {
+		metrics.Restore(m.obj, r.(map[string]float64))
 	}
 	e.skips.Add(1)
 	ctrl.LoggerFrom(ctx).V(2).Info("Settled and unchanged: pass skipped")
@@ -67,7 +81,33 @@ func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectK
 // not read (a variablesFrom source's) calls it, as the replay's own cache
 // may not hold the change yet.
 func (e *Engine) Forget(role roles.Role, key client.ObjectKey) {
-	e.memos.Delete(memoKey(role, key))
+	e.forget(memoKey(role, key))
+}
+
+// forget drops the record under k, and marks the checkpoint out of date.
+// While the checkpoint loads, it also leaves a tombstone, so that the load
+// does not bring back what was forgotten.
+func (e *Engine) forget(k string) {
+	if e.loading() {
+		e.tombstones.Store(k, struct{}{})
+	}
+	e.restores.Delete(k)
+	if _, ok := e.memos.LoadAndDelete(k); ok {
+		e.memoChanged.Store(true)
+	}
+}
+
+// loading tells whether the checkpoint is being loaded.
+func (e *Engine) loading() bool {
+	if e.restored == nil {
+		return false
+	}
+	select {
+	case <-e.restored:
+		return false
+	default:
+		return true
+	}
 }
 
 // remember keeps a settled pass's reads, and forgets any other's. It
@@ -79,19 +119,20 @@ func (e *Engine) remember(ctx context.Context, role roles.Role, key client.Objec
 	}
 	k := memoKey(role, key)
 	if err != nil || p == nil || !p.settled() || reads.Wrote() || !reads.Replayable() || res.Requeue { //nolint:staticcheck // Requeue is still honoured
-		e.memos.Delete(k)
+		e.forget(k)
 		return
 	}
-	m := memo{reads: reads.Record()}
+	m := memo{reads: reads.Record(), obj: metrics.Object{Kind: role.Kind(), Namespace: key.Namespace, Name: key.Name}}
 	if err := e.Memo.Warm(m.reads); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Watching the metadata a settled pass read; its next pass runs in full")
-		e.memos.Delete(k)
+		e.forget(k)
 		return
 	}
 	if res.RequeueAfter > 0 {
 		m.until = p.now.Add(res.RequeueAfter)
 	}
 	e.memos.Store(k, m)
+	e.memoChanged.Store(true)
 }
 
 // settled: the pass found nothing due (UpToDate), no Job running or

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -143,14 +144,18 @@ func runManager() error {
 	return nil
 }
 
-// bindShippedRole creates config/rbac's manager and runner ClusterRoles
-// and binds the manager's to user.
+// bindShippedRole creates the manager's namespace (where it keeps its
+// checkpoint) and config/rbac's manager and runner ClusterRoles, and binds
+// the manager's to user.
 func bindShippedRole(user string) error {
 	root, err := envtest.RepoRoot()
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
+		return err
+	}
 	for _, file := range []string{"role.yaml", "runner_role.yaml"} {
 		raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
 		if err != nil {

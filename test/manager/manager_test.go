@@ -85,6 +85,10 @@ func runManager() error {
 			return err
 		}
 	}
+	// The manager keeps its checkpoint in its namespace.
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
+		return err
+	}
 	_, port, certDir := env.ControlPlane.WebhookServer()
 	healthAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	diagnosticsAddr = fmt.Sprintf("127.0.0.1:%d", freePort())

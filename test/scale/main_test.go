@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,11 +58,15 @@ const (
 	managerUser      = "system:serviceaccount:" + managerNamespace + ":" + managerAccount
 )
 
-// bindShippedRole creates config/rbac's manager and runner ClusterRoles
-// and binds the manager's to the manager's user, once per control plane.
+// bindShippedRole creates the manager's namespace (where it keeps its
+// checkpoint) and config/rbac's manager and runner ClusterRoles, and binds
+// the manager's to the manager's user, once per control plane.
 func bindShippedRole(ctx context.Context) error {
 	root, err := envtest.RepoRoot()
 	if err != nil {
+		return err
+	}
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	for _, file := range []string{"role.yaml", "runner_role.yaml"} {

@@ -24,40 +24,17 @@ import (
 func TestResyncOfASettledFleetSkipsItsPassesAndSeesARotatedCredential(t *testing.T) {
 	const machines = 3
 	objects := int64(machines + 1) // and their TerraformCluster
-	envtest.Require(t, env)
 	ctx := t.Context()
-	if err := bindShippedRole(ctx); err != nil {
-		t.Fatal(err)
-	}
-	w, err := newWorld(ctx, "memo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := startManager(ctx, w.ns, unlimited, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, m := provisionedWorld(t, "memo", machines)
 	t.Cleanup(func() {
 		if err := m.stop(); err != nil {
 			t.Error(err)
 		}
 	})
-	if err := w.newIdentity(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := w.newCluster(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.newMachines(ctx, 0, machines, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := waitProvisioned(ctx, w, tc, machines); err != nil {
-		t.Fatal(err)
-	}
 
-	// A manager restarted over the fleet passes every object once (it
-	// remembers nothing), then its first resync costs no pass.
+	// A manager restarted over the fleet passes every object once (a
+	// replay of its checkpoint, or a full pass), then its first resync
+	// costs no pass.
 	passes0, err := workloadPasses()
 	if err != nil {
 		t.Fatal(err)
@@ -140,4 +117,43 @@ func caughtUp(ctx context.Context, passes int64) (int64, error) {
 func workloadPasses() (int64, error) {
 	r, err := readMetrics()
 	return r.reconciles(clusterController) + r.reconciles(machineController), err
+}
+
+// provisionedWorld makes a world of one cluster and machines machines,
+// and a manager watching only its namespace (no client-side limit, a 2 s
+// sync period) that has provisioned them; the caller stops the manager.
+func provisionedWorld(t *testing.T, prefix string, machines int) (*world, *manager) {
+	t.Helper()
+	envtest.Require(t, env)
+	ctx := t.Context()
+	if err := bindShippedRole(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWorld(ctx, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := startManager(ctx, w.ns, unlimited, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := func(err error) {
+		t.Helper()
+		_ = m.stop()
+		t.Fatal(err)
+	}
+	if err := w.newIdentity(ctx); err != nil {
+		fail(err)
+	}
+	tc, err := w.newCluster(ctx)
+	if err != nil {
+		fail(err)
+	}
+	if err := w.newMachines(ctx, 0, machines, 0); err != nil {
+		fail(err)
+	}
+	if err := waitProvisioned(ctx, w, tc, machines); err != nil {
+		fail(err)
+	}
+	return w, m
 }

@@ -1,0 +1,255 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/checkpoint"
+	"captf.io/captf/internal/metrics"
+	"captf.io/captf/internal/readset"
+)
+
+// Checkpointer keeps the settled passes' records (memo.go) across a
+// restart of the manager or a change of leader: it saves them in a
+// checkpoint while the manager runs, and loads them when it starts, so
+// that a restarted manager replays a settled object's reads against its
+// caches instead of passing over it in full with a dozen live reads (a
+// cold start bound by the client's rate limits otherwise).
+//
+// A loaded record is only ever a reason to skip a pass that would decide
+// the same: it is replayed like any other, and the first read that
+// returns something else since it was saved sends the object through a
+// full pass. A checkpoint of another build or configuration of the
+// manager (the Store's fingerprint) is not loaded at all.
+type Checkpointer struct {
+	Engine *Engine
+	Store  checkpoint.Store
+	// Build identifies the manager's build (its executable's digest): with
+	// the engine's options, as they are when the Checkpointer starts, it
+	// is the checkpoint's fingerprint.
+	Build string
+	// Every is how often changed records are saved (default a minute);
+	// the last change is saved when the manager stops.
+	Every time.Duration
+	// SyncWait bounds how long the start waits for the metadata caches the
+	// loaded records read (default 30 s); a replay before they synced
+	// reads live.
+	SyncWait time.Duration
+	// Expire is how long after the load a loaded record no pass has
+	// replayed is kept (default 30 min): every object the manager
+	// reconciles is passed once at its start, so a record still unused
+	// then is of an object deleted, or moved out of the manager's scope,
+	// while no manager ran.
+	Expire time.Duration
+
+	// loadedAt is when the load ended; lastSaved is the digest of the
+	// last checkpoint saved.
+	loadedAt  time.Time
+	lastSaved [sha256.Size]byte
+}
+
+// NewCheckpointer returns the engine's Checkpointer over store, for the
+// manager build build. The engine's replays wait for its load from then
+// on: run it (it is a manager Runnable, started with the leader's
+// controllers).
+func (e *Engine) NewCheckpointer(store checkpoint.Store, build string) *Checkpointer {
+	e.restored = make(chan struct{})
+	return &Checkpointer{Engine: e, Store: store, Build: build}
+}
+
+// Fingerprint is the fingerprint of a checkpoint saved by build with the
+// engine options o: another build, or other options, may decide otherwise
+// on the same reads, so they never load it.
+func Fingerprint(build string, o Options) (string, error) {
+	doc, err := json.Marshal(o)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append([]byte(build+"\x00"), doc...))
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// checkpointDoc is what the memo checkpoint holds.
+type checkpointDoc struct {
+	Entries []checkpointEntry `json:"entries"`
+}
+
+type checkpointEntry struct {
+	Kind      string          `json:"kind"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Until     *time.Time      `json:"until,omitempty"`
+	Reads     *readset.Record `json:"reads"`
+	// Series are the object's per-object gauges (metrics.Series).
+	Series map[string]float64 `json:"series,omitempty"`
+}
+
+// NeedLeaderElection: only the leader reconciles, so only it saves.
+func (c *Checkpointer) NeedLeaderElection() bool { return true }
+
+// Start loads the checkpoint, then saves the records whenever they
+// changed, until ctx ends.
+func (c *Checkpointer) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
+	fingerprint, err := Fingerprint(c.Build, c.Engine.Options)
+	if err != nil {
+		close(c.Engine.restored)
+		return fmt.Errorf("fingerprinting the checkpoint: %w", err)
+	}
+	c.Store.Fingerprint = fingerprint
+	c.load(ctrl.LoggerInto(ctx, log))
+	tick := time.NewTicker(orDefault(c.Every, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if c.Engine.memoChanged.Swap(false) {
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				if err := c.save(sctx); err != nil {
+					log.Error(err, "Saving the settled objects' records as the manager stops; the next start passes over the objects settled since the last save")
+				}
+				cancel()
+			}
+			return nil
+		case <-tick.C:
+			c.expire()
+			if c.Engine.memoChanged.Swap(false) {
+				if err := c.save(ctx); err != nil {
+					c.Engine.memoChanged.Store(true)
+					log.Error(err, "Saving the settled objects' records; retrying later")
+				}
+			}
+		}
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// load reads the checkpoint into the engine's records and starts the
+// metadata caches they read, waiting (within SyncWait) until they synced.
+// Whatever happens, replays may go on once it returns.
+func (c *Checkpointer) load(ctx context.Context) {
+	defer func() {
+		c.loadedAt = time.Now()
+		close(c.Engine.restored)
+	}()
+	log := ctrl.LoggerFrom(ctx)
+	start := time.Now()
+	lctx, cancel := context.WithTimeout(ctx, orDefault(c.SyncWait, 30*time.Second))
+	defer cancel()
+	data, err := c.Store.Load(lctx)
+	switch {
+	case ctx.Err() != nil:
+		return // the manager stops
+	case errors.Is(err, checkpoint.ErrUnusable):
+		log.Info("No settled objects' records to load: every object's first pass runs in full", "reason", err.Error())
+		return
+	case err != nil:
+		log.Error(err, "Loading the settled objects' records: every object's first pass runs in full")
+		return
+	}
+	var doc checkpointDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		log.Info("The settled objects' records do not decode: every object's first pass runs in full", "reason", err.Error())
+		return
+	}
+	now, loaded := c.Engine.now(), 0
+	for _, en := range doc.Entries {
+		if en.Reads == nil || en.Kind == "" || en.Name == "" || (en.Until != nil && !now.Before(*en.Until)) {
+			continue // its pass runs in full
+		}
+		m := memo{reads: en.Reads, obj: metrics.Object{Kind: en.Kind, Namespace: en.Namespace, Name: en.Name}}
+		if en.Until != nil {
+			m.until = *en.Until
+		}
+		if err := c.Engine.Memo.Warm(m.reads); err != nil {
+			log.V(1).Info("A settled object's record reads where no cache can start: its first pass runs in full", "kind", en.Kind, "namespace", en.Namespace, "name", en.Name, "reason", err.Error())
+			continue
+		}
+		k := en.Kind + "/" + client.ObjectKey{Namespace: en.Namespace, Name: en.Name}.String()
+		if _, had := c.Engine.memos.LoadOrStore(k, m); had {
+			continue // a pass already remembered a newer one
+		}
+		c.Engine.restores.Store(k, orEmpty(en.Series))
+		// A Forget while this loaded (its tombstone is stored before its
+		// delete) wins.
+		if _, gone := c.Engine.tombstones.Load(k); gone {
+			c.Engine.restores.Delete(k)
+			c.Engine.memos.CompareAndDelete(k, m)
+			continue
+		}
+		loaded++
+	}
+	synced := c.Engine.Memo.WaitForSync(lctx)
+	log.Info("Loaded the settled objects' records", "records", loaded, "metadataCachesSynced", synced, "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+func orEmpty(m map[string]float64) map[string]float64 {
+	if m == nil {
+		return map[string]float64{}
+	}
+	return m
+}
+
+// expire drops the loaded records no pass has replayed for Expire after
+// the load: their objects were deleted, or left the manager's scope, while
+// no manager ran.
+func (c *Checkpointer) expire() {
+	if c.loadedAt.IsZero() || time.Since(c.loadedAt) < orDefault(c.Expire, 30*time.Minute) {
+		return
+	}
+	c.Engine.restores.Range(func(k, _ any) bool {
+		c.Engine.forget(k.(string))
+		return true
+	})
+}
+
+// save writes every record the engine holds, with the objects' series,
+// unless it is what the last save wrote.
+func (c *Checkpointer) save(ctx context.Context) error {
+	series := metrics.Series()
+	var doc checkpointDoc
+	c.Engine.memos.Range(func(k, v any) bool {
+		m := v.(memo)
+		en := checkpointEntry{Kind: m.obj.Kind, Namespace: m.obj.Namespace, Name: m.obj.Name, Reads: m.reads, Series: series[m.obj]}
+		if r, ok := c.Engine.restores.Load(k); ok {
+			en.Series = r.(map[string]float64) // loaded, not replayed yet: not published
+		}
+		if !m.until.IsZero() {
+			en.Until = &m.until
+		}
+		doc.Entries = append(doc.Entries, en)
+		return true
+	})
+	sort.Slice(doc.Entries, func(i, j int) bool {
+		a, b := doc.Entries[i], doc.Entries[j]
+		return a.Kind+"/"+a.Namespace+"/"+a.Name < b.Kind+"/"+b.Namespace+"/"+b.Name
+	})
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("encoding the settled objects' records: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	if sum == c.lastSaved {
+		return nil
+	}
+	if err := c.Store.Save(ctx, data); err != nil {
+		return err
+	}
+	c.lastSaved = sum
+	return nil
+}
