@@ -113,14 +113,14 @@ func (s Store) Load(ctx context.Context) ([]byte, error) {
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(bytes.Join(chunks, nil)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnusable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
 	data, err := io.ReadAll(io.LimitReader(zr, MaxBytes+1))
 	if err == nil && len(data) > MaxBytes {
 		err = fmt.Errorf("larger than %d bytes", MaxBytes)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnusable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
 	return data, nil
 }

@@ -42,3 +42,32 @@ func TestACheckpointedRecordDecodesWholeOrNotAtAll(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRecordJSON: whatever a checkpoint holds, decoding it never panics,
+// and a record it accepts encodes to what decodes to the same record.
+func FuzzRecordJSON(f *testing.F) {
+	f.Add([]byte(`{"r":[{"k":"/v1/Secret","n":"ns","m":"s"}],"d":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU"}`))
+	f.Add([]byte(`{"r":[{"k":"a/b/c","l":true,"s":"x=y"}],"d":""}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var r Record
+		if json.Unmarshal(doc, &r) != nil {
+			return
+		}
+		again, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatalf("a decoded record does not encode: %v", err)
+		}
+		var back Record
+		if err := json.Unmarshal(again, &back); err != nil {
+			t.Fatalf("%s does not decode again: %v", again, err)
+		}
+		if back.digest != r.digest || len(back.reads) != len(r.reads) {
+			t.Fatalf("%s decoded to another record", again)
+		}
+		for i := range r.reads {
+			if back.reads[i] != r.reads[i] {
+				t.Fatalf("read %d: %+v, then %+v", i, r.reads[i], back.reads[i])
+			}
+		}
+	})
+}

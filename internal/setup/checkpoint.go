@@ -56,7 +56,7 @@ func executableDigest() (string, error) {
 			executable.err = err
 			return
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err != nil {
 			executable.err = err
