@@ -227,10 +227,11 @@ type fleet struct {
 // A fleet that fails is removed, so that the next benchmark, whose
 // manager watches every namespace, does not find it.
 func settleFleet(ctx context.Context, b *testing.B, prefix string, spec fleetSpec, stateSize int) (f *fleet, cold coldStart, r idleRun, err error) {
-	f = &fleet{machines: spec.machines, sync: spec.sync}
+	made := &fleet{machines: spec.machines, sync: spec.sync}
+	f = made
 	defer func() {
 		if err != nil {
-			if rerr := f.remove(ctx); rerr != nil {
+			if rerr := made.remove(ctx); rerr != nil {
 				b.Logf("removing the failed fleet %s: %v", prefix, rerr)
 			}
 		}
