@@ -263,11 +263,17 @@ build_time_provider() {
   mirror time "$TIME_VERSION" "$gobin/terraform-provider-time"
 }
 
+# write_cli_config names the mirror by its physical path, and rewrites the
+# file only when that changes (then by rename): a cache reached through a
+# link (a test's own XDG_CACHE_HOME linking to this one) keeps naming the
+# real directory, and a runtime reading the file never sees it half written.
 write_cli_config() {
-  cat >"$DIR/cli.tfrc" <<CONF
+  local real conf
+  real=$(cd "$DIR" && pwd -P)
+  conf=$(cat <<CONF
 provider_installation {
   filesystem_mirror {
-    path    = "$DIR/providers"
+    path    = "$real/providers"
     include = ["*/*/*"]
   }
   direct {
@@ -275,6 +281,12 @@ provider_installation {
   }
 }
 CONF
+)
+  if [[ -f "$DIR/cli.tfrc" && "$(cat "$DIR/cli.tfrc")" == "$conf" ]]; then
+    return
+  fi
+  printf '%s\n' "$conf" >"$DIR/cli.tfrc.tmp.$$"
+  mv -f "$DIR/cli.tfrc.tmp.$$" "$DIR/cli.tfrc"
 }
 
 runtimes() {
