@@ -316,7 +316,7 @@ func (f *flow) wantBootstrapCommand(ctx context.Context, objs map[string]int, co
 		}
 		// The contract passes bootstrap_data base64-encoded.
 		sum := sha256.Sum256([]byte(base64.StdEncoding.EncodeToString(secret.Data["value"])))
-		triggers, err := f.nullTriggers(ctx, kind, name)
+		triggers, err := f.dataTriggers(ctx, kind, name)
 		if err != nil {
 			f.t.Errorf("%s: %v", key, err)
 			continue
@@ -365,9 +365,9 @@ func (f *flow) bootstrapSecret(ctx context.Context, kind, name string) (*corev1.
 	return &s, nil
 }
 
-// nullTriggers are the triggers of the first null_resource of the object's
-// state: the noop modules record their inputs there.
-func (f *flow) nullTriggers(ctx context.Context, kind, name string) (map[string]string, error) {
+// dataTriggers are the replacement triggers of the first terraform_data of
+// the object's state: the noop modules record their inputs there.
+func (f *flow) dataTriggers(ctx context.Context, kind, name string) (map[string]string, error) {
 	_, raw, err := f.readState(ctx, kind, name)
 	if err != nil {
 		return nil, err
@@ -377,7 +377,9 @@ func (f *flow) nullTriggers(ctx context.Context, kind, name string) (map[string]
 			Type      string `json:"type"`
 			Instances []struct {
 				Attributes struct {
-					Triggers map[string]string `json:"triggers"`
+					Triggers struct {
+						Value map[string]string `json:"value"`
+					} `json:"triggers_replace"`
 				} `json:"attributes"`
 			} `json:"instances"`
 		} `json:"resources"`
@@ -386,11 +388,11 @@ func (f *flow) nullTriggers(ctx context.Context, kind, name string) (map[string]
 		return nil, err
 	}
 	for _, r := range st.Resources {
-		if r.Type == "null_resource" && len(r.Instances) > 0 {
-			return r.Instances[0].Attributes.Triggers, nil
+		if r.Type == "terraform_data" && len(r.Instances) > 0 {
+			return r.Instances[0].Attributes.Triggers.Value, nil
 		}
 	}
-	return nil, fmt.Errorf("its state holds no null_resource")
+	return nil, fmt.Errorf("its state holds no terraform_data")
 }
 
 // teardownTopology deletes the Cluster, waits until every CAPTF object

@@ -53,7 +53,7 @@ func guardedReplace(t *testing.T, ctx context.Context, f *flow) {
 	if _, err := f.get(ctx, tc.Status.PendingPlanRef.Name, &plan); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(plan.Spec.Summary.Resources, "module.role.null_resource.network (replace)") {
+	if !slices.Contains(plan.Spec.Summary.Resources, "module.role.terraform_data.network (replace)") {
 		t.Errorf("TerraformPlan %s lists %v, want the network replaced", plan.Name, plan.Spec.Summary.Resources)
 	}
 

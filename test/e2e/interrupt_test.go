@@ -82,7 +82,7 @@ func interruptedApply(t *testing.T, ctx context.Context, f *flow) {
 	if err != nil {
 		t.Fatalf("the interrupted apply left no readable state: %v", err)
 	}
-	instance := resourceID(raw, "null_resource", "instance")
+	instance := resourceID(raw, "terraform_data", "instance")
 	if instance == "" || st.Serial < 1 {
 		t.Fatalf("the state (serial %d, %d resources) does not hold the instance the interrupted apply created", st.Serial, st.ManagedResources)
 	}

@@ -80,7 +80,7 @@ func gatedClusterModule(t *testing.T, g *gate) string {
 }
 
 resource "local_file" "gate" {
-  depends_on = [null_resource.load_balancer]
+  depends_on = [terraform_data.load_balancer]
   filename   = "` + g.path + `"
   content    = "open"
 }

@@ -95,7 +95,7 @@ func TestProvisionChangeAndDestroy(t *testing.T) {
 			// The new network replaces a resource: the destructive guard
 			// stops the cluster's apply before it, with a plan to approve.
 			plan := w.waitBlocked(tc)
-			if !slices.Contains(plan.Spec.Summary.Resources, "module.role.null_resource.network (replace)") || plan.Spec.Summary.Replace < 1 {
+			if !slices.Contains(plan.Spec.Summary.Resources, "module.role.terraform_data.network (replace)") || plan.Spec.Summary.Replace < 1 {
 				t.Errorf("TerraformPlan summary %+v does not name the replaced network", plan.Spec.Summary)
 			}
 			if n := w.succeeded(state.KindCluster, tc.Name, "apply"); n != 1 {

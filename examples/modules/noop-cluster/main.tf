@@ -4,7 +4,6 @@ terraform {
   required_version = ">= 1.6"
   required_providers {
     random = { source = "hashicorp/random" }
-    null   = { source = "hashicorp/null" }
   }
 }
 
@@ -14,15 +13,15 @@ resource "random_pet" "cluster" {
 }
 
 # The "network", tagged like every resource a real module creates.
-resource "null_resource" "network" {
-  triggers = merge(var.captf_tags, { cidr = try(var.cluster_network.pods[0], "192.168.0.0/16") })
+resource "terraform_data" "network" {
+  triggers_replace = merge(var.captf_tags, { cidr = try(var.cluster_network.pods[0], "192.168.0.0/16") })
 }
 
 # The "load balancer" in front of the control plane; it records whether the
 # control plane is initialized, which a real module may act on.
-resource "null_resource" "load_balancer" {
-  triggers = merge(var.captf_tags, {
-    network     = null_resource.network.id
+resource "terraform_data" "load_balancer" {
+  triggers_replace = merge(var.captf_tags, {
+    network     = terraform_data.network.id
     initialized = tostring(var.control_plane_initialized)
   })
 }

@@ -17,7 +17,7 @@ output "failure_domains" {
 output "exports" {
   value = {
     cluster_id = random_pet.cluster.id
-    network_id = null_resource.network.id
+    network_id = terraform_data.network.id
     region     = "noop-local"
   }
 }

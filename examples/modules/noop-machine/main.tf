@@ -5,7 +5,6 @@ terraform {
   required_version = ">= 1.6"
   required_providers {
     random = { source = "hashicorp/random" }
-    null   = { source = "hashicorp/null" }
   }
 }
 
@@ -14,8 +13,8 @@ resource "random_id" "instance" {
   keepers     = { machine = var.machine_name }
 }
 
-resource "null_resource" "instance" {
-  triggers = merge(var.captf_tags, {
+resource "terraform_data" "instance" {
+  triggers_replace = merge(var.captf_tags, {
     instance  = random_id.instance.hex
     cluster   = try(var.captf_cluster_outputs.cluster_id, "")
     bootstrap = sha256(var.bootstrap_data)

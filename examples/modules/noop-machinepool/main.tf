@@ -4,7 +4,6 @@ terraform {
   required_version = ">= 1.6"
   required_providers {
     random = { source = "hashicorp/random" }
-    null   = { source = "hashicorp/null" }
     time   = { source = "hashicorp/time" }
   }
 }
@@ -23,9 +22,9 @@ resource "time_sleep" "scale" {
   triggers        = { replicas = tostring(var.replicas) }
 }
 
-resource "null_resource" "member" {
+resource "terraform_data" "member" {
   count = var.replicas
-  triggers = merge(var.captf_tags, {
+  triggers_replace = merge(var.captf_tags, {
     member    = random_id.member[count.index].hex
     cluster   = try(var.captf_cluster_outputs.cluster_id, "")
     bootstrap = sha256(var.bootstrap_data)

@@ -4,16 +4,15 @@
 terraform {
   required_version = ">= 1.6"
   required_providers {
-    null = { source = "hashicorp/null" }
     time = { source = "hashicorp/time" }
   }
 }
 
-resource "null_resource" "instance" {
-  triggers = merge(var.captf_tags, { machine = var.machine_name, bootstrap = sha256(var.bootstrap_data) })
+resource "terraform_data" "instance" {
+  triggers_replace = merge(var.captf_tags, { machine = var.machine_name, bootstrap = sha256(var.bootstrap_data) })
 }
 
 resource "time_sleep" "boot" {
-  depends_on      = [null_resource.instance]
+  depends_on      = [terraform_data.instance]
   create_duration = "45s"
 }

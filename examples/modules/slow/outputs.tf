@@ -1,7 +1,7 @@
 # Contract outputs of the machine role.
 
 output "provider_id" {
-  value = "noop://${var.captf_object.namespace}/${var.machine_name}/${null_resource.instance.id}"
+  value = "noop://${var.captf_object.namespace}/${var.machine_name}/${terraform_data.instance.id}"
 }
 
 output "addresses" {

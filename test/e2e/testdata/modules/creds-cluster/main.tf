@@ -6,7 +6,6 @@ terraform {
   required_version = ">= 1.6"
   required_providers {
     random = { source = "hashicorp/random" }
-    null   = { source = "hashicorp/null" }
   }
 }
 
@@ -20,8 +19,8 @@ resource "random_pet" "cluster" {
   keepers = { cluster = "${var.captf_cluster.namespace}/${var.captf_cluster.name}" }
 }
 
-resource "null_resource" "network" {
-  triggers = merge(var.captf_tags, { cidr = try(var.cluster_network.pods[0], "192.168.0.0/16") })
+resource "terraform_data" "network" {
+  triggers_replace = merge(var.captf_tags, { cidr = try(var.cluster_network.pods[0], "192.168.0.0/16") })
 }
 
 locals {
