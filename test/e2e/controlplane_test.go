@@ -88,6 +88,9 @@ func runStandIn(ctx context.Context, env *devenv.Env, ns string, failed func(err
 		failed(err)
 		return
 	}
+	// The Secrets it wrote, by Cluster UID and suffix: written once, as a
+	// controller that watches would, not at every poll.
+	written := map[string]bool{}
 	_ = wait.PollUntilContextCancel(ctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		var list unstructured.UnstructuredList
 		list.SetGroupVersionKind(standInGVK.GroupVersion().WithKind(standInGVK.Kind + "List"))
@@ -95,7 +98,7 @@ func runStandIn(ctx context.Context, env *devenv.Env, ns string, failed func(err
 			return false, nil
 		}
 		for i := range list.Items {
-			if err := reconcileStandIn(ctx, env.Client, &list.Items[i], kubeconfig, ca); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			if err := reconcileStandIn(ctx, env.Client, &list.Items[i], kubeconfig, ca, written); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 				failed(fmt.Errorf("control-plane stand-in %s: %w", list.Items[i].GetName(), err))
 			}
 		}
@@ -103,7 +106,7 @@ func runStandIn(ctx context.Context, env *devenv.Env, ns string, failed func(err
 	})
 }
 
-func reconcileStandIn(ctx context.Context, c client.Client, cp *unstructured.Unstructured, kubeconfig []byte, ca map[string][]byte) error {
+func reconcileStandIn(ctx context.Context, c client.Client, cp *unstructured.Unstructured, kubeconfig []byte, ca map[string][]byte, written map[string]bool) error {
 	if cp.GetDeletionTimestamp() != nil {
 		return nil
 	}
@@ -120,6 +123,10 @@ func reconcileStandIn(ctx context.Context, c client.Client, cp *unstructured.Uns
 	}
 	owner := metav1.NewControllerRef(&cluster, clusterv1.GroupVersion.WithKind("Cluster"))
 	for suffix, data := range map[string]map[string][]byte{"ca": ca, "kubeconfig": {"value": kubeconfig}} {
+		key := string(cluster.UID) + "/" + suffix
+		if written[key] {
+			continue
+		}
 		s := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name + "-" + suffix, Namespace: cp.GetNamespace(),
@@ -132,6 +139,7 @@ func reconcileStandIn(ctx context.Context, c client.Client, cp *unstructured.Uns
 		if err := c.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
+		written[key] = true
 	}
 	version, _, _ := unstructured.NestedString(cp.Object, "spec", "version")
 	replicas, found, _ := unstructured.NestedInt64(cp.Object, "spec", "replicas")
