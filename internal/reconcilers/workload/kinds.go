@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -45,7 +44,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	s := shardOf(roles.Cluster{})
 	cl := &Reconciler{Role: s.role, Engine: engine}
 	b := cl.builder(mgr, "terraformcluster", o.Cluster, s, &infrav1.TerraformClusterList{}).
-		Watches(&clusterv1.Cluster{}, s.mapped(clusterToInfra), changed).
+		Watches(&clusterv1.Cluster{}, s.mapped(clusterToInfra), builder.WithPredicates(clusterRead)).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformClusterList{})), specChanged)
 	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformClusterList{}, engine)).Complete(cl); err != nil {
 		return err
@@ -54,8 +53,8 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	s = shardOf(roles.Machine{})
 	m := &Reconciler{Role: s.role, Engine: engine}
 	b = m.builder(mgr, "terraformmachine", o.Machine, s, &infrav1.TerraformMachineList{}).
-		Watches(&clusterv1.Machine{}, s.mapped(machineToInfra), changed).
-		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachineList{})), changed).
+		Watches(&clusterv1.Machine{}, s.mapped(machineToInfra), builder.WithPredicates(machineRead)).
+		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachineList{})), builder.WithPredicates(readByMembers)).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachineList{})), specChanged)
 	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachineList{}, engine)).Complete(m); err != nil {
 		return err
@@ -64,17 +63,11 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	s = shardOf(roles.MachinePool{})
 	mp := &Reconciler{Role: s.role, Engine: engine}
 	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, s, &infrav1.TerraformMachinePoolList{}).
-		Watches(&clusterv1.MachinePool{}, s.mapped(poolToInfra), changed).
-		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachinePoolList{})), changed).
+		Watches(&clusterv1.MachinePool{}, s.mapped(poolToInfra), builder.WithPredicates(machinePoolRead)).
+		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachinePoolList{})), builder.WithPredicates(readByMembers)).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachinePoolList{})), specChanged)
 	return withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachinePoolList{}, engine)).Complete(mp)
 }
-
-// changed lets through a secondary object's updates that changed it: a
-// resync of the Cluster API object, or of the TerraformCluster a member
-// maps to, is not one. Each object's own informer resyncs it once a
-// --sync-period; the secondary watches would make it two or three passes.
-var changed = builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})
 
 // withSources adds the raw source watches to b.
 func withSources(b *builder.Builder, srcs []source.Source) *builder.Builder {
