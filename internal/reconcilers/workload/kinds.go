@@ -55,6 +55,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	b = m.builder(mgr, "terraformmachine", o.Machine, s, &infrav1.TerraformMachineList{}).
 		Watches(&clusterv1.Machine{}, s.mapped(machineToInfra), builder.WithPredicates(machineRead)).
 		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachineList{})), builder.WithPredicates(readByMembers)).
+		Watches(&clusterv1.Cluster{}, s.mapped(pausedMembers(reader, &infrav1.TerraformMachineList{})), builder.WithPredicates(memberReadOfCluster)).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachineList{})), specChanged)
 	if err := withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachineList{}, engine)).Complete(m); err != nil {
 		return err
@@ -65,6 +66,7 @@ func Setup(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	b = mp.builder(mgr, "terraformmachinepool", o.MachinePool, s, &infrav1.TerraformMachinePoolList{}).
 		Watches(&clusterv1.MachinePool{}, s.mapped(poolToInfra), builder.WithPredicates(machinePoolRead)).
 		Watches(&infrav1.TerraformCluster{}, s.mapped(clusterMembers(reader, &infrav1.TerraformMachinePoolList{})), builder.WithPredicates(readByMembers)).
+		Watches(&clusterv1.Cluster{}, s.mapped(pausedMembers(reader, &infrav1.TerraformMachinePoolList{})), builder.WithPredicates(memberReadOfCluster)).
 		Watches(&infrav1.TerraformClusterIdentity{}, s.mapped(identityUsers(reader, s.role, &infrav1.TerraformMachinePoolList{})), specChanged)
 	return withSources(b, sourceWatches(sources, s, &infrav1.TerraformMachinePoolList{}, engine)).Complete(mp)
 }
@@ -104,8 +106,20 @@ func poolToInfra(_ context.Context, o client.Object) []reconcile.Request {
 // clusterMembers maps a TerraformCluster to the machines or pools of its
 // cluster, so that they see its exports and defaults at once.
 func clusterMembers(r client.Reader, list client.ObjectList) handler.MapFunc {
+	return membersOf(r, list, roles.ClusterNameOf)
+}
+
+// pausedMembers maps a Cluster API Cluster to the machines or pools of
+// the cluster, so that they see it paused or unpaused at once.
+func pausedMembers(r client.Reader, list client.ObjectList) handler.MapFunc {
+	return membersOf(r, list, client.Object.GetName)
+}
+
+// membersOf maps an object to the machines or pools (list's kind) of the
+// cluster clusterName names it for.
+func membersOf(r client.Reader, list client.ObjectList, clusterName func(client.Object) string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		cluster := roles.ClusterNameOf(o)
+		cluster := clusterName(o)
 		if cluster == "" {
 			return nil
 		}

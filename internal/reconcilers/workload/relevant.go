@@ -63,6 +63,26 @@ var machinePoolRead = readChanged(func(mp *clusterv1.MachinePool) *clusterv1.Mac
 	return unversioned(&clusterv1.MachinePool{ObjectMeta: *mp.ObjectMeta.DeepCopy(), Spec: *mp.Spec.DeepCopy()})
 })
 
+// memberReadOfCluster: what the passes of a cluster's machines and pools
+// read of its Cluster API Cluster: spec.paused and the infrastructure
+// reference that names their TerraformCluster. Only such an update wakes
+// them (not the Cluster's creation or deletion, which reach them through
+// their Machine, MachinePool or TerraformCluster).
+var memberReadOfCluster = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*clusterv1.Cluster)
+		after, ok2 := e.ObjectNew.(*clusterv1.Cluster)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(before.Spec.Paused, after.Spec.Paused) ||
+			before.Spec.InfrastructureRef != after.Spec.InfrastructureRef
+	},
+}
+
 // readByMembers: what the passes of a TerraformCluster's machines and
 // pools read of it: its metadata, its spec (defaults, policies, the Job
 // limit) and the status it hands down (provisioned, the state serial its
@@ -70,7 +90,11 @@ var machinePoolRead = readChanged(func(mp *clusterv1.MachinePool) *clusterv1.Mac
 // not its own bookkeeping (conditions, activeJob, lastRun, drift and
 // refresh times, backups, its module source, its pending plan). A member
 // waiting at the cluster operation gate is woken by the release of the
-// cluster's Job (gateWaiters), not by the cluster's status.
+// cluster's Job (gateWaiters), and by the cluster's block-move annotation
+// going when its pass records the Job (metadata: kept), not by the
+// cluster's status. A cluster's state repaired at the same serial (only
+// its conditions change) reaches a member waiting for its exports at
+// that wait's requeue (30 s).
 var readByMembers = readChanged(func(tc *infrav1.TerraformCluster) *infrav1.TerraformCluster {
 	r := tc.DeepCopy()
 	s := &r.Status

@@ -1,9 +1,13 @@
 package workload
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +17,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/envtest"
 )
 
 // The watches of the objects a pass reads besides its own wake it for a
@@ -68,6 +73,15 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 			c.ResourceVersion, c.Annotations = "2", map[string]string{clusterv1.PausedAnnotation: ""}
 		}), true},
 		{"a Cluster deleted", clusterRead, cluster(nil), cluster(func(c *clusterv1.Cluster) { c.ResourceVersion, c.DeletionTimestamp = "2", &now }), true},
+		{"a Cluster's conditions, for its members", memberReadOfCluster, cluster(nil), cluster(func(c *clusterv1.Cluster) {
+			c.ResourceVersion, c.Status.Conditions, c.Status.Initialization.ControlPlaneInitialized = "2", []metav1.Condition{cond}, ptr.To(true)
+		}), false},
+		{"a Cluster paused, for its members", memberReadOfCluster, cluster(nil), cluster(func(c *clusterv1.Cluster) { c.ResourceVersion, c.Spec.Paused = "2", ptr.To(true) }), true},
+		{"a Cluster unpaused, for its members", memberReadOfCluster, cluster(func(c *clusterv1.Cluster) { c.Spec.Paused = ptr.To(true) }),
+			cluster(func(c *clusterv1.Cluster) { c.ResourceVersion, c.Spec.Paused = "2", ptr.To(false) }), true},
+		{"a Cluster pointed at another TerraformCluster, for its members", memberReadOfCluster, cluster(nil), cluster(func(c *clusterv1.Cluster) {
+			c.ResourceVersion, c.Spec.InfrastructureRef = "2", clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "TerraformCluster", Name: "other"}
+		}), true},
 		{"a Machine's status", machineRead, machine(nil), machine(func(m *clusterv1.Machine) {
 			m.ResourceVersion, m.Status.Conditions, m.Status.Phase = "2", []metav1.Condition{cond}, "Running"
 		}), false},
@@ -99,9 +113,55 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 		{"a TerraformCluster deleted", readByMembers, tc(nil), tc(func(c *infrav1.TerraformCluster) { c.ResourceVersion, c.DeletionTimestamp = "2", &now }), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if strings.HasSuffix(tt.name, "for its members") && tt.watch.Create(event.CreateEvent{Object: tt.new}) {
+				t.Error("a Cluster's creation wakes its members: they are woken by their Machine, MachinePool or TerraformCluster")
+			}
 			if got := tt.watch.Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.wantsAPass {
 				t.Errorf("the update wakes a pass: %v, want %v", got, tt.wantsAPass)
 			}
 		})
+	}
+}
+
+// A Cluster paused or unpaused wakes, on the real API server's objects,
+// the machines and pools of that cluster in its namespace, and no other.
+func TestPausedMembers(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := context.Background()
+	for _, ns := range []string{"pause-a", "pause-b"} {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := func(ns, name, cluster string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}}
+	}
+	source := infrav1.SourceSpec{Image: "local/noop:tofu"}
+	for _, o := range []client.Object{
+		&infrav1.TerraformMachine{ObjectMeta: meta("pause-a", "a-0", "a"), Spec: infrav1.TerraformMachineSpec{Source: source}},
+		&infrav1.TerraformMachine{ObjectMeta: meta("pause-a", "other-0", "other"), Spec: infrav1.TerraformMachineSpec{Source: source}},
+		&infrav1.TerraformMachine{ObjectMeta: meta("pause-b", "a-0", "a"), Spec: infrav1.TerraformMachineSpec{Source: source}},
+		&infrav1.TerraformMachinePool{ObjectMeta: meta("pause-a", "a-pool", "a"), Spec: infrav1.TerraformMachinePoolSpec{Source: source}},
+	} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "pause-a", Name: "a"}}
+	for _, tc := range []struct {
+		list client.ObjectList
+		want []string
+	}{
+		{&infrav1.TerraformMachineList{}, []string{"pause-a/a-0"}},
+		{&infrav1.TerraformMachinePoolList{}, []string{"pause-a/a-pool"}},
+	} {
+		var got []string
+		for _, r := range pausedMembers(env.Client, tc.list)(ctx, cluster) {
+			got = append(got, r.String())
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%T: woken %v, want %v", tc.list, got, tc.want)
+		}
 	}
 }
