@@ -23,6 +23,13 @@ import (
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
+// AuditDirEnv names the environment variable that, when set to a
+// directory, makes every control plane started here write the API
+// server's audit log there (metadata level: who asked what of which
+// object, no bodies), one audit-*.log per API server. It is a
+// measuring switch for the request figures of docs/development.md.
+const AuditDirEnv = "CAPTF_AUDIT_DIR"
+
 // ErrToolsMissing is returned when the tool cache lacks a binary.
 var ErrToolsMissing = errors.New("the control plane binaries are missing")
 
@@ -93,6 +100,11 @@ func Start(opts Options) (*ControlPlane, error) {
 		ControlPlaneStartTimeout: time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	if dir := os.Getenv(AuditDirEnv); dir != "" {
+		if err := audit(env, dir); err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", AuditDirEnv, dir, err)
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s: %w", opts.Tools, err)
@@ -105,6 +117,29 @@ func Start(opts Options) (*ControlPlane, error) {
 		}
 	}
 	return cp, nil
+}
+
+// auditPolicy records every request at metadata level.
+const auditPolicy = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"
+
+// audit points env's API server at a policy and a log of its own in dir.
+func audit(env *crenvtest.Environment, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	log, err := os.CreateTemp(dir, "audit-*.log")
+	if err != nil {
+		return err
+	}
+	if err := log.Close(); err != nil {
+		return err
+	}
+	policy := strings.TrimSuffix(log.Name(), ".log") + "-policy.yaml"
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return err
+	}
+	env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", log.Name())
+	return nil
 }
 
 // WebhookServer is where the installed webhook configurations send their

@@ -2,7 +2,10 @@ package controlplane_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +19,9 @@ import (
 )
 
 // The controller manager's garbage collector runs: a dependent whose owner
-// is deleted goes away, as it will for CAPTF's Jobs and Secrets.
+// is deleted goes away, as it will for CAPTF's Jobs and Secrets. With
+// CAPTF_AUDIT_DIR set, the API server's audit log names each request
+// and carries no object.
 func TestControllerManagerCollectsGarbage(t *testing.T) {
 	tools := os.Getenv("CAPTF_TOOLS")
 	if err := controlplane.CheckTools(tools, "etcd", "kube-apiserver", "kube-controller-manager"); err != nil {
@@ -25,6 +30,8 @@ func TestControllerManagerCollectsGarbage(t *testing.T) {
 		}
 		t.Skipf("SKIP (not in CI): %v", err)
 	}
+	audit := t.TempDir()
+	t.Setenv(controlplane.AuditDirEnv, audit)
 	cp, err := controlplane.Start(controlplane.Options{Tools: tools, ControllerManager: true})
 	if err != nil {
 		t.Fatal(err)
@@ -59,5 +66,32 @@ func TestControllerManagerCollectsGarbage(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("the garbage collector did not delete the dependent of a deleted owner: %v", err)
+	}
+	logs, err := filepath.Glob(filepath.Join(audit, "audit-*.log"))
+	if err != nil || len(logs) != 1 {
+		t.Fatalf("want one audit log in %s, found %v (%v)", controlplane.AuditDirEnv, logs, err)
+	}
+	data, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := false
+	for line := range strings.Lines(string(data)) {
+		var e struct {
+			Verb          string `json:"verb"`
+			Stage         string `json:"stage"`
+			ObjectRef     struct{ Resource, Name string }
+			RequestObject map[string]any `json:"requestObject"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("an audit log line is not JSON: %v", err)
+		}
+		if e.RequestObject != nil {
+			t.Fatalf("the audit log carries a request's object: %.200s", line)
+		}
+		created = created || e.Verb == "create" && e.Stage == "ResponseComplete" && e.ObjectRef.Resource == "configmaps" && e.ObjectRef.Name == "dependent"
+	}
+	if !created {
+		t.Errorf("the audit log does not record the dependent ConfigMap's creation (%d bytes)", len(data))
 	}
 }

@@ -6,8 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/pkg/contract"
@@ -71,12 +69,11 @@ func (Cluster) Owner(ctx context.Context, r client.Reader, obj client.Object) (O
 	o.ClusterName = name
 	// The Cluster alone: the TerraformCluster it names is obj, read live
 	// by the pass already.
-	cluster := &clusterv1.Cluster{}
-	found, err := getOptional(ctx, r, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, cluster)
+	cluster, err := clusterNamed(ctx, r, obj.GetNamespace(), name)
 	if err != nil {
 		return o, err
 	}
-	if !found {
+	if cluster == nil {
 		o.NotReady = notReady(metav1.ConditionFalse, infrav1.OwnerNotFoundReason, "The owning Cluster %s no longer exists", name)
 		return o, nil
 	}

@@ -67,8 +67,8 @@ func clusterOf(ctx context.Context, r client.Reader, namespace, name string) (*c
 	if name == "" {
 		return nil, nil, nil
 	}
-	cluster := &clusterv1.Cluster{}
-	if ok, err := getOptional(ctx, r, client.ObjectKey{Namespace: namespace, Name: name}, cluster); err != nil || !ok {
+	cluster, err := clusterNamed(ctx, r, namespace, name)
+	if err != nil || cluster == nil {
 		return nil, nil, err
 	}
 	ref := cluster.Spec.InfrastructureRef
@@ -80,6 +80,16 @@ func clusterOf(ctx context.Context, r client.Reader, namespace, name string) (*c
 		return cluster, nil, err
 	}
 	return cluster, tc, nil
+}
+
+// clusterNamed reads the Cluster API Cluster namespace/name; nil when it
+// does not exist.
+func clusterNamed(ctx context.Context, r client.Reader, namespace, name string) (*clusterv1.Cluster, error) {
+	cluster := &clusterv1.Cluster{}
+	if ok, err := getOptional(ctx, r, client.ObjectKey{Namespace: namespace, Name: name}, cluster); err != nil || !ok {
+		return nil, err
+	}
+	return cluster, nil
 }
 
 // paused reports the object's pause annotation or its Cluster's

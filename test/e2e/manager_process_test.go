@@ -17,17 +17,35 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
-// The manager as a process of its own, as a user runs it: `captf-dev up
-// --without-manager` prints ready with no manager serving; `captf-dev
+// The manager as processes of their own, in one environment of the
+// test's own (`captf-dev up --without-manager`), two stories one after
+// the other: two managers at once with leader election off
+// (twoManagersAtOnce), then one manager killed and started again, and two
+// with leader election (managerRunsAsItsOwnProcess). One environment for
+// both: each would cost an environment's start and idle CPU of its own.
+// up stops cleanly on SIGTERM at the end.
+func TestManagerProcesses(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	began := time.Now()
+	e := startWithoutManager(t, ctx, "captf-mgr-")
+	t.Logf("the environment started in %s", time.Since(began).Round(time.Second))
+	t.Run("TwoManagersAtOnce", func(t *testing.T) { twoManagersAtOnce(t, ctx, e) })
+	t.Run("RunsAsItsOwnProcess", func(t *testing.T) { managerRunsAsItsOwnProcess(t, ctx, e) })
+	if err := e.up.stop(2 * time.Minute); err != nil {
+		t.Errorf("captf-dev up did not stop cleanly on SIGTERM: %v\n%s", err, e.up.transcript())
+	}
+}
+
+// managerRunsAsItsOwnProcess: the manager as a process of its own, as a
+// user runs it, in e, where no manager runs: `captf-dev up
+// --without-manager` printed ready with no manager serving; `captf-dev
 // manager` then validates and reconciles; killed with SIGKILL it starts
 // again at once; two run side by side, and killing the one the API server
 // was talking to leaves the other serving the webhooks. Then two run with
 // leader election, as the Deployment does (see leaderFailover).
-func TestManagerRunsAsItsOwnProcess(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute)
-	defer cancel()
-	e := startWithoutManager(t, ctx, "captf-mgr-")
+func managerRunsAsItsOwnProcess(t *testing.T, ctx context.Context, e *processEnv) {
 	up, kubeconfig := e.up, e.kubeconfig
 	if out := up.transcript(); !strings.Contains(out, "Not starting the CAPTF manager: `captf-dev manager --kubeconfig "+kubeconfig+"`") {
 		t.Errorf("captf-dev up --without-manager does not say how to start the manager:\n%s", out)
@@ -62,9 +80,6 @@ func TestManagerRunsAsItsOwnProcess(t *testing.T) {
 		t.Errorf("the second manager did not stop cleanly on SIGTERM: %v\n%s", err, second.transcript())
 	}
 	leaderFailover(t, ctx, e, check)
-	if err := up.stop(2 * time.Minute); err != nil {
-		t.Errorf("captf-dev up did not stop cleanly on SIGTERM: %v\n%s", err, up.transcript())
-	}
 }
 
 // manager checks what a user sees of the CAPTF manager through the API.

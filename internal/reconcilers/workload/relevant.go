@@ -68,19 +68,15 @@ var machinePoolRead = readChanged(func(mp *clusterv1.MachinePool) *clusterv1.Mac
 // reference that names their TerraformCluster. Only such an update wakes
 // them (not the Cluster's creation or deletion, which reach them through
 // their Machine, MachinePool or TerraformCluster).
-var memberReadOfCluster = predicate.Funcs{
+var memberReadOfCluster = predicate.And(updatesOnly, readChanged(func(c *clusterv1.Cluster) *clusterv1.Cluster {
+	return &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{Paused: c.Spec.Paused, InfrastructureRef: c.Spec.InfrastructureRef}}
+}))
+
+// updatesOnly passes updates only.
+var updatesOnly = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		before, ok1 := e.ObjectOld.(*clusterv1.Cluster)
-		after, ok2 := e.ObjectNew.(*clusterv1.Cluster)
-		if !ok1 || !ok2 {
-			return true
-		}
-		return !equality.Semantic.DeepEqual(before.Spec.Paused, after.Spec.Paused) ||
-			before.Spec.InfrastructureRef != after.Spec.InfrastructureRef
-	},
 }
 
 // readByMembers: what the passes of a TerraformCluster's machines and
