@@ -38,6 +38,20 @@ func DefaultImageStore() (string, error) {
 	return filepath.Join(cache, "captf", "images"), nil
 }
 
+// ManagerBinaries is the machine's directory of the manager image's
+// binaries for this architecture, beside the image store (links
+// followed: a test's environment links its store to the machine's).
+func ManagerBinaries() (string, error) {
+	store, err := DefaultImageStore()
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(store); err == nil {
+		store = real
+	}
+	return filepath.Join(filepath.Dir(store), "bin", "linux-"+runtime.GOARCH), nil
+}
+
 // BuiltImage is one image of BuildImages.
 type BuiltImage struct {
 	// Ref is the image reference, local/<module>:<runtime>.

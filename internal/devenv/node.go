@@ -99,9 +99,17 @@ func (e *Env) startNode(ctx context.Context, out io.Writer, nodeLog logr.Logger,
 // images` does (imagebuild.ManagerImage), and unpacks it in the
 // environment's state directory: the image whose /runner the init
 // container of every Job copies. It is the environment's own, in memory,
-// so that two environments of two checkouts never run each other's.
+// so that two environments of two checkouts never run each other's. Its
+// binaries are linked in the machine's directory beside the image store
+// (ManagerBinaries), where go build leaves them as they are while they
+// are up to date: environments started one after another, or side by
+// side, from one checkout link them once.
 func (e *Env) managerImage(ctx context.Context) (localnode.Image, error) {
-	img, err := imagebuild.ManagerImage(ctx, e.Repo, filepath.Join(e.StateDir, "images", "bin"), runtime.GOARCH, imagebuild.Meta{Version: "dev"})
+	bins, err := ManagerBinaries()
+	if err != nil {
+		return localnode.Image{}, err
+	}
+	img, err := imagebuild.ManagerImage(ctx, e.Repo, bins, runtime.GOARCH, imagebuild.Meta{Version: "dev"})
 	if err != nil {
 		return localnode.Image{}, fmt.Errorf("building the manager image: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"captf.io/captf/internal/filelock"
 )
 
 // The manager image's paths: the manager (config/manager runs it as the
@@ -91,8 +93,10 @@ func BuildManager(ctx context.Context, repo, out, arch string, meta Meta) (v1.Ha
 // ManagerImage builds the manager and the runner from the checkout at repo
 // into the directory bins for linux/arch (static, trimmed, stamped with
 // meta's version and revision; go build leaves binaries that are up to
-// date as they are) and returns the manager image (ManagerSpec), held in
-// memory.
+// date as they are, and links only the others) and returns the manager
+// image (ManagerSpec), held in memory. Builds into one bins directory take
+// turns (its lock file, held until the image holds the binaries), so that
+// processes may share one.
 func ManagerImage(ctx context.Context, repo, bins, arch string, meta Meta) (v1.Image, error) {
 	if _, err := os.Stat(CABundlePath); err != nil {
 		return nil, fmt.Errorf("the image needs this machine's CA bundle, for the manager to verify registries: %w (install ca-certificates)", err)
@@ -100,6 +104,11 @@ func ManagerImage(ctx context.Context, repo, bins, arch string, meta Meta) (v1.I
 	if err := os.MkdirAll(bins, 0o755); err != nil {
 		return nil, err
 	}
+	unlock, err := filelock.Lock(filepath.Join(bins, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	stamp := fmt.Sprintf("-X captf.io/captf/internal/setup.gitVersion=%s -X captf.io/captf/internal/setup.gitCommit=%s", meta.Version, meta.Revision)
 	for _, b := range []struct{ pkg, ldflags string }{{"./cmd/manager", "-s -w " + stamp}, {"./cmd/runner", "-s -w"}} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", b.ldflags,

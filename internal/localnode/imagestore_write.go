@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"captf.io/captf/internal/filelock"
 )
 
 // StoredImage is what WriteImage did with one image.
@@ -141,15 +142,7 @@ func removeOldBuilds(dir, keep string) error {
 
 // lockStore takes the store's lock file, waiting for another writer.
 func lockStore(store string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(store, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("locking the image store %s: %w", store, err)
-	}
-	return func() { _ = f.Close() }, nil
+	return filelock.Lock(filepath.Join(store, ".lock"))
 }
 
 // layOut writes the paths of img under root, which stands for "/".

@@ -366,7 +366,8 @@ func (f *flow) bootstrapSecret(ctx context.Context, kind, name string) (*corev1.
 }
 
 // dataTriggers are the replacement triggers of the first terraform_data of
-// the object's state: the noop modules record their inputs there.
+// the object's state but the machine's identity (noop-machine's "id"): the
+// noop modules record their inputs there.
 func (f *flow) dataTriggers(ctx context.Context, kind, name string) (map[string]string, error) {
 	_, raw, err := f.readState(ctx, kind, name)
 	if err != nil {
@@ -375,6 +376,7 @@ func (f *flow) dataTriggers(ctx context.Context, kind, name string) (map[string]
 	var st struct {
 		Resources []struct {
 			Type      string `json:"type"`
+			Name      string `json:"name"`
 			Instances []struct {
 				Attributes struct {
 					Triggers struct {
@@ -388,7 +390,7 @@ func (f *flow) dataTriggers(ctx context.Context, kind, name string) (map[string]
 		return nil, err
 	}
 	for _, r := range st.Resources {
-		if r.Type == "terraform_data" && len(r.Instances) > 0 {
+		if r.Type == "terraform_data" && r.Name != "id" && len(r.Instances) > 0 {
 			return r.Instances[0].Attributes.Triggers.Value, nil
 		}
 	}

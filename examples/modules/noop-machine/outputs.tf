@@ -1,7 +1,7 @@
 # Contract outputs of the machine role.
 
 output "provider_id" {
-  value = "noop://${var.captf_object.namespace}/${var.machine_name}/${random_id.instance.hex}"
+  value = "noop://${var.captf_object.namespace}/${var.machine_name}/${local.hex}"
 }
 
 output "addresses" {
@@ -20,5 +20,5 @@ output "interruptible" {
 }
 
 output "health" {
-  value = { state = "running", healthy = true, message = "noop instance ${random_id.instance.hex}", reasons = [] }
+  value = { state = "running", healthy = true, message = "noop instance ${local.hex}", reasons = [] }
 }
