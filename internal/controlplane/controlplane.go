@@ -23,8 +23,8 @@ import (
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// AuditDirEnv names the environment variable that, when set to a
-// directory, makes every control plane started here write the API
+// AuditDirEnv names the environment variable that, when set to an
+// absolute directory, makes every control plane started here write the API
 // server's audit log there (metadata level: who asked what of which
 // object, no bodies), one audit-*.log per API server. It is a
 // measuring switch for the request figures of docs/development.md.
@@ -120,10 +120,15 @@ func Start(opts Options) (*ControlPlane, error) {
 }
 
 // auditPolicy records every request at metadata level.
-const auditPolicy = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"
+const auditPolicy = "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"
 
 // audit points env's API server at a policy and a log of its own in dir.
 func audit(env *crenvtest.Environment, dir string) error {
+	// A test's working directory is its package's: a relative dir would
+	// scatter logs over the checkout.
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("want an absolute directory")
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

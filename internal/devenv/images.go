@@ -27,29 +27,30 @@ import (
 // images: ${XDG_CACHE_HOME:-~/.cache}/captf/images, outside the checkout
 // and next to the tool cache.
 func DefaultImageStore() (string, error) {
+	cache, err := captfCache()
+	return filepath.Join(cache, "images"), err
+}
+
+// captfCache is captf's directory of the user's cache,
+// $XDG_CACHE_HOME/captf or ~/.cache/captf.
+func captfCache() (string, error) {
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("finding the image store: %w", err)
+			return "", fmt.Errorf("finding the cache directory: %w", err)
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "captf", "images"), nil
+	return filepath.Join(cache, "captf"), nil
 }
 
-// ManagerBinaries is the machine's directory of the manager image's
-// binaries for this architecture, beside the image store (links
-// followed: a test's environment links its store to the machine's).
+// ManagerBinaries is the directory of the manager image's binaries for
+// this architecture, beside the image store:
+// $XDG_CACHE_HOME/captf/bin/linux-<arch>.
 func ManagerBinaries() (string, error) {
-	store, err := DefaultImageStore()
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(store); err == nil {
-		store = real
-	}
-	return filepath.Join(filepath.Dir(store), "bin", "linux-"+runtime.GOARCH), nil
+	cache, err := captfCache()
+	return filepath.Join(cache, "bin", "linux-"+runtime.GOARCH), err
 }
 
 // BuiltImage is one image of BuildImages.
@@ -66,7 +67,7 @@ type BuiltImage struct {
 
 // recipeVersion changes when the way BuildImages builds an image changes,
 // so that every stored image is built again.
-const recipeVersion = "example-module-image/3"
+const recipeVersion = "example-module-image/4"
 
 // BuildImages builds the image of every module of examples/modules for
 // both runtimes as a module author's image is built (imagebuild.BuildModule:

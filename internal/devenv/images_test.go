@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -122,6 +123,11 @@ func TestBuildImages(t *testing.T) {
 		if module == "beta-cluster" && err == nil {
 			t.Errorf("%s mirrors a provider its module does not require", b.Ref)
 		}
+		// A module that requires no provider has an empty mirror: init
+		// reaches no registry.
+		if st, err := os.Stat(filepath.Join(b.Dir, jobs.ProvidersDir)); module == "beta-cluster" && (err != nil || !st.IsDir()) {
+			t.Errorf("%s has no empty provider mirror at %s: %v", b.Ref, jobs.ProvidersDir, err)
+		}
 		labels, err := localnode.ImageLabels(store, b.Ref)
 		if err != nil || labels["io.captf.runtime"] != runtime || labels["io.captf.runtime.version"] != "1.0.0" || labels["io.captf.contract"] != "v1alpha1" ||
 			labels["io.captf.role"] != module[strings.LastIndex(module, "-")+1:] {
@@ -193,6 +199,9 @@ func TestDefaultImageStore(t *testing.T) {
 	t.Setenv("HOME", "/home/me")
 	if got, err := devenv.DefaultImageStore(); err != nil || got != "/home/me/.cache/captf/images" {
 		t.Errorf("DefaultImageStore() = %q, %v", got, err)
+	}
+	if got, err := devenv.ManagerBinaries(); err != nil || got != "/home/me/.cache/captf/bin/linux-"+runtime.GOARCH {
+		t.Errorf("ManagerBinaries() = %q, %v", got, err)
 	}
 }
 

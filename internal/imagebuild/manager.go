@@ -104,7 +104,7 @@ func ManagerImage(ctx context.Context, repo, bins, arch string, meta Meta) (v1.I
 	if err := os.MkdirAll(bins, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := filelock.Lock(filepath.Join(bins, ".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(bins, ".lock"))
 	if err != nil {
 		return nil, err
 	}

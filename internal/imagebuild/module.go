@@ -59,11 +59,13 @@ func BuildModule(ctx context.Context, in ModuleInputs) (v1.Image, error) {
 
 // LayModule lays a module over base, the base image of its runtime
 // (RuntimeBase, which may serve several modules): a layer holds the module
-// at /captf/module and, when the module requires providers, a filesystem
-// mirror of them at /captf/providers taken from the tool cache, owned by
-// 65532; the image is labelled with its role, when it has one, and
-// in.Labels. A provider the tool cache does not mirror is an error naming
-// it.
+// at /captf/module and a filesystem mirror of the providers it requires at
+// /captf/providers taken from the tool cache, owned by 65532 (empty when
+// it requires none, as the Containerfile's: init then installs nothing
+// from a registry, and a provider only an older state names fails init
+// naming it instead of reaching out); the image is labelled with its role,
+// when it has one, and in.Labels. A provider the tool cache does not
+// mirror is an error naming it.
 func LayModule(base v1.Image, in ModuleInputs) (v1.Image, error) {
 	host, ok := defaultHosts[in.Runtime]
 	if !ok {
@@ -94,6 +96,9 @@ func LayModule(base v1.Image, in ModuleInputs) (v1.Image, error) {
 			}
 			files = append(files, mirrored...)
 		}
+	}
+	if len(in.Providers) == 0 {
+		files = append(files, owned([]File{{Path: jobs.ProvidersDir, Dir: true, Mode: 0o755}})...)
 	}
 	cf, err := base.ConfigFile()
 	if err != nil {

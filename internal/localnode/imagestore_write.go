@@ -1,6 +1,7 @@
 package localnode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -142,7 +143,7 @@ func removeOldBuilds(dir, keep string) error {
 
 // lockStore takes the store's lock file, waiting for another writer.
 func lockStore(store string) (func(), error) {
-	return filelock.Lock(filepath.Join(store, ".lock"))
+	return filelock.Lock(context.Background(), filepath.Join(store, ".lock"))
 }
 
 // layOut writes the paths of img under root, which stands for "/".

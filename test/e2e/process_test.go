@@ -108,6 +108,15 @@ func startEnv(t *testing.T, ctx context.Context, prefix string, buildFlags []str
 	if err := os.Symlink(store, filepath.Join(dir, "cache", "captf", "images")); err != nil {
 		t.Fatal(err)
 	}
+	// So is the directory of the manager image's binaries: go build links
+	// them again only when this checkout changed.
+	bins := filepath.Join(filepath.Dir(store), "bin")
+	if err := os.MkdirAll(bins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bins, filepath.Join(dir, "cache", "captf", "bin")); err != nil {
+		t.Fatal(err)
+	}
 	e.up = startDev(t, "up", e.bin, root, dir, e.env, append([]string{"--tools", tools, "--repo", root, "up", "--without-manager"}, upFlags...)...)
 	// A test that does not stop up itself (or failed before it could)
 	// stops it here: SIGTERM first, for up stops the control plane it
