@@ -92,31 +92,7 @@ func startEnv(t *testing.T, ctx context.Context, prefix string, buildFlags []str
 		t.Fatal(err)
 	}
 	e.env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "GOCACHE="+strings.TrimSpace(string(gocache)), "KUBECONFIG=")
-	// The image store is this machine's, as the tool cache is: its images
-	// are built by recipe, and building all eight again per environment
-	// would only cost time (test/install covers a store of its own).
-	store, err := devenv.DefaultImageStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(store, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "cache", "captf"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(store, filepath.Join(dir, "cache", "captf", "images")); err != nil {
-		t.Fatal(err)
-	}
-	// So is the directory of the manager image's binaries: go build links
-	// them again only when this checkout changed.
-	bins := filepath.Join(filepath.Dir(store), "bin")
-	if err := os.MkdirAll(bins, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(bins, filepath.Join(dir, "cache", "captf", "bin")); err != nil {
-		t.Fatal(err)
-	}
+	shareMachineCaches(t, filepath.Join(dir, "cache"))
 	e.up = startDev(t, "up", e.bin, root, dir, e.env, append([]string{"--tools", tools, "--repo", root, "up", "--without-manager"}, upFlags...)...)
 	// A test that does not stop up itself (or failed before it could)
 	// stops it here: SIGTERM first, for up stops the control plane it
@@ -136,6 +112,36 @@ func startEnv(t *testing.T, ctx context.Context, prefix string, buildFlags []str
 	// manager image compiles the manager from scratch: minutes, once.
 	e.up.waitLine("ready", 10*time.Minute)
 	return e
+}
+
+// shareMachineCaches links, in the cache directory cache (an
+// environment's XDG_CACHE_HOME), the image store and the directory of the
+// manager image's binaries to this machine's, as the tool cache is shared:
+// the images are built by recipe and the binaries linked again only when
+// the checkout changed, and doing either again per environment would only
+// cost time (test/install covers a store of its own).
+func shareMachineCaches(t testing.TB, cache string) {
+	t.Helper()
+	store, err := devenv.DefaultImageStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := devenv.ManagerBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shared := range []string{store, filepath.Dir(bins)} {
+		if err := os.MkdirAll(shared, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(cache, "captf", filepath.Base(shared))
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(shared, link); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // startManager starts `captf-dev manager args...` against the environment

@@ -105,18 +105,9 @@ func BenchmarkProvisioningThroughput(b *testing.B) {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	stateDir := filepath.Join(dir, "cache", "captf", "dev")
-	// The managers' XDG_CACHE_HOME is dir/cache: the image store there is
-	// this machine's, as the environment's.
-	store, err := devenv.DefaultImageStore()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "cache", "captf"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Symlink(store, filepath.Join(dir, "cache", "captf", "images")); err != nil {
-		b.Fatal(err)
-	}
+	// The managers' XDG_CACHE_HOME is dir/cache: its image store is this
+	// machine's, as the environment's.
+	shareMachineCaches(b, filepath.Join(dir, "cache"))
 	throughputProgress("starting the environment (%d node places)", places)
 	env, err := devenv.Up(ctx, devenv.Options{Tools: tools, Repo: root, Kubeconfig: filepath.Join(stateDir, "kubeconfig"), StateDir: stateDir,
 		Log: io.Discard, WithoutManager: true, NodeMode: localnode.ModeInProcess, NodeMaxPods: places})

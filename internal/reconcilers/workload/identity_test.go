@@ -21,6 +21,25 @@ func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, envtest.Options{}))
 }
 
+// createAll creates the namespaces, then objs, on the API server.
+func createAll(t *testing.T, namespaces []string, objs ...client.Object) {
+	t.Helper()
+	for _, ns := range namespaces {
+		objs = append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}, objs...)
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clusterMember is the metadata of namespace/name, labelled as a member
+// of cluster.
+func clusterMember(ns, name, cluster string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}}
+}
+
 // An identity's spec change wakes, on the real API server's objects,
 // every object that uses it: those naming it in spec.identityRef, and the
 // machines and pools naming none whose TerraformCluster hands it down in
@@ -28,15 +47,8 @@ func TestMain(m *testing.M) {
 func TestIdentityUsers(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := context.Background()
-	for _, ns := range []string{"team-a", "team-b"} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ref := func(name string) *infrav1.IdentityReference { return &infrav1.IdentityReference{Name: name} }
-	meta := func(ns, name, cluster string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}}
-	}
+	meta := clusterMember
 	source := infrav1.SourceSpec{Image: "local/noop:tofu"}
 	objs := []client.Object{
 		&infrav1.TerraformCluster{ObjectMeta: meta("team-a", "a", "a"), Spec: infrav1.TerraformClusterSpec{Source: source, IdentityRef: ref("shared")}},
@@ -49,11 +61,7 @@ func TestIdentityUsers(t *testing.T) {
 		&infrav1.TerraformMachine{ObjectMeta: meta("team-b", "c-inherits", "c"), Spec: infrav1.TerraformMachineSpec{Source: source}},
 		&infrav1.TerraformMachinePool{ObjectMeta: meta("team-b", "b-pool", "b"), Spec: infrav1.TerraformMachinePoolSpec{Source: source}},
 	}
-	for _, o := range objs {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createAll(t, []string{"team-a", "team-b"}, objs...)
 	identity := &infrav1.TerraformClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "shared"}}
 	testCases := []struct {
 		role roles.Role

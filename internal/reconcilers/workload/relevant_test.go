@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,25 +127,14 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 func TestPausedMembers(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := context.Background()
-	for _, ns := range []string{"pause-a", "pause-b"} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	meta := func(ns, name, cluster string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}}
-	}
+	meta := clusterMember
 	source := infrav1.SourceSpec{Image: "local/noop:tofu"}
-	for _, o := range []client.Object{
+	createAll(t, []string{"pause-a", "pause-b"},
 		&infrav1.TerraformMachine{ObjectMeta: meta("pause-a", "a-0", "a"), Spec: infrav1.TerraformMachineSpec{Source: source}},
 		&infrav1.TerraformMachine{ObjectMeta: meta("pause-a", "other-0", "other"), Spec: infrav1.TerraformMachineSpec{Source: source}},
 		&infrav1.TerraformMachine{ObjectMeta: meta("pause-b", "a-0", "a"), Spec: infrav1.TerraformMachineSpec{Source: source}},
 		&infrav1.TerraformMachinePool{ObjectMeta: meta("pause-a", "a-pool", "a"), Spec: infrav1.TerraformMachinePoolSpec{Source: source}},
-	} {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "pause-a", Name: "a"}}
 	for _, tc := range []struct {
 		list client.ObjectList
