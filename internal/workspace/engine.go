@@ -114,6 +114,9 @@ type Engine struct {
 	// skips the pass while all of it reads the same (memo.go). Client and
 	// APIReader must then record reads (readset.Client, readset.Reader).
 	Memo *readset.View
+	// echoes holds, per object UID, the fingerprint of the object as its
+	// last status write means to leave it (echo.go).
+	echoes sync.Map
 	// memos holds, per kind and key, the last settled pass's reads.
 	memos sync.Map
 	// skips counts the passes skipped that way.
@@ -157,6 +160,8 @@ type pass struct {
 	w      roles.Workload
 	before client.Object
 	now    time.Time
+	// read is the resourceVersion the pass read its object at.
+	read string
 
 	owner roles.Owner
 	eff   roles.Effective
@@ -247,7 +252,7 @@ func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.Obje
 	if e.Options.WatchFilter != "" && obj.GetLabels()[infrav1.WatchFilterLabel] != e.Options.WatchFilter {
 		return nil, ctrl.Result{}, nil // another manager's shard: not even read further
 	}
-	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now()}
+	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now(), read: obj.GetResourceVersion()}
 	if roles.IsExternallyManaged(obj) {
 		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
@@ -262,6 +267,7 @@ func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.Obje
 		// The object is gone: its series go too (the Job counters stay).
 		metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
 		e.replaced.Delete(p.obj.GetUID())
+		e.ForgetEcho(p.obj)
 	}
 	p.emit()
 	if err != nil {

@@ -154,7 +154,17 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 			return fmt.Errorf("writing the contract fields: %w", err)
 		}
 	}
+	// Remembered before the write: its echo may come before its response.
+	// Not when the pass wrote the object itself (its finalizer): a relist
+	// may fold that write's update, which must bring the next pass, into
+	// the echo.
+	if p.obj.GetResourceVersion() == p.read {
+		p.e.expectStatusWrite(p.obj)
+	} else {
+		p.e.ForgetEcho(p.obj)
+	}
 	if err := p.e.Client.Status().Patch(ctx, p.obj.DeepCopyObject().(client.Object), patch); err != nil {
+		p.e.ForgetEcho(p.obj)
 		return client.IgnoreNotFound(err)
 	}
 	return nil

@@ -31,8 +31,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // may have held, and the concurrency; every watch goes through the shard.
 func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, s shard, list client.ObjectList) *builder.Builder {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(r.Role.New(), builder.WithPredicates(s.own())).
-		Watches(&batchv1.Job{}, s.mapped(s.jobToObject)).
+		For(r.Role.New(), builder.WithPredicates(s.own(r.Engine))).
+		Watches(&batchv1.Job{}, s.mapped(s.jobToObject), builder.WithPredicates(jobRead)).
 		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, list, s.value)), builder.WithPredicates(jobReleased)).
 		Watches(&infrav1.TerraformPlan{}, s.mapped(ownerToObject(r.Role.Kind()))).
 		Named(name).

@@ -28,7 +28,7 @@ func TestWatchFilter(t *testing.T) {
 		{"team-a", [3]bool{true, false, false}},
 	}
 	for _, tc := range testCases {
-		p := shard{role: roles.Machine{}, value: tc.filter}.own()
+		p := shard{role: roles.Machine{}, value: tc.filter}.own(&fakeEchoes{})
 		for i, obj := range []*infrav1.TerraformMachine{labelled, other, plain} {
 			if got := p.Create(event.CreateEvent{Object: obj}); got != tc.want[i] {
 				t.Errorf("--watch-filter=%q admits object %d: %v, want %v", tc.filter, i, got, tc.want[i])
@@ -36,6 +36,59 @@ func TestWatchFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnEchoWakesNoPass: the update that only echoes the engine's own
+// status write, or moves only the managed fields, wakes no pass; a
+// resync and any other update of the object do.
+func TestOwnEchoWakesNoPass(t *testing.T) {
+	old := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "10"}}
+	echo, other := old.DeepCopy(), old.DeepCopy()
+	echo.ResourceVersion, other.ResourceVersion = "11", "12"
+	echo.Status.PendingRefreshes, other.Labels = 1, map[string]string{"a": "b"}
+	ech := &fakeEchoes{echo: "11"}
+	p := shard{role: roles.Machine{}}.own(ech)
+	if p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: echo}) {
+		t.Error("the echo of the engine's own status write woke a pass")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: echo, ObjectNew: other}) {
+		t.Error("another update did not wake a pass")
+	}
+	applied := other.DeepCopy()
+	applied.ResourceVersion, applied.ManagedFields = "13", []metav1.ManagedFieldsEntry{{Manager: "capi-machineset", Operation: metav1.ManagedFieldsOperationApply}}
+	if p.Update(event.UpdateEvent{ObjectOld: other, ObjectNew: applied}) {
+		t.Error("an update of the managed fields alone woke a pass")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: echo, ObjectNew: echo}) {
+		t.Error("a resync did not wake a pass: it is the periodic pass")
+	}
+	if !p.Create(event.CreateEvent{Object: echo}) || !p.Delete(event.DeleteEvent{Object: echo}) {
+		t.Error("a create or delete of the object did not wake a pass")
+	}
+	if ech.forgotten != 1 {
+		t.Errorf("the deleted object's expectation was forgotten %d times, want once", ech.forgotten)
+	}
+	// An update of an object of another shard still ends the expectation.
+	ech.seen = 0
+	labelled := other.DeepCopy()
+	labelled.ResourceVersion, labelled.Labels = "14", map[string]string{infrav1.WatchFilterLabel: "team-b"}
+	if (shard{role: roles.Machine{}, value: "team-a"}).own(ech).Update(event.UpdateEvent{ObjectOld: other, ObjectNew: labelled}) || ech.seen != 1 {
+		t.Errorf("an update relabelled to another shard: looked at %d times for an echo, want once, and no pass", ech.seen)
+	}
+}
+
+// fakeEchoes takes the object at resourceVersion echo for the engine's
+// echo, and counts what it is asked.
+type fakeEchoes struct {
+	echo            string
+	seen, forgotten int
+}
+
+func (f *fakeEchoes) OwnEcho(o client.Object) bool {
+	f.seen++
+	return f.echo != "" && o.GetResourceVersion() == f.echo
+}
+
+func (f *fakeEchoes) ForgetEcho(client.Object) { f.forgotten++ }
 
 func TestJobToObject(t *testing.T) {
 	owned := true

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -97,6 +98,26 @@ var readByMembers = readChanged(func(tc *infrav1.TerraformCluster) *infrav1.Terr
 	s.Conditions, s.ObservedGeneration = nil, 0
 	s.ActiveJob, s.LastRun, s.LastDriftCheck, s.LastRefresh = nil, nil, nil, nil
 	s.PendingRefreshes, s.StateBytes, s.StateBackups, s.Source, s.PendingPlanRef = 0, 0, nil, nil, nil
+	return unversioned(r)
+})
+
+// jobRead: what a pass reads of its object's Jobs: their metadata (the
+// operation, the attempt, the bookkept mark, the image annotations,
+// deletion), their spec, and of their status the Complete and Failed
+// conditions that say how they ended (jobs.Finished) and the completion
+// time; not the pod counters the Job controller writes as the pod is
+// created, becomes ready and ends, nor the SuccessCriteriaMet or
+// FailureTarget conditions that come just before the end: three or four
+// updates a Job. A pass reads the running Job's pod itself, at its
+// requeue (checkActive).
+var jobRead = readChanged(func(j *batchv1.Job) *batchv1.Job {
+	r := &batchv1.Job{ObjectMeta: *j.ObjectMeta.DeepCopy(), Spec: *j.Spec.DeepCopy()}
+	r.Status.CompletionTime = j.Status.CompletionTime
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
+			r.Status.Conditions = append(r.Status.Conditions, c)
+		}
+	}
 	return unversioned(r)
 })
 

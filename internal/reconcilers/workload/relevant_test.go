@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -53,6 +56,13 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 			edit(c)
 		}
 		return c
+	}
+	job := func(edit func(*batchv1.Job)) client.Object {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "captf-m-m-apply-a1-abcdef", ResourceVersion: "1"}}
+		if edit != nil {
+			edit(j)
+		}
+		return j
 	}
 	for _, tt := range []struct {
 		name       string
@@ -110,6 +120,33 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 			c.ResourceVersion, c.Generation, c.Spec.MaxActiveJobs = "2", 2, ptr.To[int32](3)
 		}), true},
 		{"a TerraformCluster deleted", readByMembers, tc(nil), tc(func(c *infrav1.TerraformCluster) { c.ResourceVersion, c.DeletionTimestamp = "2", &now }), true},
+		{"a Job's pod created and ready", jobRead, job(nil), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.Status.Active, j.Status.Ready, j.Status.StartTime = "2", 1, ptr.To[int32](1), &now
+		}), false},
+		{"a Job's pod ending", jobRead, job(nil), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.Status.Active, j.Status.Terminating = "2", 0, ptr.To[int32](1)
+			j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"p"}}
+		}), false},
+		{"a Job complete", jobRead, job(nil), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.Status.Succeeded, j.Status.CompletionTime = "2", 1, &now
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+		}), true},
+		{"a Job's success criteria met", jobRead, job(nil), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.Status.Conditions = "2", []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}}
+		}), false},
+		{"a Job failed", jobRead, job(func(j *batchv1.Job) {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}}
+		}), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.Status.Failed = "2", 1
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}, {Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonDeadlineExceeded}}
+		}), true},
+		{"a Job bookkept", jobRead, job(nil), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.Annotations = "2", map[string]string{infrav1.BookkeptAnnotation: "true"}
+		}), true},
+		{"a Job deleted in the foreground", jobRead, job(nil), job(func(j *batchv1.Job) {
+			j.ResourceVersion, j.DeletionTimestamp, j.Finalizers = "2", &now, []string{metav1.FinalizerDeleteDependents}
+		}), true},
+		{"a Job's deadline shortened", jobRead, job(nil), job(func(j *batchv1.Job) { j.ResourceVersion, j.Spec.ActiveDeadlineSeconds = "2", ptr.To[int64](1) }), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if strings.HasSuffix(tt.name, "for its members") && tt.watch.Create(event.CreateEvent{Object: tt.new}) {

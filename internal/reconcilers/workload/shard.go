@@ -3,10 +3,12 @@ package workload
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -58,9 +60,35 @@ func (s shard) mapped(f handler.MapFunc) handler.EventHandler {
 	})
 }
 
-// own is the predicate of the kind's own objects.
-func (s shard) own() predicate.Predicate {
-	return predicate.NewPredicateFuncs(s.admits)
+// echoes tells the echo of the engine's own status write from any other
+// update of an object (workspace.Engine).
+type echoes interface {
+	OwnEcho(client.Object) bool
+	ForgetEcho(client.Object)
+}
+
+// own is the predicate of the kind's own objects: this shard's; of their
+// updates, a resync (the periodic pass), and any other that changed more
+// than the managed fields (a Cluster API MachineSet applies the labels
+// and annotations it propagates again and again, and an apply that takes
+// over a field moves only them) and is not the echo of the engine's own
+// status write (see workspace.Engine.OwnEcho). The echo is looked at
+// first, so that every update of the object, this shard's or not, ends
+// what the engine expects of it.
+func (s shard) own(ech echoes) predicate.Predicate {
+	return predicate.And(predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
+				return true
+			}
+			return !ech.OwnEcho(e.ObjectNew) &&
+				!equality.Semantic.DeepEqual(unversioned(e.ObjectOld.DeepCopyObject().(client.Object)), unversioned(e.ObjectNew.DeepCopyObject().(client.Object)))
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			ech.ForgetEcho(e.Object)
+			return true
+		},
+	}, predicate.NewPredicateFuncs(s.admits))
 }
 
 // jobToObject maps a Job of the kind's objects to its object: the

@@ -1,0 +1,138 @@
+package workspace
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/test/envtest"
+)
+
+// TestOwnEcho: the engine takes an update for the echo of its own status
+// write only when it shows the object exactly as the pass meant to leave
+// it.
+func TestOwnEcho(t *testing.T) {
+	intended := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "10", Generation: 1}}
+	// The pass sets conditions at a time with nanoseconds; the API serves
+	// seconds.
+	at := time.Date(2026, 12, 3, 10, 0, 0, 123456789, time.UTC)
+	intended.Status.Conditions = []metav1.Condition{{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.NewTime(at)}}
+	served := func(mutate func(*infrav1.TerraformMachine)) *infrav1.TerraformMachine {
+		w := intended.DeepCopy()
+		w.ResourceVersion = "11"
+		w.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at.Truncate(time.Second))
+		w.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "captf", Operation: metav1.ManagedFieldsOperationUpdate}}
+		if mutate != nil {
+			mutate(w)
+		}
+		return w
+	}
+	testCases := []struct {
+		name   string
+		mutate func(*infrav1.TerraformMachine)
+		echo   bool
+	}{
+		{"the write as meant", nil, true},
+		{"a spec write of the same pass moved the generation", func(w *infrav1.TerraformMachine) { w.Generation = 2 }, false},
+		{"a label came in between", func(w *infrav1.TerraformMachine) { w.Labels = map[string]string{"a": "b"} }, false},
+		{"a status field written by another hand", func(w *infrav1.TerraformMachine) { w.Status.PendingRefreshes = 3 }, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Engine{}
+			if e.OwnEcho(served(nil)) {
+				t.Fatal("an update was taken for an echo before any write")
+			}
+			e.expectStatusWrite(intended)
+			if got := e.OwnEcho(served(tc.mutate)); got != tc.echo {
+				t.Fatalf("OwnEcho = %v, want %v", got, tc.echo)
+			}
+			if e.OwnEcho(served(nil)) {
+				t.Error("a second update was taken for the echo: the expectation ends with the first")
+			}
+			e.expectStatusWrite(intended)
+			e.ForgetEcho(intended)
+			if e.OwnEcho(served(nil)) {
+				t.Error("a forgotten write was still taken for an echo")
+			}
+		})
+	}
+}
+
+// TestOwnEchoOnTheRealAPIServer: the update an informer delivers for a
+// pass's status write is taken for its echo; a status written by another
+// hand afterwards is not.
+func TestOwnEchoOnTheRealAPIServer(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	ns := "own-echo"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := c.GetInformer(ctx, &infrav1.TerraformCluster{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := make(chan client.Object, 10)
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, o any) { updates <- o.(client.Object) }}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("the cache never synced")
+	}
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}, Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
+	if err := env.Client.Create(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	next := func() client.Object {
+		t.Helper()
+		select {
+		case o := <-updates:
+			return o
+		case <-time.After(30 * time.Second):
+			t.Fatal("no update came")
+			return nil
+		}
+	}
+	// A pass over the object read live, as the engine reads it.
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(tc), tc); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{Client: env.Client}
+	role := roles.Cluster{}
+	p := &pass{e: e, role: role, obj: tc, w: role.View(tc), before: tc.DeepCopy(), read: tc.ResourceVersion}
+	p.set(cond(infrav1.DependenciesReadyCondition, metav1.ConditionTrue, "Written"))
+	if err := p.patchStatus(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if echo := next(); !e.OwnEcho(echo) {
+		t.Error("the update of the pass's own status write was not taken for its echo")
+	}
+	// Another hand writes the status back to what the pass had written
+	// over: a pass must look.
+	got := &infrav1.TerraformCluster{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(tc), got); err != nil {
+		t.Fatal(err)
+	}
+	e.expectStatusWrite(got)
+	edited := got.DeepCopy()
+	edited.Status.PendingRefreshes = 7
+	if err := env.Client.Status().Patch(ctx, edited, client.MergeFrom(got)); err != nil {
+		t.Fatal(err)
+	}
+	if e.OwnEcho(next()) {
+		t.Error("a status written by another hand was taken for the pass's echo")
+	}
+}
