@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,8 +80,7 @@ func (s shard) own(ech echoes) predicate.Predicate {
 			if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
 				return true
 			}
-			return !ech.OwnEcho(e.ObjectNew) &&
-				!equality.Semantic.DeepEqual(unversioned(e.ObjectOld.DeepCopyObject().(client.Object)), unversioned(e.ObjectNew.DeepCopyObject().(client.Object)))
+			return !ech.OwnEcho(e.ObjectNew) && beyondVersion.Update(e)
 		},
 		DeleteFunc: func(e event.DeleteEvent) bool {
 			ech.ForgetEcho(e.Object)
@@ -90,6 +88,10 @@ func (s shard) own(ech echoes) predicate.Predicate {
 		},
 	}, predicate.NewPredicateFuncs(s.admits))
 }
+
+// beyondVersion passes an update that changed more than what every write
+// changes (unversioned).
+var beyondVersion = readChanged(func(o client.Object) client.Object { return unversioned(o.DeepCopyObject().(client.Object)) })
 
 // jobToObject maps a Job of the kind's objects to its object: the
 // controller owner, or, for a Job without one (started while its object
