@@ -44,6 +44,12 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 		resources[state.KindShort(o.kind)+"-"+o.name] = n
 	}
 
+	// The machine is paused first: its deletion waits, so the garbage
+	// collector reaches its state before its destroy does. (Unpaused, a
+	// destroy of a provider-free module can finish, and its cleanup delete
+	// the state it no longer needs, before the garbage collector comes.)
+	w.annotate(tm, infrav1.PausedAnnotation, "")
+
 	// The Machine and the MachinePool, whose infrastructure objects the
 	// garbage collector deletes, and the TerraformCluster itself (its
 	// Cluster stays: without Cluster API here, nothing would keep the
@@ -60,7 +66,8 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 		}
 	}
 	// The garbage collector reaches the machine's state before its
-	// destroy can: it stays, readable.
+	// destroy: it stays, readable, and the unpaused machine's destroy
+	// uses it.
 	suffix, _ := state.Suffix(w.ns, state.KindMachine, tm.Name)
 	w.eventually(time.Minute, "the machine's state Secret deleted by the garbage collector, and kept", func() (bool, error) {
 		s := &corev1.Secret{}
@@ -70,6 +77,7 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 		}
 		return err == nil && s.DeletionTimestamp != nil, err
 	})
+	w.update(tm, func(o client.Object) { delete(o.GetAnnotations(), infrav1.PausedAnnotation) })
 	for _, obj := range []client.Object{tm, tmp, tc} {
 		w.eventually(3*time.Minute, obj.GetName()+" destroyed and gone", func() (bool, error) {
 			err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(obj), obj)
