@@ -73,6 +73,14 @@ type Owner struct {
 // Found reports whether the owner object was found.
 func (o Owner) Found() bool { return o.Object != nil }
 
+// Problem reports whether the lookup found something that stops or holds
+// the object: a missing or mismatched owner, a pause, no TerraformCluster.
+// A lookup through a cache that lags may report one that the API server no
+// longer has: such a lookup is made again live before it is believed.
+func (o Owner) Problem() bool {
+	return o.NotReady != nil || o.Mismatch || o.Paused || o.Ownerless || o.Infra == nil
+}
+
 // Contract is what the module's outputs set on the object, computed from a
 // state by Role.Outputs and written by Role.Apply.
 type Contract interface {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -202,5 +203,117 @@ func TestManualView(t *testing.T) {
 	}
 	if (roles.Cluster{}).View(&infrav1.TerraformCluster{}).Manual {
 		t.Error("a TerraformCluster without applyPolicy is Manual")
+	}
+}
+
+// TestOwnerSame: two lookups of an owner agree when they read the same
+// objects as the roles read them: a status write or a new resourceVersion
+// alone leaves the owner the same; a spec, label, annotation, a recreated
+// or missing object, or a TerraformCluster provisioned does not.
+func TestOwnerSame(t *testing.T) {
+	cluster := func(change func(*clusterv1.Cluster)) *clusterv1.Cluster {
+		c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "c", ResourceVersion: "7"}}
+		if change != nil {
+			change(c)
+		}
+		return c
+	}
+	machine := func(change func(*clusterv1.Machine)) *clusterv1.Machine {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m", UID: "m", ResourceVersion: "5"}, Spec: clusterv1.MachineSpec{ClusterName: "c"}}
+		if change != nil {
+			change(m)
+		}
+		return m
+	}
+	infra := func(change func(*infrav1.TerraformCluster)) *infrav1.TerraformCluster {
+		tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "tc", ResourceVersion: "3"}}
+		if change != nil {
+			change(tc)
+		}
+		return tc
+	}
+	base := roles.Owner{Object: machine(nil), Cluster: cluster(nil), Infra: infra(nil)}
+	testCases := []struct {
+		name  string
+		other roles.Owner
+		same  bool
+	}{
+		{name: "the same objects", other: roles.Owner{Object: machine(nil), Cluster: cluster(nil), Infra: infra(nil)}, same: true},
+		{name: "a Machine status write", same: true, other: roles.Owner{Cluster: cluster(nil), Infra: infra(nil), Object: machine(func(m *clusterv1.Machine) {
+			m.ResourceVersion, m.Status.Phase = "6", "Provisioning"
+			m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "capi"}}
+		})}},
+		{name: "a cached copy, which carries its kind", same: true, other: roles.Owner{Object: machine(func(m *clusterv1.Machine) {
+			m.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Machine"))
+		}), Cluster: cluster(func(c *clusterv1.Cluster) { c.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("Cluster")) }), Infra: infra(nil)}},
+		{name: "a Machine's provider ID, copied by Cluster API", same: true, other: roles.Owner{Cluster: cluster(nil), Infra: infra(nil), Object: machine(func(m *clusterv1.Machine) {
+			m.ResourceVersion, m.Generation, m.Spec.ProviderID = "6", 2, "noop://m"
+		})}},
+		{name: "a Cluster status write", same: true, other: roles.Owner{Object: machine(nil), Infra: infra(nil), Cluster: cluster(func(c *clusterv1.Cluster) {
+			c.ResourceVersion, c.Status.Phase = "8", "Provisioned"
+		})}},
+		{name: "a TerraformCluster's conditions", same: true, other: roles.Owner{Object: machine(nil), Cluster: cluster(nil), Infra: infra(func(tc *infrav1.TerraformCluster) {
+			tc.ResourceVersion, tc.Status.PendingRefreshes = "4", 1
+		})}},
+		{name: "a Cluster's control plane initialized", other: roles.Owner{Object: machine(nil), Infra: infra(nil), Cluster: cluster(func(c *clusterv1.Cluster) {
+			c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+		})}},
+		{name: "a TerraformCluster's new exports", other: roles.Owner{Object: machine(nil), Cluster: cluster(nil), Infra: infra(func(tc *infrav1.TerraformCluster) {
+			tc.Status.Exports = &apiextensionsv1.JSON{Raw: []byte(`{"vpc":"a"}`)}
+		})}},
+		{name: "a paused Cluster", other: roles.Owner{Object: machine(nil), Infra: infra(nil), Cluster: cluster(func(c *clusterv1.Cluster) {
+			c.Spec.Paused = ptr.To(true)
+		})}},
+		{name: "a recreated Cluster", other: roles.Owner{Object: machine(nil), Infra: infra(nil), Cluster: cluster(func(c *clusterv1.Cluster) { c.UID = "c2" })}},
+		{name: "a Machine annotated", other: roles.Owner{Cluster: cluster(nil), Infra: infra(nil), Object: machine(func(m *clusterv1.Machine) {
+			m.Annotations = map[string]string{clusterv1.RemediateMachineAnnotation: ""}
+		})}},
+		{name: "a Machine being deleted", other: roles.Owner{Cluster: cluster(nil), Infra: infra(nil), Object: machine(func(m *clusterv1.Machine) {
+			m.DeletionTimestamp = &metav1.Time{}
+		})}},
+		{name: "a TerraformCluster provisioned", other: roles.Owner{Object: machine(nil), Cluster: cluster(nil), Infra: infra(func(tc *infrav1.TerraformCluster) {
+			tc.Status.Initialization.Provisioned = ptr.To(true)
+		})}},
+		{name: "a TerraformCluster's deletion policy", other: roles.Owner{Object: machine(nil), Cluster: cluster(nil), Infra: infra(func(tc *infrav1.TerraformCluster) {
+			tc.Spec.DeletionPolicy = infrav1.DeletionPolicyRetain
+		})}},
+		{name: "no Cluster", other: roles.Owner{Object: machine(nil), Infra: infra(nil)}},
+		{name: "no owner", other: roles.Owner{Cluster: cluster(nil), Infra: infra(nil)}},
+		{name: "no TerraformCluster", other: roles.Owner{Object: machine(nil), Cluster: cluster(nil)}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := base.Same(tc.other); got != tc.same {
+				t.Errorf("Same = %t, want %t", got, tc.same)
+			}
+			if got := tc.other.Same(base); got != tc.same {
+				t.Errorf("Same, the other way = %t, want %t", got, tc.same)
+			}
+		})
+	}
+	if !(roles.Owner{}).Same(roles.Owner{}) {
+		t.Error("two lookups that found nothing differ")
+	}
+}
+
+// TestOwnerProblem: a lookup that would stop or hold the object reports a
+// problem (and is made again live before it is believed).
+func TestOwnerProblem(t *testing.T) {
+	fine := roles.Owner{Object: &clusterv1.Machine{}, Cluster: &clusterv1.Cluster{}, Infra: &infrav1.TerraformCluster{}}
+	if fine.Problem() {
+		t.Error("a found, matching, unpaused owner with its TerraformCluster reports a problem")
+	}
+	for name, change := range map[string]func(*roles.Owner){
+		"not ready":           func(o *roles.Owner) { o.NotReady = &metav1.Condition{} },
+		"mismatch":            func(o *roles.Owner) { o.Mismatch = true },
+		"paused":              func(o *roles.Owner) { o.Paused = true },
+		"ownerless":           func(o *roles.Owner) { o.Ownerless = true },
+		"no TerraformCluster": func(o *roles.Owner) { o.Infra = nil },
+	} {
+		o := fine
+		change(&o)
+		if !o.Problem() {
+			t.Errorf("%s: no problem reported", name)
+		}
 	}
 }

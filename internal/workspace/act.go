@@ -161,7 +161,7 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	if !p.creds.Ready {
 		return nil
 	}
-	cond, err := runnerrbac.Ensure(ctx, p.e.Client, p.runNamespace(), p.runnerAccount())
+	cond, err := runnerrbac.Ensure(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
 	p.set(cond)
 	p.rbacReady = cond.Status == metav1.ConditionTrue
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {

@@ -62,7 +62,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 	if err := p.forgetActiveJob(ctx); err != nil {
 		return err
 	}
-	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	p.eventf(corev1.EventTypeWarning, "StuckJobDeleted", "Deleted Job %s: its per-run Secret is missing and its pod never started; a new Job starts", j.Name)
@@ -96,7 +96,7 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 	}
 	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
-	return client.IgnoreNotFound(p.e.Client.Patch(ctx, j, patch))
+	return client.IgnoreNotFound(p.e.client().Patch(ctx, j, patch))
 }
 
 // fallBack gives up on a non-apply Job's image: the image joins the
@@ -104,14 +104,14 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 // and the next pass starts it again with the next image. Without an
 // attempt record to remember the image it does nothing (false).
 func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next string) (bool, error) {
-	exists, err := records.AddUnpullableImage(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), image)
+	exists, err := records.AddUnpullableImage(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), image)
 	if err != nil || !exists {
 		return false, err
 	}
 	if err := p.forgetActiveJob(ctx); err != nil {
 		return false, err
 	}
-	if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return false, err
 	}
 	op := jobs.Op(j)
@@ -129,7 +129,9 @@ func (p *pass) forgetActiveJob(ctx context.Context) error {
 	}
 	target := p.before.DeepCopyObject().(client.Object)
 	p.role.View(target).Status.ActiveJob = nil
-	if err := p.e.Client.Status().Patch(ctx, target, client.MergeFrom(p.before)); err != nil {
+	p.expectOwnWrite(target)
+	if err := p.e.client().Status().Patch(ctx, target, client.MergeFrom(p.before)); err != nil {
+		p.e.ForgetEcho(p.obj)
 		return client.IgnoreNotFound(err)
 	}
 	p.role.View(p.before).Status.ActiveJob = nil

@@ -17,7 +17,7 @@ import (
 func (p *pass) afterStep(ctx context.Context) error {
 	step := p.role.After(p.obj, p.owner)
 	if step.Patch != nil {
-		if err := p.e.Client.Patch(ctx, step.Patch, client.MergeFrom(step.PatchBase)); err != nil {
+		if err := p.e.client().Patch(ctx, step.Patch, client.MergeFrom(step.PatchBase)); err != nil {
 			// The step's conditions say the write did not happen, so that a
 			// write refused at every pass is visible, not only a stale
 			// observedGeneration.

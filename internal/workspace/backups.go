@@ -25,7 +25,7 @@ func (p *pass) backupSets() client.MatchingLabels { return custody.BackupSets(p.
 // custody is the keeper of the object's state Secrets, backups, records
 // and plan key.
 func (p *pass) custody() custody.Keeper {
-	return custody.Keeper{Client: p.e.Client, Reader: p.e.APIReader}
+	return custody.Keeper{Client: p.e.client(), Reader: p.e.APIReader}
 }
 
 // listBackups reads the object's backup sets, live, newest first, by

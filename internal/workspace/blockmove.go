@@ -26,7 +26,11 @@ func (p *pass) setBlockMove(ctx context.Context) error {
 		o.SetAnnotations(ann)
 	}
 	target := p.obj.DeepCopyObject().(client.Object)
-	if err := p.e.Client.Patch(ctx, target, patch); err != nil {
+	// The object as stored after the write (p.before follows it) is an
+	// echo the next pass need not read.
+	p.expectOwnWrite(p.before)
+	if err := p.e.client().Patch(ctx, target, patch); err != nil {
+		p.e.ForgetEcho(p.obj)
 		return fmt.Errorf("setting %s: %w", infrav1.BlockMoveAnnotation, err)
 	}
 	return nil

@@ -118,7 +118,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		// Also on the attempt record, which outlives the Job (history
 		// pruning, a deleted Job, clusterctl move). The record lives in
 		// the object's namespace, also when the Job ran evacuated.
-		if _, err := records.MarkRescued(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), serial); err != nil {
+		if _, err := records.MarkRescued(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), serial); err != nil {
 			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
 		}
 	}
@@ -153,10 +153,10 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		case decide.OpRestore:
 			// The restored state is what exists now: an earlier apply's
 			// unknown outcome no longer matters.
-			if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+			if _, err := records.ClearUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 				return err
 			}
-			if _, err := records.ClearRescued(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+			if _, err := records.ClearRescued(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 				return err
 			}
 			if err := p.adopt(ctx, j.Annotations[infrav1.InputsHashAnnotation], true); err != nil {
@@ -223,7 +223,7 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		}
 		p.w.Status.Source.RuntimeVersion = o.result.Runtime.Version
 	}
-	if err := p.e.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}}); err != nil && !apierrors.IsNotFound(err) {
+	if err := p.e.client().Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the per-run Secret of Job %s: %w", j.Name, err)
 	}
 	return p.releaseRunLease(ctx, j.Name)
@@ -308,7 +308,10 @@ func mayHaveApplied(o outcome) bool {
 
 // markBookkept writes the bookkeeping annotations on the Jobs read this
 // pass, after the status patch succeeded: a failed patch re-reads them.
+// The marks wake no pass (the pass has recorded everything they say),
+// unless they make older Jobs prunable: the next pass prunes them.
 func (p *pass) markBookkept(ctx context.Context) error {
+	quiet := len(jobs.Prunable(p.jobsMarked(), int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit))) == 0
 	for _, j := range p.bookkept {
 		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
 		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
@@ -319,11 +322,43 @@ func (p *pass) markBookkept(ctx context.Context) error {
 			}
 		}
 		target := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name, Annotations: ann}}
-		if err := p.e.Client.Patch(ctx, target, patch); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("marking Job %s bookkept: %w", j.Name, err)
+		if quiet {
+			p.e.expectJobUpdate(withAnnotations(j, ann))
+		}
+		if err := p.e.client().Patch(ctx, target, patch); err != nil {
+			p.e.ForgetJobEcho(j)
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("marking Job %s bookkept: %w", j.Name, err)
+			}
 		}
 	}
 	return nil
+}
+
+// jobsMarked is the object's Jobs as the marks of this pass leave them.
+func (p *pass) jobsMarked() []batchv1.Job {
+	marked := make([]batchv1.Job, len(p.jobs))
+	for i := range p.jobs {
+		marked[i] = p.jobs[i]
+		for _, b := range p.bookkept {
+			if b.Namespace == p.jobs[i].Namespace && b.Name == p.jobs[i].Name {
+				marked[i] = *withAnnotations(&p.jobs[i], map[string]string{infrav1.BookkeptAnnotation: "true"})
+			}
+		}
+	}
+	return marked
+}
+
+// withAnnotations is a copy of j with ann set.
+func withAnnotations(j *batchv1.Job, ann map[string]string) *batchv1.Job {
+	c := j.DeepCopy()
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	for k, v := range ann {
+		c.Annotations[k] = v
+	}
+	return c
 }
 
 // planUnreadable: a plan Job's result carries no plan (or there is no

@@ -123,10 +123,10 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		}
 		crashpoint.Hit(crashpoint.DuringCleanup)
 		lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
-		if err := p.e.Client.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
+		if err := p.e.client().Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
 		}
-		if err := records.Delete(ctx, p.e.Client, p.e.APIReader, ns, p.role.Kind(), p.obj.GetName()); err != nil {
+		if err := records.Delete(ctx, p.e.client(), p.e.APIReader, ns, p.role.Kind(), p.obj.GetName()); err != nil {
 			return fmt.Errorf("deleting the input records: %w", err)
 		}
 	}
@@ -147,7 +147,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		}
 	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
-		res, err := credentials.ReleaseMirror(ctx, p.e.Client, ns, ref.Name, p.obj)
+		res, err := credentials.ReleaseMirror(ctx, p.e.client(), ns, ref.Name, p.obj)
 		if err != nil {
 			return fmt.Errorf("releasing the credentials mirror: %w", err)
 		}
@@ -172,7 +172,7 @@ func (p *pass) deleteEach(ctx context.Context, list client.ObjectList, opts ...c
 		if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			pm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		}
-		return protection.Delete(ctx, p.e.Client, obj)
+		return protection.Delete(ctx, p.e.client(), obj)
 	})
 }
 
@@ -182,7 +182,7 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 	}
 	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
 	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
-	if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil {
+	if err := p.e.client().Patch(ctx, p.obj, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	p.released = true
@@ -192,7 +192,7 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
 	// The runner RBAC goes with the namespace's last object; pruning and
 	// a failure here wait for the periodic sweep.
-	if err := runnerrbac.SweepIfEmpty(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace()); err != nil {
+	if err := runnerrbac.SweepIfEmpty(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace()); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Sweeping the runner RBAC of the namespace")
 	}
 	return nil
@@ -213,7 +213,7 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 		perRun = nil
 	}
 	newer := jobs.AppliesAfter(p.jobs, o.job, true)
-	prom, err := records.Promote(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest, newer)
+	prom, err := records.Promote(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest, newer)
 	if err != nil {
 		return fmt.Errorf("promoting the inputs of Job %s: %w", o.job.Name, err)
 	}
@@ -234,14 +234,14 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 		}
 		p.w.Status.Source.Image, p.w.Status.Source.ImageDigest = prom.Record.Image, prom.Record.ImageDigest
 	}
-	if _, err := records.MarkApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+	if _, err := records.MarkApplied(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
-	if _, err := records.ClearUnpullableImages(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+	if _, err := records.ClearUnpullableImages(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
 	if exports := o.job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" && !superseded {
-		if _, err := records.MarkAppliedExports(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), exports); err != nil {
+		if _, err := records.MarkAppliedExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), exports); err != nil {
 			return err
 		}
 	}
@@ -252,7 +252,7 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 		confirmed = *prom.Record
 	}
 	after := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]
-	if _, err := records.ConfirmApplied(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(),
+	if _, err := records.ConfirmApplied(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(),
 		confirmed, after, jobs.AppliesAfter(p.jobs, o.job, false)); err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 		}
 		changed = protection.Protect(s) || changed
 		if changed {
-			if err := p.e.Client.Patch(ctx, s, patch); err != nil {
+			if err := p.e.client().Patch(ctx, s, patch); err != nil {
 				return fmt.Errorf("adopting state Secret %s: %w", s.Name, err)
 			}
 		}

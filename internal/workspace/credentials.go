@@ -43,23 +43,23 @@ func (e *Engine) credentials(ctx context.Context, obj client.Object, ref *infrav
 		ch.IdentityName, out.Identity = ref.Name, ref.Name
 		out.Kind = infrav1.IdentityKindTerraformClusterIdentity
 		identity := &infrav1.TerraformClusterIdentity{}
-		err := e.Client.Get(ctx, client.ObjectKey{Name: ref.Name}, identity)
+		err := e.client().Get(ctx, client.ObjectKey{Name: ref.Name}, identity)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return out, err
 		default:
 			ch.IdentityFound = true
-			ch.Allowed, ch.AllowedMessage, ch.AllowedErr = credentials.Allowed(ctx, e.Client, identity, ns)
+			ch.Allowed, ch.AllowedMessage, ch.AllowedErr = credentials.Allowed(ctx, e.client(), identity, ns)
 			switch {
 			case ch.AllowedErr != nil:
 			case ch.Allowed:
-				ch.Mirror, ch.MirrorErr = credentials.EnsureMirror(ctx, e.Client, e.APIReader, identity, obj)
+				ch.Mirror, ch.MirrorErr = credentials.EnsureMirror(ctx, e.client(), e.APIReader, identity, obj)
 				if ch.Mirror.Outcome == credentials.OutcomeCreated {
 					out.Events = append(out.Events, [3]string{corev1.EventTypeNormal, credentials.MirrorCreatedEvent, fmt.Sprintf("Created credentials mirror %s", ch.Mirror.Mirror.Name)})
 				}
 			default:
-				res, err := credentials.RevokeMirror(ctx, e.Client, ns, ref.Name)
+				res, err := credentials.RevokeMirror(ctx, e.client(), ns, ref.Name)
 				if err != nil {
 					return out, err
 				}

@@ -4,9 +4,12 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,6 +136,34 @@ func TestOwnEchoOnTheRealAPIServer(t *testing.T) {
 	if e.OwnEcho(next()) {
 		t.Error("the status write of a pass that had written its object itself was taken for an echo")
 	}
+	// A pass that writes a contract field of its spec writes twice: each
+	// update is its echo, and the status vouches for the generation its
+	// own spec write made (no pass is needed to make it follow).
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(tc), tc); err != nil {
+		t.Fatal(err)
+	}
+	p = &pass{e: e, role: role, obj: tc, w: role.View(tc), before: tc.DeepCopy(), read: tc.ResourceVersion}
+	tc.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: "10.0.0.1", Port: 6443}
+	p.specChanged = true
+	p.set(cond(infrav1.DependenciesReadyCondition, metav1.ConditionTrue, "WrittenWithItsSpec"))
+	if err := p.patchStatus(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if !e.OwnEcho(next()) {
+		t.Error("the update of the pass's spec write was not taken for its echo")
+	}
+	if !e.OwnEcho(next()) {
+		t.Error("the update of the pass's status write, after its spec write, was not taken for its echo")
+	}
+	written := &infrav1.TerraformCluster{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(tc), written); err != nil {
+		t.Fatal(err)
+	}
+	if written.Status.ObservedGeneration != written.Generation || written.Generation != tc.Generation+1 {
+		t.Errorf("after the pass's own spec write (generation %d to %d), status.observedGeneration is %d: the pass vouches for the spec it wrote",
+			tc.Generation, written.Generation, written.Status.ObservedGeneration)
+	}
+
 	// Another hand writes the status back to what the pass had written
 	// over: a pass must look.
 	got := &infrav1.TerraformCluster{}
@@ -147,5 +178,67 @@ func TestOwnEchoOnTheRealAPIServer(t *testing.T) {
 	}
 	if e.OwnEcho(next()) {
 		t.Error("a status written by another hand was taken for the pass's echo")
+	}
+}
+
+// TestOwnJobEcho: the engine takes a Job's creation for its own only when
+// it created that Job, once; and a Job's update for the echo of its
+// bookkeeping marks only when the update shows what a pass reads of the
+// Job exactly as the marks leave it (pod counters and versions aside).
+func TestOwnJobEcho(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "captf-m-m-apply-a1-abcdef", UID: "j1", ResourceVersion: "5",
+		Annotations: map[string]string{infrav1.OperationLabel: "apply"}}}
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	e := &Engine{}
+	if e.OwnJobCreate(job) {
+		t.Error("a Job the engine did not create was taken for its own")
+	}
+	e.expectJobCreate(job)
+	if !e.OwnJobCreate(job) {
+		t.Error("the creation of a Job the engine created was not taken for its own")
+	}
+	if e.OwnJobCreate(job) {
+		t.Error("a second creation event was taken for the engine's own")
+	}
+
+	marked := withAnnotations(job, map[string]string{infrav1.BookkeptAnnotation: "true"})
+	served := func(mutate func(*batchv1.Job)) *batchv1.Job {
+		j := marked.DeepCopy()
+		j.ResourceVersion = "9"
+		j.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "captf"}}
+		j.Status.Succeeded, j.Status.Ready = 1, ptr.To[int32](0)
+		if mutate != nil {
+			mutate(j)
+		}
+		return j
+	}
+	testCases := []struct {
+		name   string
+		mutate func(*batchv1.Job)
+		echo   bool
+	}{
+		{"the marks as written", nil, true},
+		{"another annotation came in between", func(j *batchv1.Job) { j.Annotations["other"] = "x" }, false},
+		{"the Job is being deleted", func(j *batchv1.Job) { j.DeletionTimestamp = &metav1.Time{} }, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Engine{}
+			e.expectJobUpdate(marked)
+			if e.OwnJobCreate(job) {
+				t.Error("an expected update was taken for a creation")
+			}
+			if got := e.OwnJobUpdate(served(tc.mutate)); got != tc.echo {
+				t.Fatalf("OwnJobUpdate = %v, want %v", got, tc.echo)
+			}
+			if e.OwnJobUpdate(served(nil)) {
+				t.Error("a second update was taken for the echo: the expectation ends with the first")
+			}
+		})
+	}
+	e.expectJobUpdate(marked)
+	e.ForgetJobEcho(job)
+	if e.OwnJobUpdate(served(nil)) {
+		t.Error("a forgotten mark was still taken for an echo")
 	}
 }

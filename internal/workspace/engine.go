@@ -117,6 +117,12 @@ type Engine struct {
 	// echoes holds, per object UID, the fingerprint of the object as its
 	// last status write means to leave it (echo.go).
 	echoes sync.Map
+	// jobEchoes holds what the engine expects of the next event of the
+	// Jobs it created or marked (echo.go).
+	jobEchoes sync.Map
+	// ownerProblems holds the UIDs of the objects whose last owner lookup,
+	// live, found a problem (owner.go).
+	ownerProblems sync.Map
 	// memos holds, per kind and key, the last settled pass's reads.
 	memos sync.Map
 	// skips counts the passes skipped that way.
@@ -162,6 +168,12 @@ type pass struct {
 	now    time.Time
 	// read is the resourceVersion the pass read its object at.
 	read string
+	// ownerLive: the owner was read (or confirmed) live this pass;
+	// ownerMoved: a write found that the cached owner it read was not the
+	// API server's, and the pass is void (owner.go).
+	ownerLive, ownerMoved bool
+	// armedEvents counts the events of the pass before its gate.
+	armedEvents int
 
 	owner roles.Owner
 	eff   roles.Effective
@@ -236,8 +248,22 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 }
 
 // reconcile is one pass; p is nil when no pass ran (the object is gone,
-// another shard's or externally managed).
+// another shard's or externally managed). A pass that read its owner from
+// the cache and found, at its first write past the pause gate, that the
+// API server holds another owner is void: it writes no status and emits
+// nothing, as if the manager had stopped there, and the pass runs again
+// at once with its owner read live.
 func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (*pass, ctrl.Result, error) {
+	p, res, err := e.attempt(ctx, role, key, false)
+	if p != nil && p.ownerMoved {
+		p, res, err = e.attempt(ctx, role, key, true)
+	}
+	return p, res, err
+}
+
+// attempt is one pass, its owner read live when ownerLive (else as
+// lookUpOwner chooses).
+func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.ObjectKey, ownerLive bool) (*pass, ctrl.Result, error) {
 	obj := role.New()
 	// Read live, not from the cache: a pass that starts from a status older
 	// than the one the previous pass wrote would write that older status
@@ -252,11 +278,18 @@ func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.Obje
 	if e.Options.WatchFilter != "" && obj.GetLabels()[infrav1.WatchFilterLabel] != e.Options.WatchFilter {
 		return nil, ctrl.Result{}, nil // another manager's shard: not even read further
 	}
-	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now(), read: obj.GetResourceVersion()}
+	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now(), read: obj.GetResourceVersion(),
+		ownerLive: ownerLive}
 	if roles.IsExternallyManaged(obj) {
 		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
 	res, err := p.run(ctx)
+	if p.ownerMoved {
+		// What happened before the gate happened: its events go out.
+		p.events = p.events[:p.armedEvents]
+		p.emit()
+		return p, ctrl.Result{}, err
+	}
 	if perr := p.patchStatus(ctx, err == nil); perr != nil {
 		return p, ctrl.Result{}, perr
 	}
@@ -267,7 +300,7 @@ func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.Obje
 		// The object is gone: its series go too (the Job counters stay).
 		metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
 		e.replaced.Delete(p.obj.GetUID())
-		e.ForgetEcho(p.obj)
+		e.Gone(p.obj)
 	}
 	p.emit()
 	if err != nil {
@@ -286,7 +319,7 @@ func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.Obje
 func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	deleting := !p.obj.GetDeletionTimestamp().IsZero()
 	var err error
-	if p.owner, err = p.role.Owner(ctx, p.e.APIReader, p.obj); err != nil {
+	if err = p.lookUpOwner(ctx, deleting); err != nil {
 		return ctrl.Result{}, fmt.Errorf("looking up the owner: %w", err)
 	}
 	p.eff = roles.Resolve(p.role.Kind(), p.w, p.owner.Infra, p.e.Options.DriftDefault)
@@ -300,7 +333,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if !deleting && !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
 		patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
 		controllerutil.AddFinalizer(p.obj, p.role.Finalizer())
-		if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil {
+		if err := p.e.client().Patch(ctx, p.obj, patch); err != nil {
 			return ctrl.Result{}, err
 		}
 		// The patch's watch event brings the next pass.
@@ -360,6 +393,8 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		// status.pendingPlanRef follows the live plan.
 		return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, p.syncPlans(ctx, true)
 	}
+	// Past the gate, a write needs the owner as the API server holds it.
+	ctx = p.armOwnerCheck(ctx)
 	if err := p.loadRecords(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -419,7 +454,7 @@ func (p *pass) releaseExternallyManaged(ctx context.Context) error {
 	}
 	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
 	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
-	if err := p.e.Client.Patch(ctx, p.obj, patch); err != nil && !apierrors.IsNotFound(err) {
+	if err := p.e.client().Patch(ctx, p.obj, patch); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	p.waitOver()

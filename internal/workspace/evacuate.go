@@ -59,17 +59,17 @@ func (p *pass) copyBack(ctx context.Context) (string, error) {
 		if held, err := p.runLeaseHeld(ctx); err != nil || held {
 			return "", err
 		}
-		changed, err := evacuation.CopyBack(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix())
+		changed, err := evacuation.CopyBack(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix())
 		switch {
 		case errors.Is(err, evacuation.ErrCannotGrow):
 			return fmt.Sprintf("The state the destroy left in the evacuation namespace %s cannot be copied back (%s); it is kept there. ", p.evacNS.Name, err) +
 				p.namespaceTerminatingMessage(decide.OpDestroy), nil
 		case errors.Is(err, evacuation.ErrNoBase):
 			ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evacNS.Name)
-			if err := evacuation.Release(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name); err != nil {
+			if err := evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name); err != nil {
 				return "", err
 			}
-			if err := evacuation.UnmarkStateCopied(ctx, p.e.Client, p.evacNS); err != nil {
+			if err := evacuation.UnmarkStateCopied(ctx, p.e.client(), p.evacNS); err != nil {
 				return "", err
 			}
 		case err != nil:
@@ -79,7 +79,7 @@ func (p *pass) copyBack(ctx context.Context) (string, error) {
 		}
 	}
 	if p.evacNS.DeletionTimestamp != nil {
-		return "", evacuation.Release(ctx, p.e.Client, p.e.APIReader, p.evacNS.Name)
+		return "", evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name)
 	}
 	return "", nil
 }
@@ -87,7 +87,7 @@ func (p *pass) copyBack(ctx context.Context) (string, error) {
 // prepareEvacuation makes the evacuation namespace of the destroy about to
 // start; a message says why it cannot be used yet.
 func (p *pass) prepareEvacuation(ctx context.Context) (string, error) {
-	ns, msg, err := evacuation.Ensure(ctx, p.e.Client, p.e.APIReader, p.role.Kind(), p.obj)
+	ns, msg, err := evacuation.Ensure(ctx, p.e.client(), p.e.APIReader, p.role.Kind(), p.obj)
 	if err != nil || msg != "" {
 		return msg, err
 	}
@@ -136,7 +136,7 @@ func (p *pass) evacuatedSecrets(ctx context.Context) (string, error) {
 		optional = append(optional, s.Name)
 	}
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(append(needed, optional...)))) {
-		found, err := evacuation.CopySecret(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, name)
+		found, err := evacuation.CopySecret(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, name)
 		if err != nil {
 			return "", err
 		}
@@ -158,10 +158,10 @@ func (p *pass) secretGoneMessage(name string) string {
 // before the Job that writes it there is created, and records that the
 // copy is whole.
 func (p *pass) evacuateState(ctx context.Context) error {
-	if _, err := evacuation.CopyIn(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, p.suffix()); err != nil {
+	if _, err := evacuation.CopyIn(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, p.suffix()); err != nil {
 		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", p.evacNS.Name, err)
 	}
-	return evacuation.MarkStateCopied(ctx, p.e.Client, p.evacNS)
+	return evacuation.MarkStateCopied(ctx, p.e.client(), p.evacNS)
 }
 
 // evacuationHeld reports an evacuated destroy that cannot start.
@@ -185,7 +185,7 @@ func (p *pass) removeEvacuation(ctx context.Context) error {
 	if !p.e.Options.Evacuation {
 		return nil
 	}
-	return evacuation.Remove(ctx, p.e.Client, p.e.APIReader, p.obj)
+	return evacuation.Remove(ctx, p.e.client(), p.e.APIReader, p.obj)
 }
 
 // evacuatedJobs lists the object's Jobs in its evacuation namespace.
@@ -193,5 +193,5 @@ func (p *pass) evacuatedJobs(ctx context.Context, list client.ObjectList, labels
 	if p.evacNS == nil {
 		return nil
 	}
-	return p.e.Client.List(ctx, list, client.InNamespace(p.evacNS.Name), labels)
+	return p.e.client().List(ctx, list, client.InNamespace(p.evacNS.Name), labels)
 }

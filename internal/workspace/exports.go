@@ -126,7 +126,7 @@ func (p *pass) recordHold(ctx context.Context) error {
 	if a.PendingExports == doc {
 		return nil
 	}
-	if _, err := records.SetPendingExports(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), doc); err != nil {
+	if _, err := records.SetPendingExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), doc); err != nil {
 		return fmt.Errorf("recording the held exports change: %w", err)
 	}
 	a.PendingExports = doc
@@ -139,7 +139,7 @@ func (p *pass) markPartialExports(ctx context.Context, job string) error {
 	if !p.caps().GuardsExports {
 		return nil
 	}
-	if _, err := records.MarkPartialExports(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
+	if _, err := records.MarkPartialExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
 		return fmt.Errorf("recording the partly applied exports change of Job %s: %w", job, err)
 	}
 	return nil

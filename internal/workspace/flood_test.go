@@ -24,7 +24,7 @@ import (
 var env *envtest.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, envtest.Options{}))
+	os.Exit(envtest.Main(m, &env, envtest.Options{ClusterAPICRDs: true}))
 }
 
 // measuring is the API server's reader, counting the Secret data bytes

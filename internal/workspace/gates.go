@@ -11,7 +11,7 @@ import (
 // gate and the Job slots.
 func (e *Engine) gates() gates.Keeper {
 	o := e.Options
-	return gates.Keeper{Client: e.Client, Reader: e.APIReader, Options: gates.Options{
+	return gates.Keeper{Client: e.client(), Reader: e.APIReader, Options: gates.Options{
 		ClusterOperationGate: o.ClusterOperationGate, MaxActiveJobs: o.MaxActiveJobs, ClusterMaxActiveJobs: o.ClusterMaxActiveJobs,
 		WatchFilter: o.WatchFilter, HolderGrace: o.HolderGrace, HolderLeaseDuration: o.HolderLeaseDuration,
 	}}

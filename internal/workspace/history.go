@@ -53,7 +53,7 @@ func (p *pass) blockEnded(fj decide.FinishedJob) bool {
 // pods (background propagation).
 func (p *pass) prune(ctx context.Context) error {
 	for _, j := range jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)) {
-		if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("pruning Job %s: %w", j.Name, err)
 		}
 	}

@@ -30,7 +30,7 @@ func (p *pass) jobSelector() client.MatchingLabels {
 // namespace too, and finds the running one.
 func (p *pass) observeJobs(ctx context.Context) error {
 	var list batchv1.JobList
-	if err := p.e.Client.List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
+	if err := p.e.client().List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
 		return fmt.Errorf("listing the object's Jobs: %w", err)
 	}
 	var evacuated batchv1.JobList

@@ -84,7 +84,7 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	if !deleting {
 		protection.Protect(s)
 	}
-	err := p.e.Client.Create(ctx, s)
+	err := p.e.client().Create(ctx, s)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return name, p.loadKey(ctx) // made since it was read: that one keys

@@ -50,7 +50,7 @@ func (p *pass) observePlans(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	p.plans, err = approvals.List(ctx, p.e.Client, p.obj)
+	p.plans, err = approvals.List(ctx, p.e.client(), p.obj)
 	return err
 }
 

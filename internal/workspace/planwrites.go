@@ -19,7 +19,7 @@ import (
 
 // plansWriter writes the object's TerraformPlans.
 func (p *pass) plansWriter() approvals.Writer {
-	return approvals.Writer{Client: p.e.Client, Kind: p.role.Kind()}
+	return approvals.Writer{Client: p.e.client(), Kind: p.role.Kind()}
 }
 
 // createPlan turns the plan a Job reported (a blocked apply's, or a

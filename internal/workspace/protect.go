@@ -41,7 +41,7 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleting a Job that ran without an owner reference", "job", j.Name)
-		if err := p.e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting Job %s: %w", j.Name, err)
 		}
 	}
@@ -66,9 +66,9 @@ func (p *pass) releaseBackups(ctx context.Context) error {
 		b.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		var err error
 		if custody.HasOwner(b, p.obj) {
-			err = protection.Release(ctx, p.e.Client, b)
+			err = protection.Release(ctx, p.e.client(), b)
 		} else {
-			err = protection.Delete(ctx, p.e.Client, b)
+			err = protection.Delete(ctx, p.e.client(), b)
 		}
 		if err != nil {
 			return fmt.Errorf("releasing state backup: %w", err)
@@ -98,7 +98,7 @@ func (p *pass) releaseSurplus(ctx context.Context) error {
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Releasing a state piece Terraform deleted", "secret", s.Name)
-		if err := protection.Release(ctx, p.e.Client, &s); err != nil {
+		if err := protection.Release(ctx, p.e.client(), &s); err != nil {
 			return fmt.Errorf("releasing surplus state piece: %w", err)
 		}
 	}
@@ -169,7 +169,7 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 		s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
 		base := s.DeepCopy()
 		protection.Protect(s)
-		if err := p.e.Client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := p.e.client().Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 				continue // gone, or changed: the next pass looks again
 			}
@@ -192,7 +192,7 @@ func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key cli
 		selector[infrav1.WatchFilterLabel] = e.Options.WatchFilter // a gone object of another shard is not ours to sweep
 	}
 	var list batchv1.JobList
-	if err := e.Client.List(ctx, &list, client.InNamespace(key.Namespace), selector); err != nil {
+	if err := e.client().List(ctx, &list, client.InNamespace(key.Namespace), selector); err != nil {
 		return fmt.Errorf("listing the Jobs of %s %s: %w", role.Kind(), key, err)
 	}
 	for i := range list.Items {
@@ -201,7 +201,7 @@ func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key cli
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleting a Job whose object is gone", "job", j.Name)
-		if err := e.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		if err := e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting Job %s: %w", j.Name, err)
 		}
 	}

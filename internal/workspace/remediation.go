@@ -32,7 +32,7 @@ func (p *pass) syncRemediation(ctx context.Context) error {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(change.Base, client.MergeFromWithOptimisticLock{})
-	if err := p.e.Client.Patch(ctx, change.Machine, patch); err != nil {
+	if err := p.e.client().Patch(ctx, change.Machine, patch); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return nil // changed or gone meanwhile: the next pass looks again
 		}

@@ -86,7 +86,7 @@ func (p *pass) retain(ctx context.Context) error {
 		if !protection.Terminating(s) {
 			protection.Unprotect(s)
 		}
-		if err := p.e.Client.Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
+		if err := p.e.client().Patch(ctx, s, patch); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("retaining Secret %s: %w", s.Name, err)
 		}
 	}
@@ -97,7 +97,7 @@ func (p *pass) retain(ctx context.Context) error {
 		return fmt.Errorf("deleting the run lease: %w", err)
 	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
-		if _, err := credentials.ReleaseMirror(ctx, p.e.Client, p.obj.GetNamespace(), ref.Name, p.obj); err != nil {
+		if _, err := credentials.ReleaseMirror(ctx, p.e.client(), p.obj.GetNamespace(), ref.Name, p.obj); err != nil {
 			return fmt.Errorf("releasing the credentials mirror: %w", err)
 		}
 	}
@@ -140,7 +140,7 @@ func (p *pass) adoptRetained(ctx context.Context, from string) error {
 			s.OwnerReferences = append(custody.OwnersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
 		}
 		protection.Protect(s)
-		if err := p.e.Client.Patch(ctx, s, patch); err != nil {
+		if err := p.e.client().Patch(ctx, s, patch); err != nil {
 			return fmt.Errorf("adopting retained Secret %s: %w", s.Name, err)
 		}
 	}

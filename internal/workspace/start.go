@@ -290,7 +290,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	if op == decide.OpApply {
 		rec := records.Record{Job: name, Image: in.image, Identity: in.identity, IdentityKind: in.identityKind,
 			InputsHash: in.hash, MainTF: in.mainTF, Tfvars: in.tfvars}
-		if err := records.WriteAttempt(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
+		if err := records.WriteAttempt(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), rec); err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the attempt record: %w", err)
 		}
 		crashpoint.Hit(crashpoint.AfterAttemptRecord)
@@ -312,7 +312,12 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		metrics.ForceUnlocks.WithLabelValues(p.role.Kind()).Inc()
 		p.eventf(corev1.EventTypeWarning, "ForceUnlocked", "The state lock %s left by a finished Job of this object is force-unlocked by Job %s", p.forceUnlock, name)
 	}
-	started := metav1.NewTime(p.now)
+	// The Job's own creation time, as every later pass reads it
+	// (observeJobs): the next pass then finds nothing to write.
+	started := job.CreationTimestamp
+	if started.IsZero() {
+		started = metav1.NewTime(p.now)
+	}
 	p.w.Status.ActiveJob = &infrav1.ActiveJob{Name: name, Operation: infrav1.Operation(op), Attempt: int32(attempt), StartTime: &started}
 	p.eventf(corev1.EventTypeNormal, "JobCreated", "Created Job %s: %s attempt %d of image %s (%s)", name, op, attempt, in.image, d.Reason)
 	if in.digestUnknown {
@@ -383,7 +388,11 @@ func (p *pass) tick(op decide.Operation, r decide.Reason) string {
 // per-run Secret owned by it; a Secret left by an older Job of the name is
 // replaced.
 func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.Secret) error {
-	if err := p.e.Client.Create(ctx, job); err != nil {
+	// The pass reports the Job it creates (status.activeJob): the Job's
+	// creation wakes no other pass.
+	p.e.expectJobCreate(job)
+	if err := p.e.client().Create(ctx, job); err != nil {
+		p.e.ForgetJobEcho(job)
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
@@ -394,7 +403,7 @@ func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.S
 	if err := jobs.OwnPerRunSecret(secret, job); err != nil {
 		return err
 	}
-	err := p.e.Client.Create(ctx, secret)
+	err := p.e.client().Create(ctx, secret)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -405,8 +414,8 @@ func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.S
 	if metav1.IsControlledBy(existing, job) {
 		return nil
 	}
-	if err := p.e.Client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
+	if err := p.e.client().Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	return p.e.Client.Create(ctx, secret)
+	return p.e.client().Create(ctx, secret)
 }

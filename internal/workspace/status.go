@@ -7,8 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,12 +107,21 @@ func ready(conds []metav1.Condition, types []string) metav1.Condition {
 // the spec fields the outputs set) once, as one merge patch computed
 // before either request so that neither response loses the other's part.
 // Only a pass that completed (ok) vouches for the object's generation; a
-// failed one keeps the generation the last completed pass observed.
+// failed one keeps the generation the last completed pass observed. A
+// completed pass that writes the spec vouches for the generation its own
+// write makes (the read one plus one): it computed that spec and the
+// status from the same reading. When the write's response shows another
+// generation (another hand's spec write met it), it vouches for the one it
+// read, and the update of that write brings the next pass.
 func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	if p.released {
 		return nil
 	}
-	gen := p.obj.GetGeneration()
+	served := p.obj.GetGeneration()
+	if p.specChanged && p.specDiffers() {
+		served++
+	}
+	gen := served
 	if !ok {
 		gen = p.w.Status.ObservedGeneration
 	}
@@ -129,45 +140,131 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	for _, c := range p.conds {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
-	// Every condition was looked at for this generation.
-	for i := range st.Conditions {
-		st.Conditions[i].ObservedGeneration = gen
-	}
 	r := ready(st.Conditions, p.readyInputs())
-	r.ObservedGeneration = gen
 	meta.SetStatusCondition(&st.Conditions, r)
+	observed(st, gen)
 	p.events = append(p.events, transitionEvents(p.role.View(p.before).Status.Conditions, st.Conditions)...)
 	// Counters move once the status they count is written: a failed patch
 	// redoes the pass.
 	p.observe(func() { p.observeConditions(st.Conditions) })
-	st.ObservedGeneration = gen
-	data, err := client.MergeFrom(p.before).Data(p.obj)
-	if err != nil {
+	patch, empty, err := p.statusPatch()
+	if err != nil || empty {
 		return err
 	}
-	if string(data) == "{}" {
-		return nil
-	}
-	patch := client.RawPatch(client.Merge.Type(), data)
-	if p.specChanged {
-		if err := p.e.Client.Patch(ctx, p.obj.DeepCopyObject().(client.Object), patch); err != nil {
-			return fmt.Errorf("writing the contract fields: %w", err)
-		}
-	}
-	// Remembered before the write: its echo may come before its response.
+	// Remembered before the writes: an echo may come before its response.
 	// Not when the pass wrote the object itself (its finalizer): a relist
 	// may fold that write's update, which must bring the next pass, into
 	// the echo.
 	if p.obj.GetResourceVersion() == p.read {
-		p.e.expectStatusWrite(p.obj)
+		p.expectOwnWrites(served)
 	} else {
 		p.e.ForgetEcho(p.obj)
 	}
-	if err := p.e.Client.Status().Patch(ctx, p.obj.DeepCopyObject().(client.Object), patch); err != nil {
+	if p.specChanged {
+		written := p.obj.DeepCopyObject().(client.Object)
+		if err := p.e.client().Patch(ctx, written, patch); err != nil {
+			p.e.ForgetEcho(p.obj)
+			return fmt.Errorf("writing the contract fields: %w", err)
+		}
+		if written.GetGeneration() != served {
+			p.e.ForgetEcho(p.obj)
+			if ok {
+				observed(st, p.obj.GetGeneration())
+				if patch, _, err = p.statusPatch(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := p.e.client().Status().Patch(ctx, p.obj.DeepCopyObject().(client.Object), patch); err != nil {
 		p.e.ForgetEcho(p.obj)
 		return client.IgnoreNotFound(err)
 	}
 	return nil
+}
+
+// observed says that every condition, and the status, were looked at for
+// generation gen.
+func observed(st *infrav1.WorkspaceStatus, gen int64) {
+	for i := range st.Conditions {
+		st.Conditions[i].ObservedGeneration = gen
+	}
+	st.ObservedGeneration = gen
+}
+
+// statusPatch is the merge patch from the object as read to the object as
+// the pass leaves it; empty when they are the same.
+func (p *pass) statusPatch() (client.Patch, bool, error) {
+	data, err := client.MergeFrom(p.before).Data(p.obj)
+	if err != nil {
+		return nil, false, err
+	}
+	return client.RawPatch(client.Merge.Type(), data), string(data) == "{}", nil
+}
+
+// expectOwnWrite remembers stored, the object as a write of the pass
+// before its status write leaves it (unless the pass wrote the object
+// untracked already: its finalizer).
+func (p *pass) expectOwnWrite(stored client.Object) {
+	if p.obj.GetResourceVersion() == p.read {
+		p.e.expectWrites(stored.DeepCopyObject().(client.Object))
+	}
+}
+
+// expectOwnWrites remembers the object as the pass's writes mean to leave
+// it, at the generation the object will be served with: after its spec
+// write (when it writes one), the spec and metadata the pass set over the
+// status it read; after its status write, all of it.
+func (p *pass) expectOwnWrites(served int64) {
+	final := p.obj.DeepCopyObject().(client.Object)
+	final.SetGeneration(served)
+	if !p.specChanged {
+		p.e.expectWrites(final)
+		return
+	}
+	specWritten, err := p.withStatusOf(p.before)
+	if err != nil {
+		p.e.ForgetEcho(p.obj)
+		return
+	}
+	specWritten.SetGeneration(served)
+	p.e.expectWrites(specWritten, final)
+}
+
+// specDiffers reports whether the pass changed the object's spec (which
+// moves its generation), not only its metadata; true when unsure.
+func (p *pass) specDiffers() bool {
+	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)
+	if err != nil {
+		return true
+	}
+	after, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.obj)
+	if err != nil {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(before["spec"], after["spec"])
+}
+
+// withStatusOf is a copy of the object as the pass leaves it, with the
+// status of from.
+func (p *pass) withStatusOf(from client.Object) (client.Object, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.obj)
+	if err != nil {
+		return nil, err
+	}
+	src, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
+	if err != nil {
+		return nil, err
+	}
+	delete(obj, "status")
+	if status, ok := src["status"]; ok {
+		obj["status"] = status
+	}
+	out := p.role.New()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // reportApplyFromState sets ApplyJobSucceeded where no Job has reported

@@ -54,7 +54,7 @@ func (p *pass) markUnconfirmed(ctx context.Context, job string, newer []string) 
 	if err := p.markMayHaveApplied(ctx, job, newer); err != nil {
 		return err
 	}
-	if _, err := records.MarkUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
+	if _, err := records.MarkUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
 		return fmt.Errorf("recording the unconfirmed apply of Job %s: %w", job, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Recorded an apply whose outcome is unknown", "job", job)
@@ -79,13 +79,13 @@ func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []strin
 			return err
 		}
 		if ok {
-			if _, err := records.MarkMayHaveAppliedWith(ctx, p.e.Client, p.e.APIReader, p.obj, p.role.Kind(), rec, newer); err != nil {
+			if _, err := records.MarkMayHaveAppliedWith(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), rec, newer); err != nil {
 				return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
 			}
 			return nil
 		}
 	}
-	if _, err := records.MarkMayHaveApplied(ctx, p.e.Client, p.e.APIReader, ns, p.role.Kind(), p.obj.GetName(), job); err != nil {
+	if _, err := records.MarkMayHaveApplied(ctx, p.e.client(), p.e.APIReader, ns, p.role.Kind(), p.obj.GetName(), job); err != nil {
 		return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
 	}
 	return nil
@@ -138,7 +138,7 @@ func (p *pass) confirmNoResources(ctx context.Context) error {
 		ctrl.LoggerFrom(ctx).Info("Ignoring captf.io/confirm-no-resources: it does not name the apply whose outcome is unknown", "value", v, "unconfirmed", job)
 		return nil
 	}
-	if _, err := records.ClearUnconfirmedApply(ctx, p.e.Client, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+	if _, err := records.ClearUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
 	p.inputs.attempt.UnconfirmedApply, p.inputs.attempt.MayHaveApplied = "", false
@@ -151,7 +151,7 @@ func (p *pass) confirmNoResources(ctx context.Context) error {
 		delete(a, infrav1.ConfirmNoResourcesAnnotation)
 		o.SetAnnotations(a)
 	}
-	if err := p.e.Client.Patch(ctx, target, patch); err != nil {
+	if err := p.e.client().Patch(ctx, target, patch); err != nil {
 		return fmt.Errorf("removing %s: %w", infrav1.ConfirmNoResourcesAnnotation, err)
 	}
 	p.eventf(corev1.EventTypeNormal, "NoResourcesConfirmed", "Confirmed that Job %s created nothing (%s); it is forgotten", job, infrav1.ConfirmNoResourcesAnnotation)

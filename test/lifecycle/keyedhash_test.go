@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
@@ -97,6 +98,11 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindMachine, tm.Name)}, &corev1.Secret{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
+	// A finalizer of the test's keeps the machine, and so its Jobs, once
+	// CAPTF releases it: a released machine's Jobs are swept at once, and
+	// the destroy Job is what this looks at.
+	const keep = "test.captf.io/keep-jobs"
+	w.update(tm, func(o client.Object) { controllerutil.AddFinalizer(o, keep) })
 	if err := env.Client.Delete(t.Context(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tm.Name}}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +113,7 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 		return w.succeeded(state.KindMachine, tm.Name, "destroy") == 1, nil
 	})
 	w.wantNoDigestReadable(state.KindMachine, tm.Name, machineDigest)
+	w.update(tm, func(o client.Object) { controllerutil.RemoveFinalizer(o, keep) })
 }
 
 // downgrade leaves an object as a release before the keyed hash did:

@@ -88,7 +88,7 @@ func (f *fakeEchoes) OwnEcho(o client.Object) bool {
 	return f.echo != "" && o.GetResourceVersion() == f.echo
 }
 
-func (f *fakeEchoes) ForgetEcho(client.Object) { f.forgotten++ }
+func (f *fakeEchoes) Gone(client.Object) { f.forgotten++ }
 
 func TestJobToObject(t *testing.T) {
 	owned := true
@@ -159,5 +159,42 @@ func TestShardKeep(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("--watch-filter=%q keeps %v, want %v", value, got, want)
 		}
+	}
+}
+
+// fakeJobEchoes takes the Job named own for the engine's own, on create
+// and update.
+type fakeJobEchoes struct {
+	own       string
+	forgotten int
+}
+
+func (f *fakeJobEchoes) OwnJobCreate(j client.Object) bool { return j.GetName() == f.own }
+func (f *fakeJobEchoes) OwnJobUpdate(j *batchv1.Job) bool  { return j.Name == f.own }
+func (f *fakeJobEchoes) ForgetJobEcho(client.Object)       { f.forgotten++ }
+
+// TestOwnJobsWakeNoPass: a Job's creation or update that echoes the
+// engine's own write wakes no pass; another Job's does, and a deletion
+// does and forgets the expectation; the predicate is asked only for what
+// jobRead lets through.
+func TestOwnJobsWakeNoPass(t *testing.T) {
+	ech := &fakeJobEchoes{own: "mine"}
+	p := ownJobs(ech)
+	mine := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}
+	theirs := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "theirs"}}
+	if p.Create(event.CreateEvent{Object: mine}) {
+		t.Error("the creation of the engine's own Job woke a pass")
+	}
+	if !p.Create(event.CreateEvent{Object: theirs}) {
+		t.Error("the creation of a Job the engine did not create did not wake a pass")
+	}
+	if p.Update(event.UpdateEvent{ObjectOld: mine, ObjectNew: mine}) {
+		t.Error("the echo of the engine's marks woke a pass")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: theirs, ObjectNew: theirs}) {
+		t.Error("another update of a Job did not wake a pass")
+	}
+	if !p.Delete(event.DeleteEvent{Object: mine}) || ech.forgotten != 1 {
+		t.Errorf("a Job's deletion: woke a pass and forgot %d expectations, want a pass and one", ech.forgotten)
 	}
 }

@@ -97,11 +97,18 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 		{"a Machine's bootstrap data", machineRead, machine(nil), machine(func(m *clusterv1.Machine) {
 			m.ResourceVersion, m.Spec.Bootstrap.DataSecretName = "2", ptr.To("boot")
 		}), true},
+		{"a Machine's provider ID, copied by Cluster API from the TerraformMachine", machineRead, machine(nil), machine(func(m *clusterv1.Machine) {
+			m.ResourceVersion, m.Generation, m.Spec.ProviderID = "2", 2, "noop://m"
+		}), false},
+		{"a Machine's version", machineRead, machine(nil), machine(func(m *clusterv1.Machine) { m.ResourceVersion, m.Spec.Version = "2", "v1.31.0" }), true},
 		{"a Machine's remediation annotation", machineRead, machine(nil), machine(func(m *clusterv1.Machine) {
 			m.ResourceVersion, m.Annotations = "2", map[string]string{infrav1.RemediateMachineAnnotation: ""}
 		}), true},
 		{"a MachinePool's status", machinePoolRead, pool(nil), pool(func(mp *clusterv1.MachinePool) {
 			mp.ResourceVersion, mp.Status.Conditions = "2", []metav1.Condition{cond}
+		}), false},
+		{"a MachinePool's provider IDs, copied by Cluster API from the TerraformMachinePool", machinePoolRead, pool(nil), pool(func(mp *clusterv1.MachinePool) {
+			mp.ResourceVersion, mp.Spec.ProviderIDList = "2", []string{"noop://a"}
 		}), false},
 		{"a MachinePool scaled", machinePoolRead, pool(nil), pool(func(mp *clusterv1.MachinePool) { mp.ResourceVersion, mp.Spec.Replicas = "2", ptr.To[int32](2) }), true},
 		{"a TerraformCluster's Job and conditions", readByMembers, tc(nil), tc(func(c *infrav1.TerraformCluster) {

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,10 +61,38 @@ func (s shard) mapped(f handler.MapFunc) handler.EventHandler {
 }
 
 // echoes tells the echo of the engine's own status write from any other
-// update of an object (workspace.Engine).
+// update of an object, and forgets what it keeps of a deleted one
+// (workspace.Engine).
 type echoes interface {
 	OwnEcho(client.Object) bool
-	ForgetEcho(client.Object)
+	Gone(client.Object)
+}
+
+// jobEchoes tells the events of a Job that echo the engine's own writes
+// (workspace.Engine).
+type jobEchoes interface {
+	OwnJobCreate(client.Object) bool
+	OwnJobUpdate(*batchv1.Job) bool
+	ForgetJobEcho(client.Object)
+}
+
+// ownJobs drops the events of a Job that only echo the engine's own
+// writes: its creation by the pass that reports it, and the bookkeeping
+// marks of the pass that recorded its outcome (workspace.Engine.OwnJobCreate,
+// OwnJobUpdate). It comes after jobRead, so that only an update a pass
+// reads ends what the engine expects.
+func ownJobs(ech jobEchoes) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !ech.OwnJobCreate(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			j, ok := e.ObjectNew.(*batchv1.Job)
+			return !ok || !ech.OwnJobUpdate(j)
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			ech.ForgetJobEcho(e.Object)
+			return true
+		},
+	}
 }
 
 // own is the predicate of the kind's own objects: this shard's; of their
@@ -83,7 +112,7 @@ func (s shard) own(ech echoes) predicate.Predicate {
 			return !ech.OwnEcho(e.ObjectNew) && beyondVersion.Update(e)
 		},
 		DeleteFunc: func(e event.DeleteEvent) bool {
-			ech.ForgetEcho(e.Object)
+			ech.Gone(e.Object)
 			return true
 		},
 	}, predicate.NewPredicateFuncs(s.admits))
@@ -91,7 +120,7 @@ func (s shard) own(ech echoes) predicate.Predicate {
 
 // beyondVersion passes an update that changed more than what every write
 // changes (unversioned).
-var beyondVersion = readChanged(func(o client.Object) client.Object { return unversioned(o.DeepCopyObject().(client.Object)) })
+var beyondVersion = readChanged(func(o client.Object) client.Object { return roles.Unversioned(o.DeepCopyObject().(client.Object)) })
 
 // jobToObject maps a Job of the kind's objects to its object: the
 // controller owner, or, for a Job without one (started while its object

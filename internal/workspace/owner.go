@@ -1,0 +1,188 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// errOwnerMoved voids a pass: the owner it read from the cache is not the
+// one the API server holds, and the pass was about to write after the
+// pause gate. The engine runs the pass again, reading the owner live.
+var errOwnerMoved = errors.New("the owner changed since the cache showed it")
+
+// lookUpOwner reads the object's owner (its Machine or MachinePool, the
+// Cluster and the TerraformCluster), from the cache when the pass may:
+//   - a deleting object reads live: its release and retain follow the
+//     TerraformCluster's deletion policy as it is now;
+//   - a lookup that finds a problem (a pause, an owner missing or
+//     mismatched, no TerraformCluster) is made again live: a cache that
+//     lags behind a new owner must not hold the object; and the object's
+//     next passes read live until a live read finds no problem, so that a
+//     cache that has not shown the problem yet never reports it gone;
+//   - otherwise the cached owner stands until the pass writes past the
+//     pause gate: its first such write confirms the owner live first
+//     (armOwnerCheck), so that a pause, a mismatch or a change the cache
+//     has not shown yet stops the pass exactly as a live read would.
+//
+// A pass that writes nothing there (most passes of a provisioned object,
+// and every wait) makes no request for its owner.
+func (p *pass) lookUpOwner(ctx context.Context, deleting bool) error {
+	var err error
+	uid := p.obj.GetUID()
+	if _, held := p.e.ownerProblems.Load(uid); !p.ownerLive && !deleting && !held {
+		if p.owner, err = p.role.Owner(ctx, p.e.Client, p.obj); err == nil && !p.owner.Problem() {
+			return nil
+		}
+	}
+	p.ownerLive = true
+	if p.owner, err = p.role.Owner(ctx, p.e.APIReader, p.obj); err != nil {
+		return err
+	}
+	// A problem seen live is looked for live until it is gone: a cache
+	// that has not shown it yet must not report it gone in between.
+	if p.owner.Problem() {
+		p.e.ownerProblems.Store(uid, struct{}{})
+	} else {
+		p.e.ownerProblems.Delete(uid)
+	}
+	return nil
+}
+
+// armOwnerCheck returns the context of the pass's writes past the pause
+// gate: the first write through the engine's client confirms a cached
+// owner live before it is sent (confirmOwner), and fails with
+// errOwnerMoved when the owner changed.
+func (p *pass) armOwnerCheck(ctx context.Context) context.Context {
+	p.armedEvents = len(p.events)
+	if p.ownerLive {
+		return ctx
+	}
+	return context.WithValue(ctx, ownerCheckKey{}, p)
+}
+
+// confirmOwner reads the owner live once and compares it with the cached
+// one the pass decided on.
+func (p *pass) confirmOwner(ctx context.Context) error {
+	if p.ownerLive {
+		return nil
+	}
+	live, err := p.role.Owner(ctx, p.e.APIReader, p.obj)
+	if err != nil {
+		return fmt.Errorf("confirming the owner: %w", err)
+	}
+	if !live.Same(p.owner) {
+		p.ownerMoved = true
+		return errOwnerMoved
+	}
+	p.ownerLive = true
+	return nil
+}
+
+type ownerCheckKey struct{}
+
+// checkOwner runs the armed pass's owner confirmation, if any.
+func checkOwner(ctx context.Context) error {
+	if p, ok := ctx.Value(ownerCheckKey{}).(*pass); ok {
+		return p.confirmOwner(ctx)
+	}
+	return nil
+}
+
+// client is the engine's client for the writes of a pass: each write
+// first runs the owner confirmation its context carries (armOwnerCheck).
+// Reads go to the engine's client unchanged.
+func (e *Engine) client() client.Client { return ownerChecked{Client: e.Client} }
+
+type ownerChecked struct{ client.Client }
+
+func (c ownerChecked) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+func (c ownerChecked) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c ownerChecked) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+func (c ownerChecked) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c ownerChecked) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c ownerChecked) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return c.Client.DeleteAllOf(ctx, obj, opts...)
+}
+
+func (c ownerChecked) Status() client.SubResourceWriter {
+	return ownerCheckedStatus{c.Client.Status()}
+}
+
+func (c ownerChecked) SubResource(name string) client.SubResourceClient {
+	sc := c.Client.SubResource(name)
+	return ownerCheckedSub{SubResourceReader: sc, ownerCheckedStatus: ownerCheckedStatus{sc}}
+}
+
+type ownerCheckedSub struct {
+	client.SubResourceReader
+	ownerCheckedStatus
+}
+
+// ownerCheckedStatus checks the status and subresource writes; the pass's
+// own status patch is written outside the armed context.
+type ownerCheckedStatus struct{ w client.SubResourceWriter }
+
+func (w ownerCheckedStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return w.w.Create(ctx, obj, sub, opts...)
+}
+
+func (w ownerCheckedStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return w.w.Update(ctx, obj, opts...)
+}
+
+func (w ownerCheckedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return w.w.Patch(ctx, obj, patch, opts...)
+}
+
+func (w ownerCheckedStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	if err := checkOwner(ctx); err != nil {
+		return err
+	}
+	return w.w.Apply(ctx, obj, opts...)
+}
