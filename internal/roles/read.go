@@ -3,6 +3,7 @@ package roles
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,13 +20,17 @@ import (
 // ClusterAsRead is what a TerraformCluster's pass reads of its Cluster
 // API Cluster: its metadata (deletion, finalizers, labels, annotations,
 // owners), its spec (pause, endpoint, network, topology version) and
-// status.initialization (controlPlaneInitialized is a module input), not
-// the rest of its status (conditions, replica counters, phase), which
-// Cluster API rewrites as machines come and go. A machine's or pool's
-// pass reads less of it (its pause and infrastructure reference).
+// status.initialization.controlPlaneInitialized (a module input), not the
+// rest of its status (conditions, replica counters, phase, the
+// infrastructure provisioned flag Cluster API copies from the
+// TerraformCluster), which Cluster API rewrites as machines come and go.
+// A machine's or pool's pass reads less of it (its pause and
+// infrastructure reference).
 func ClusterAsRead(c *clusterv1.Cluster) *clusterv1.Cluster {
 	r := &clusterv1.Cluster{ObjectMeta: *c.ObjectMeta.DeepCopy(), Spec: *c.Spec.DeepCopy()}
-	r.Status.Initialization = *c.Status.Initialization.DeepCopy()
+	if cpi := c.Status.Initialization.ControlPlaneInitialized; cpi != nil {
+		r.Status.Initialization.ControlPlaneInitialized = ptr.To(*cpi)
+	}
 	return Unversioned(r)
 }
 

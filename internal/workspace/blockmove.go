@@ -13,7 +13,15 @@ import (
 // just before a Job starts, written at once: clusterctl move must not move
 // an object whose Job may be writing its state.
 func (p *pass) setBlockMove(ctx context.Context) error {
-	if _, ok := p.obj.GetAnnotations()[infrav1.BlockMoveAnnotation]; ok {
+	if _, ok := p.before.GetAnnotations()[infrav1.BlockMoveAnnotation]; ok {
+		// Stored already: a clearBlockMove of this pass took it off the
+		// object as the pass leaves it only; it stays.
+		ann := p.obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[infrav1.BlockMoveAnnotation] = "true"
+		p.obj.SetAnnotations(ann)
 		return nil
 	}
 	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))

@@ -172,8 +172,10 @@ type pass struct {
 	// ownerMoved: a write found that the cached owner it read was not the
 	// API server's, and the pass is void (owner.go).
 	ownerLive, ownerMoved bool
-	// armedEvents counts the events of the pass before its gate.
+	// armedEvents counts the events of the pass before its gate;
+	// pastGate: the pass went past it.
 	armedEvents int
+	pastGate    bool
 
 	owner roles.Owner
 	eff   roles.Effective
@@ -284,6 +286,13 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
 	res, err := p.run(ctx)
+	if p.pastGate && p.specChanged && !p.ownerMoved {
+		// The contract fields the pass writes with its status are a write
+		// past the gate too.
+		if cerr := p.confirmOwner(ctx); cerr != nil && !p.ownerMoved {
+			return p, ctrl.Result{}, cerr
+		}
+	}
 	if p.ownerMoved {
 		// What happened before the gate happened: its events go out.
 		p.events = p.events[:p.armedEvents]

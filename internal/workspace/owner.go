@@ -57,7 +57,7 @@ func (p *pass) lookUpOwner(ctx context.Context, deleting bool) error {
 // owner live before it is sent (confirmOwner), and fails with
 // errOwnerMoved when the owner changed.
 func (p *pass) armOwnerCheck(ctx context.Context) context.Context {
-	p.armedEvents = len(p.events)
+	p.armedEvents, p.pastGate = len(p.events), true
 	if p.ownerLive {
 		return ctx
 	}
@@ -155,8 +155,10 @@ type ownerCheckedSub struct {
 	ownerCheckedStatus
 }
 
-// ownerCheckedStatus checks the status and subresource writes; the pass's
-// own status patch is written outside the armed context.
+// ownerCheckedStatus checks the status and subresource writes. The
+// pass's own status and contract-field writes come after run, outside
+// the armed context: the engine confirms the owner before them when the
+// pass went past the gate (Engine.attempt).
 type ownerCheckedStatus struct{ w client.SubResourceWriter }
 
 func (w ownerCheckedStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {

@@ -117,8 +117,12 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	if p.released {
 		return nil
 	}
+	// The object itself is written only when its metadata or spec moved
+	// (a contract field, the block-move annotation lifted): a write that
+	// changes nothing has no echo to expect.
+	writeMain := p.specChanged && p.objectDiffers()
 	served := p.obj.GetGeneration()
-	if p.specChanged && p.specDiffers() {
+	if writeMain && p.specDiffers() {
 		served++
 	}
 	gen := served
@@ -156,11 +160,11 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	// may fold that write's update, which must bring the next pass, into
 	// the echo.
 	if p.obj.GetResourceVersion() == p.read {
-		p.expectOwnWrites(served)
+		p.expectOwnWrites(served, writeMain)
 	} else {
 		p.e.ForgetEcho(p.obj)
 	}
-	if p.specChanged {
+	if writeMain {
 		written := p.obj.DeepCopyObject().(client.Object)
 		if err := p.e.client().Patch(ctx, written, patch); err != nil {
 			p.e.ForgetEcho(p.obj)
@@ -215,10 +219,10 @@ func (p *pass) expectOwnWrite(stored client.Object) {
 // it, at the generation the object will be served with: after its spec
 // write (when it writes one), the spec and metadata the pass set over the
 // status it read; after its status write, all of it.
-func (p *pass) expectOwnWrites(served int64) {
+func (p *pass) expectOwnWrites(served int64, writeMain bool) {
 	final := p.obj.DeepCopyObject().(client.Object)
 	final.SetGeneration(served)
-	if !p.specChanged {
+	if !writeMain {
 		p.e.expectWrites(final)
 		return
 	}
@@ -233,7 +237,15 @@ func (p *pass) expectOwnWrites(served int64) {
 
 // specDiffers reports whether the pass changed the object's spec (which
 // moves its generation), not only its metadata; true when unsure.
-func (p *pass) specDiffers() bool {
+func (p *pass) specDiffers() bool { return p.differs("spec") }
+
+// objectDiffers reports whether the pass changed the object's metadata or
+// spec; true when unsure.
+func (p *pass) objectDiffers() bool { return p.differs("metadata", "spec") }
+
+// differs reports whether any of the object's top-level fields differs
+// between the object as read and as the pass leaves it.
+func (p *pass) differs(fields ...string) bool {
 	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)
 	if err != nil {
 		return true
@@ -242,7 +254,12 @@ func (p *pass) specDiffers() bool {
 	if err != nil {
 		return true
 	}
-	return !equality.Semantic.DeepEqual(before["spec"], after["spec"])
+	for _, f := range fields {
+		if !equality.Semantic.DeepEqual(before[f], after[f]) {
+			return true
+		}
+	}
+	return false
 }
 
 // withStatusOf is a copy of the object as the pass leaves it, with the

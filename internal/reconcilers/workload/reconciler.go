@@ -32,7 +32,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (r *Reconciler) builder(mgr ctrl.Manager, name string, concurrency int, s shard, list client.ObjectList) *builder.Builder {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Role.New(), builder.WithPredicates(s.own(r.Engine))).
-		Watches(&batchv1.Job{}, s.mapped(s.jobToObject), builder.WithPredicates(jobRead, ownJobs(r.Engine))).
+		Watches(&batchv1.Job{}, s.mapped(s.jobToObject), builder.WithPredicates(jobRead, ownJobs(r.Engine, r.Role.Kind()))).
 		Watches(&batchv1.Job{}, s.mapped(gateWaiters(s.reader, list, s.value)), builder.WithPredicates(jobReleased)).
 		Watches(&infrav1.TerraformPlan{}, s.mapped(ownerToObject(r.Role.Kind()))).
 		Named(name).

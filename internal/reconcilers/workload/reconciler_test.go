@@ -14,6 +14,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/state"
 )
 
 func TestWatchFilter(t *testing.T) {
@@ -165,12 +166,12 @@ func TestShardKeep(t *testing.T) {
 // fakeJobEchoes takes the Job named own for the engine's own, on create
 // and update.
 type fakeJobEchoes struct {
-	own       string
-	forgotten int
+	own              string
+	forgotten, asked int
 }
 
-func (f *fakeJobEchoes) OwnJobCreate(j client.Object) bool { return j.GetName() == f.own }
-func (f *fakeJobEchoes) OwnJobUpdate(j *batchv1.Job) bool  { return j.Name == f.own }
+func (f *fakeJobEchoes) OwnJobCreate(j client.Object) bool { f.asked++; return j.GetName() == f.own }
+func (f *fakeJobEchoes) OwnJobUpdate(j *batchv1.Job) bool  { f.asked++; return j.Name == f.own }
 func (f *fakeJobEchoes) ForgetJobEcho(client.Object)       { f.forgotten++ }
 
 // TestOwnJobsWakeNoPass: a Job's creation or update that echoes the
@@ -179,9 +180,17 @@ func (f *fakeJobEchoes) ForgetJobEcho(client.Object)       { f.forgotten++ }
 // jobRead lets through.
 func TestOwnJobsWakeNoPass(t *testing.T) {
 	ech := &fakeJobEchoes{own: "mine"}
-	p := ownJobs(ech)
-	mine := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}
-	theirs := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "theirs"}}
+	p := ownJobs(ech, state.KindMachine)
+	machineJob := map[string]string{infrav1.OwnerKindLabel: state.OwnerLabels(state.KindMachine, "", "")[state.LabelOwnerKind]}
+	mine := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "mine", Labels: machineJob}}
+	theirs := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Labels: machineJob}}
+	// The cluster controller's watch sees the machine's Job too: it must
+	// not end what the engine expects of it.
+	clusterWatch := ownJobs(ech, state.KindCluster)
+	ech.asked = 0
+	if !clusterWatch.Create(event.CreateEvent{Object: mine}) || !clusterWatch.Update(event.UpdateEvent{ObjectOld: mine, ObjectNew: mine}) || ech.asked != 0 {
+		t.Errorf("another kind's watch asked the engine %d times about a machine's Job, want none (its mapping drops the Job)", ech.asked)
+	}
 	if p.Create(event.CreateEvent{Object: mine}) {
 		t.Error("the creation of the engine's own Job woke a pass")
 	}

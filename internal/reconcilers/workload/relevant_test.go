@@ -77,6 +77,9 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 		{"a Cluster's control plane initialized", clusterRead, cluster(nil), cluster(func(c *clusterv1.Cluster) {
 			c.ResourceVersion, c.Status.Initialization.ControlPlaneInitialized = "2", ptr.To(true)
 		}), true},
+		{"a Cluster's infrastructure provisioned, copied by Cluster API from the TerraformCluster", clusterRead, cluster(nil), cluster(func(c *clusterv1.Cluster) {
+			c.ResourceVersion, c.Status.Initialization.InfrastructureProvisioned = "2", ptr.To(true)
+		}), false},
 		{"a Cluster paused", clusterRead, cluster(nil), cluster(func(c *clusterv1.Cluster) { c.ResourceVersion, c.Spec.Paused = "2", ptr.To(true) }), true},
 		{"a Cluster's annotation", clusterRead, cluster(nil), cluster(func(c *clusterv1.Cluster) {
 			c.ResourceVersion, c.Annotations = "2", map[string]string{clusterv1.PausedAnnotation: ""}

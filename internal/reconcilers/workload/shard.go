@@ -76,20 +76,26 @@ type jobEchoes interface {
 	ForgetJobEcho(client.Object)
 }
 
-// ownJobs drops the events of a Job that only echo the engine's own
-// writes: its creation by the pass that reports it, and the bookkeeping
-// marks of the pass that recorded its outcome (workspace.Engine.OwnJobCreate,
-// OwnJobUpdate). It comes after jobRead, so that only an update a pass
-// reads ends what the engine expects.
-func ownJobs(ech jobEchoes) predicate.Predicate {
+// ownJobs drops the events of a Job of kind's objects that only echo the
+// engine's own writes: its creation by the pass that reports it, and the
+// bookkeeping marks of the pass that recorded its outcome
+// (workspace.Engine.OwnJobCreate, OwnJobUpdate). It comes after jobRead,
+// so that only an update a pass reads ends what the engine expects; and
+// it asks only about the Jobs of its own kind, as the three kinds'
+// controllers all watch Jobs and the first to ask ends the expectation.
+func ownJobs(ech jobEchoes, kind string) predicate.Predicate {
+	kindLabel := state.OwnerLabels(kind, "", "")[state.LabelOwnerKind]
+	ours := func(o client.Object) bool { return o.GetLabels()[infrav1.OwnerKindLabel] == kindLabel }
 	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return !ech.OwnJobCreate(e.Object) },
+		CreateFunc: func(e event.CreateEvent) bool { return !ours(e.Object) || !ech.OwnJobCreate(e.Object) },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			j, ok := e.ObjectNew.(*batchv1.Job)
-			return !ok || !ech.OwnJobUpdate(j)
+			return !ok || !ours(j) || !ech.OwnJobUpdate(j)
 		},
 		DeleteFunc: func(e event.DeleteEvent) bool {
-			ech.ForgetJobEcho(e.Object)
+			if ours(e.Object) {
+				ech.ForgetJobEcho(e.Object)
+			}
 			return true
 		},
 	}
