@@ -7,10 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -120,9 +118,10 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	// The object itself is written only when its metadata or spec moved
 	// (a contract field, the block-move annotation lifted): a write that
 	// changes nothing has no echo to expect.
-	writeMain := p.specChanged && p.objectDiffers()
+	metaMoved, specMoved := p.moved()
+	writeMain := p.specChanged && (metaMoved || specMoved)
 	served := p.obj.GetGeneration()
-	if writeMain && p.specDiffers() {
+	if writeMain && specMoved {
 		served++
 	}
 	gen := served
@@ -204,84 +203,6 @@ func (p *pass) statusPatch() (client.Patch, bool, error) {
 		return nil, false, err
 	}
 	return client.RawPatch(client.Merge.Type(), data), string(data) == "{}", nil
-}
-
-// expectOwnWrite remembers stored, the object as a write of the pass
-// before its status write leaves it (unless the pass wrote the object
-// untracked already: its finalizer).
-func (p *pass) expectOwnWrite(stored client.Object) {
-	if p.obj.GetResourceVersion() == p.read {
-		p.e.expectWrites(stored.DeepCopyObject().(client.Object))
-	}
-}
-
-// expectOwnWrites remembers the object as the pass's writes mean to leave
-// it, at the generation the object will be served with: after its spec
-// write (when it writes one), the spec and metadata the pass set over the
-// status it read; after its status write, all of it.
-func (p *pass) expectOwnWrites(served int64, writeMain bool) {
-	final := p.obj.DeepCopyObject().(client.Object)
-	final.SetGeneration(served)
-	if !writeMain {
-		p.e.expectWrites(final)
-		return
-	}
-	specWritten, err := p.withStatusOf(p.before)
-	if err != nil {
-		p.e.ForgetEcho(p.obj)
-		return
-	}
-	specWritten.SetGeneration(served)
-	p.e.expectWrites(specWritten, final)
-}
-
-// specDiffers reports whether the pass changed the object's spec (which
-// moves its generation), not only its metadata; true when unsure.
-func (p *pass) specDiffers() bool { return p.differs("spec") }
-
-// objectDiffers reports whether the pass changed the object's metadata or
-// spec; true when unsure.
-func (p *pass) objectDiffers() bool { return p.differs("metadata", "spec") }
-
-// differs reports whether any of the object's top-level fields differs
-// between the object as read and as the pass leaves it.
-func (p *pass) differs(fields ...string) bool {
-	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)
-	if err != nil {
-		return true
-	}
-	after, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.obj)
-	if err != nil {
-		return true
-	}
-	for _, f := range fields {
-		if !equality.Semantic.DeepEqual(before[f], after[f]) {
-			return true
-		}
-	}
-	return false
-}
-
-// withStatusOf is a copy of the object as the pass leaves it, with the
-// status of from.
-func (p *pass) withStatusOf(from client.Object) (client.Object, error) {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.obj)
-	if err != nil {
-		return nil, err
-	}
-	src, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
-	if err != nil {
-		return nil, err
-	}
-	delete(obj, "status")
-	if status, ok := src["status"]; ok {
-		obj["status"] = status
-	}
-	out := p.role.New()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // reportApplyFromState sets ApplyJobSucceeded where no Job has reported
