@@ -67,6 +67,8 @@ const (
 	ReasonInputsTooLarge           Reason = "InputsTooLarge"
 	ReasonJobPolicyInvalid         Reason = "JobPolicyInvalid"
 	ReasonNamespaceTerminating     Reason = "NamespaceTerminating"
+	ReasonCredentialsNotReady      Reason = "CredentialsNotReady"
+	ReasonDurableInputsMissing     Reason = "DurableInputsMissing"
 )
 
 // Backoff returns the reason of a due operation waiting out its backoff,
@@ -149,8 +151,15 @@ func decideRows(s Snapshot) Decision {
 // cannot be built (DependenciesReady says why) or exceed the cap, a
 // namespace being deleted (it takes no new Job; a destroy runs in the
 // object's evacuation namespace instead where the manager may make one), a
-// policy that weakens the Job's isolation (any operation). The wait keeps
-// the operation it holds.
+// policy that weakens the Job's isolation (any operation), credentials or
+// runner RBAC not ready for the identity the Job runs with (their
+// conditions say why), a Job rendering durable inputs that no record
+// holds. The wait keeps the operation it holds.
+//
+// What only starting the Job can tell is decided as it starts: the
+// credentials of an identity recorded with the durable inputs (and of a
+// deleting object's), the runtime of a new image, a Job slot, the run
+// lease and the cluster operation gate (each taken, not only read).
 func (s Snapshot) admit(d Decision) Decision {
 	if d.Action != ActionStartJob {
 		return d
@@ -169,9 +178,20 @@ func (s Snapshot) admit(d Decision) Decision {
 		return held(ReasonNamespaceTerminating, GateRequeue)
 	case s.SecurityInvalid:
 		return held(ReasonJobPolicyInvalid, PolicyRequeue)
+	case s.CredentialsNotReady && (rendersCurrent(d.Op) || s.DurableInputsMissing || !s.RecordedIdentity):
+		return held(ReasonCredentialsNotReady, GateRequeue)
+	case !rendersCurrent(d.Op) && s.DurableInputsMissing:
+		return held(ReasonDurableInputsMissing, PolicyRequeue)
 	}
 	d.Evacuate = s.Deleting && s.NamespaceTerminating
 	return d
+}
+
+// rendersCurrent: a Job of op renders the object's current inputs (a
+// restore its own) and runs with its current identity; the others render
+// a durable inputs record.
+func rendersCurrent(op Operation) bool {
+	return op == OpApply || op == OpPlan || op == OpRestore
 }
 
 // hold is the row that keeps a live object from any apply: a restore to

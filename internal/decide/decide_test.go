@@ -90,6 +90,31 @@ func TestDecide(t *testing.T) {
 			held(OpDestroy, ReasonJobPolicyInvalid, 10*time.Minute)},
 		{"an insecure policy holds nothing that does not start", func(s *Snapshot) { s.SecurityInvalid = true },
 			wait(ReasonUpToDate, 0)},
+		{"credentials not ready hold an apply", func(s *Snapshot) { s.InputsHash, s.CredentialsNotReady = "h2:b", true },
+			held(OpApply, ReasonCredentialsNotReady, 30*time.Second)},
+		{"credentials not ready hold a drift check rendering a record of the same identity", func(s *Snapshot) {
+			s.CredentialsNotReady, s.Schedule.DriftInterval = true, time.Minute
+		}, held(OpDrift, ReasonCredentialsNotReady, 30*time.Second)},
+		{"a drift check rendering a record of another identity checks that one as it starts", func(s *Snapshot) {
+			s.CredentialsNotReady, s.RecordedIdentity, s.Schedule.DriftInterval = true, true, time.Minute
+		}, start(OpDrift, ReasonDriftDue)},
+		{"credentials not ready hold nothing that does not start", func(s *Snapshot) { s.CredentialsNotReady = true },
+			wait(ReasonUpToDate, 0)},
+		{"an insecure policy comes before the credentials", func(s *Snapshot) {
+			s.InputsHash, s.CredentialsNotReady, s.SecurityInvalid = "h2:b", true, true
+		}, held(OpApply, ReasonJobPolicyInvalid, 10*time.Minute)},
+		{"a destroy without durable inputs waits for them", func(s *Snapshot) { s.Deleting, s.DurableInputsMissing = true, true },
+			held(OpDestroy, ReasonDurableInputsMissing, 10*time.Minute)},
+		{"a drift check without durable inputs waits for them", func(s *Snapshot) {
+			s.DurableInputsMissing, s.Schedule.DriftInterval = true, time.Minute
+		}, held(OpDrift, ReasonDurableInputsMissing, 10*time.Minute)},
+		{"the credentials come before missing durable inputs", func(s *Snapshot) {
+			s.DurableInputsMissing, s.RecordedIdentity, s.CredentialsNotReady, s.Schedule.DriftInterval = true, true, true, time.Minute
+		}, held(OpDrift, ReasonCredentialsNotReady, 30*time.Second)},
+		{"an apply needs no durable inputs", func(s *Snapshot) { s.InputsHash, s.DurableInputsMissing = "h2:b", true },
+			start(OpApply, ReasonInputsChanged)},
+		{"a restore needs no durable inputs", func(s *Snapshot) { s.RestoreRequested, s.DurableInputsMissing = true, true },
+			start(OpRestore, ReasonRestoreRequested)},
 		{"an apply backing off keeps its backoff whatever its inputs", func(s *Snapshot) {
 			s.State, s.EverApplied, s.InputsHash = StateAbsent, false, ""
 			s.History = []FinishedJob{failed(OpApply, 30*time.Second)}

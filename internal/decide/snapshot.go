@@ -147,6 +147,19 @@ type Snapshot struct {
 	// NamespaceTerminating: the object's namespace is being deleted (read
 	// for a deleting object only).
 	NamespaceTerminating bool
+	// CredentialsNotReady: the credentials of the object's current
+	// identity, or the runner's RBAC, are not ready (their conditions say
+	// why). Set for a live object, whose credentials step runs before
+	// deciding; a deleting object's are checked as its Job starts.
+	CredentialsNotReady bool
+	// RecordedIdentity: the durable inputs record a Job other than an
+	// apply, plan or restore renders was written with another identity
+	// than the current one; that Job checks its credentials as it starts.
+	RecordedIdentity bool
+	// DurableInputsMissing: no inputs record can render a Job other than
+	// an apply, plan or restore (a mutable object with current inputs
+	// renders those).
+	DurableInputsMissing bool
 	// Evacuation: the manager may run a destroy in an evacuation namespace
 	// when the object's own is being deleted (it watches every namespace).
 	Evacuation bool

@@ -50,6 +50,15 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	s.PolicyInvalid = p.eff.Policy.Validate() != nil
 	s.SecurityInvalid = p.eff.Policy.ValidateSecurity() != nil
 	s.NamespaceTerminating = p.nsTerminating
+	if !deleting {
+		s.CredentialsNotReady = !p.creds.Ready || !p.rbacReady
+	}
+	// What a Job other than an apply, plan or restore renders (a destroy
+	// renders the same record, or the same current inputs, when there is
+	// one at all).
+	rec, _ := p.recordFor(decide.OpRefresh)
+	s.DurableInputsMissing = rec == nil
+	s.RecordedIdentity = rec != nil && rec.Identity != "" && (rec.Identity != p.creds.Identity || rec.IdentityKind != p.creds.Kind)
 	s.Evacuation = p.e.Options.Evacuation
 	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
@@ -180,6 +189,16 @@ func (p *pass) reportWait(d decide.Decision) {
 		// StateReadable already says why.
 	case decide.ReasonOwnerMismatch, decide.ReasonInputsUnavailable:
 		// DependenciesReady already says why.
+	case decide.ReasonCredentialsNotReady:
+		// The credentials step's conditions already say why.
+	case decide.ReasonDurableInputsMissing:
+		msg := fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
+			records.AttemptName(p.role.Kind(), p.obj.GetName()), d.Op)
+		if d.Op == decide.OpDestroy {
+			p.setWait(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.DestroyFailedReason, Message: msg})
+		} else {
+			p.setWait(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionUnknown, Reason: infrav1.DurableInputsMissingReason, Message: msg})
+		}
 	case decide.ReasonJobPolicyInvalid:
 		// No Job of any operation runs with a policy that weakens its
 		// isolation, whatever admission let through: reported on

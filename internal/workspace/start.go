@@ -70,24 +70,25 @@ type runInputs struct {
 	identityKind  infrav1.IdentityKind
 }
 
-// inputsFor picks what the Job of op renders and runs.
-func (p *pass) inputsFor(op decide.Operation) (runInputs, string) {
+// inputsFor picks what the Job of op renders and runs; false when
+// nothing can render it (Decide holds such a Job: InputsUnavailable,
+// DurableInputsMissing).
+func (p *pass) inputsFor(op decide.Operation) (runInputs, bool) {
 	if op == decide.OpRestore {
 		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.keyed(p.restore.InputsHash), identity: p.creds.Identity, identityKind: p.creds.Kind}
 		p.pickImage(&ri, p.inputs.applied)
-		return ri, ""
+		return ri, true
 	}
 	if op == decide.OpApply || op == decide.OpPlan {
 		if p.inputs.hash == "" {
-			return runInputs{}, "the current inputs cannot be built"
+			return runInputs{}, false
 		}
 		return runInputs{mainTF: p.inputs.mainTF, tfvars: p.inputs.tfvars, hash: p.inputs.hash, image: p.w.Source.Image,
-			identity: p.creds.Identity, identityKind: p.creds.Kind}, ""
+			identity: p.creds.Identity, identityKind: p.creds.Kind}, true
 	}
 	rec, mismatch := p.recordFor(op)
 	if rec == nil {
-		return runInputs{}, fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
-			records.AttemptName(p.role.Kind(), p.obj.GetName()), op)
+		return runInputs{}, false
 	}
 	if mismatch {
 		p.eventf(corev1.EventTypeWarning, "DestroyInputsMismatch", "The %s renders the inputs of Job %s (inputs hash %s), which differ from the state's (%s)",
@@ -98,7 +99,7 @@ func (p *pass) inputsFor(op decide.Operation) (runInputs, string) {
 	if ri.identity == "" {
 		ri.identity, ri.identityKind = p.creds.Identity, p.creds.Kind
 	}
-	return ri, ""
+	return ri, true
 }
 
 // startJob starts the Job of d: policy check, credentials, the run lease,
@@ -113,10 +114,13 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return p.evacuationHeld(msg)
 		}
 	}
-	in, missing := p.inputsFor(op)
+	in, ok := p.inputsFor(op)
+	if !ok {
+		return ctrl.Result{}, fmt.Errorf("nothing renders the %s decided", op)
+	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
-	if missing == "" && (deleting || in.identity != p.creds.Identity || in.identityKind != p.creds.Kind) {
+	if deleting || in.identity != p.creds.Identity || in.identityKind != p.creds.Kind {
 		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -130,13 +134,9 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		}
 	}
 	if !p.creds.Ready || !p.rbacReady {
+		// The runner RBAC of the identity checked just above (a live
+		// object's own credentials are an admission row of Decide).
 		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
-	}
-	if missing != "" {
-		if op == decide.OpDestroy {
-			return p.waitOn(op, metav1.ConditionFalse, infrav1.DestroyFailedReason, missing, PolicyRequeue)
-		}
-		return p.waitOn(op, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, missing, PolicyRequeue)
 	}
 	if msg, status, err := p.runtimeRefusal(ctx, op, in.image); err != nil || msg != "" {
 		if err != nil {
