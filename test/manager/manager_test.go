@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -95,7 +96,9 @@ func runManager() error {
 	o := setup.Defaults()
 	o.HealthAddr, o.DiagnosticsAddress, o.WebhookPort, o.WebhookCertDir = healthAddr, diagnosticsAddr, port, certDir
 	o.RunnerImage = "local/captf-manager:test"
-	built, err := setup.BuildManager(env.Config, o)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(managerRequests.wrap)
+	built, err := setup.BuildManager(cfg, o)
 	if err != nil {
 		return err
 	}

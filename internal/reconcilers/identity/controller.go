@@ -41,8 +41,12 @@ const (
 
 // Reconciler reports the status of TerraformClusterIdentities.
 type Reconciler struct {
-	// Client writes status and lists mirror metadata (the manager's cache).
+	// Client reads identities and writes their status.
 	Client client.Client
+	// Mirrors lists the mirrors' metadata: the manager's cache, which
+	// holds it (the manager's client reads every Secret, metadata too,
+	// from the API server). Nil lists through Client.
+	Mirrors client.Reader
 	// APIReader reads the source Secret uncached.
 	APIReader client.Reader
 	// Recorder emits the identity's events; nil emits none.
@@ -57,6 +61,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Mirrors == nil {
+		r.Mirrors = mgr.GetCache()
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("captf-manager")
@@ -128,12 +135,22 @@ func (r *Reconciler) observe(ctx context.Context, id *infrav1.TerraformClusterId
 	case !apierrors.IsNotFound(err):
 		return snap, fmt.Errorf("reading source Secret %s of TerraformClusterIdentity %s: %w", key, id.Name, err)
 	}
-	list := state.SecretMetadataList()
-	if err := r.Client.List(ctx, list, client.MatchingLabels{infrav1.MirroredLabel: "true"}); err != nil {
-		return snap, fmt.Errorf("listing credentials mirrors: %w", err)
+	mirrors, err := r.listMirrors(ctx)
+	snap.mirrors = mirrors
+	return snap, err
+}
+
+// listMirrors lists the metadata of every credentials mirror.
+func (r *Reconciler) listMirrors(ctx context.Context) ([]metav1.PartialObjectMetadata, error) {
+	reader := r.Mirrors
+	if reader == nil {
+		reader = r.Client
 	}
-	snap.mirrors = list.Items
-	return snap, nil
+	list := state.SecretMetadataList()
+	if err := reader.List(ctx, list, client.MatchingLabels{infrav1.MirroredLabel: "true"}); err != nil {
+		return nil, fmt.Errorf("listing credentials mirrors: %w", err)
+	}
+	return list.Items, nil
 }
 
 // emit records an event when Ready changes status or reason. A first
@@ -164,11 +181,11 @@ func conditionsEqual(a, b []metav1.Condition) bool {
 // releaseAbandoned lets go of the mirrors of a deleted identity whose
 // users are all gone.
 func (r *Reconciler) releaseAbandoned(ctx context.Context, identity string) error {
-	list := state.SecretMetadataList()
-	if err := r.Client.List(ctx, list, client.MatchingLabels{infrav1.MirroredLabel: "true"}); err != nil {
-		return fmt.Errorf("listing credentials mirrors: %w", err)
+	mirrors, err := r.listMirrors(ctx)
+	if err != nil {
+		return err
 	}
-	return r.releaseMirrors(ctx, identity, list.Items)
+	return r.releaseMirrors(ctx, identity, mirrors)
 }
 
 // releaseMirrors releases the identity's mirrors the garbage collector is
