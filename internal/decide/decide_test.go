@@ -111,6 +111,9 @@ func TestDecide(t *testing.T) {
 		{"the credentials come before missing durable inputs", func(s *Snapshot) {
 			s.DurableInputsMissing, s.RecordedIdentity, s.CredentialsNotReady, s.Schedule.DriftInterval = true, true, true, time.Minute
 		}, held(OpDrift, ReasonCredentialsNotReady, 30*time.Second)},
+		{"a destroy without durable inputs is not sent to the evacuation namespace", func(s *Snapshot) {
+			s.Deleting, s.NamespaceTerminating, s.Evacuation, s.DurableInputsMissing = true, true, true, true
+		}, held(OpDestroy, ReasonDurableInputsMissing, 10*time.Minute)},
 		{"an apply needs no durable inputs", func(s *Snapshot) { s.InputsHash, s.DurableInputsMissing = "h2:b", true },
 			start(OpApply, ReasonInputsChanged)},
 		{"a restore needs no durable inputs", func(s *Snapshot) { s.RestoreRequested, s.DurableInputsMissing = true, true },

@@ -137,7 +137,14 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return Built{}, err
 	}
-	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+	// The cache holds every namespace's mirrors only when the manager
+	// watches every namespace; a manager limited to one lists them live, so
+	// that every shard writes the same status.namespaces.
+	var mirrors client.Reader = mgr.GetCache()
+	if o.Namespace != "" {
+		mirrors = mgr.GetAPIReader()
+	}
+	if err := (&identity.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mirrors: mirrors}).SetupWithManager(mgr); err != nil {
 		return Built{}, fmt.Errorf("setting up the identity controller: %w", err)
 	}
 	images := o.ImageLabels

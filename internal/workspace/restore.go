@@ -67,8 +67,11 @@ func (p *pass) finishRestore(o outcome) error {
 	if serial > 0 {
 		p.w.Status.LastRestoredSerial = serial
 	}
+	// Counted once the status patch that reports it succeeded (a void
+	// pass bookkeeps the restore again).
+	kind := p.role.Kind()
 	if !o.succeeded {
-		metrics.ObserveStateRestore(p.role.Kind(), "failed")
+		p.observe(func() { metrics.ObserveStateRestore(kind, "failed") })
 		p.eventf("Warning", "StateRestoreFailed", "Job %s could not restore state serial %d; it is not retried for this serial (see the state-restore runbook)", o.job.Name, serial)
 		return nil
 	}
@@ -77,7 +80,7 @@ func (p *pass) finishRestore(o outcome) error {
 		p.obj.SetAnnotations(ann)
 		p.specChanged = true
 	}
-	metrics.ObserveStateRestore(p.role.Kind(), "succeeded")
+	p.observe(func() { metrics.ObserveStateRestore(kind, "succeeded") })
 	p.eventf("Normal", "StateRestored", "Job %s restored state serial %d", o.job.Name, serial)
 	return nil
 }

@@ -69,11 +69,7 @@ func TestRevokedIdentityHoldsTheDestroy(t *testing.T) {
 		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(tc), tc)
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-	destroyed := false
-	for _, r := range k.Runs() {
-		destroyed = destroyed || (r.Namespace == w.ns && r.Op == "destroy" && r.ExitCode == 0)
-	}
-	if !destroyed {
+	if !w.destroyed(k, "TerraformCluster", tc.Name) {
 		t.Error("no destroy ran once the credentials were back")
 	}
 	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(mirror), &corev1.Secret{}); !apierrors.IsNotFound(err) {

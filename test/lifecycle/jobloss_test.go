@@ -160,6 +160,18 @@ func (w *world) runWaitingAt(k *kubelet.Kubelet, op, line string) kubelet.Run {
 }
 
 // runOf returns the kubelet's run of pod.
+// destroyed: a destroy Job of the object (kind, name) of the world's
+// namespace ran on k and succeeded.
+func (w *world) destroyed(k *kubelet.Kubelet, kind, name string) bool {
+	prefix := "captf-" + state.KindShort(kind) + "-" + name + "-destroy-"
+	for _, r := range k.Runs() {
+		if r.Namespace == w.ns && r.Op == "destroy" && r.ExitCode == 0 && strings.HasPrefix(r.Job, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func runOf(k *kubelet.Kubelet, pod string) kubelet.Run {
 	for _, r := range k.Runs() {
 		if r.Pod == pod {

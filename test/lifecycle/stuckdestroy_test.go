@@ -81,11 +81,7 @@ func TestDestroyWithoutRecordsSaysSo(t *testing.T) {
 		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(tm), tm)
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-	destroyed := false
-	for _, r := range k.Runs() {
-		destroyed = destroyed || (r.Namespace == w.ns && r.Op == "destroy" && r.ExitCode == 0)
-	}
-	if !destroyed {
+	if !w.destroyed(k, "TerraformMachine", tm.Name) {
 		t.Error("no destroy ran once the record was back")
 	}
 }

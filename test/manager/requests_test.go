@@ -61,8 +61,12 @@ func (l *requestLog) count(match func(*http.Request) bool) int {
 func TestIdentityPassesListMirrorsFromTheCache(t *testing.T) {
 	startManager(t)
 	ctx := t.Context()
+	// A list of every namespace's Secrets by a client; the mirror
+	// informer's lists and watches (a resourceVersion, or watch=true) are
+	// not passes' reads.
 	everySecret := func(r *http.Request) bool {
-		return r.Method == http.MethodGet && r.URL.Path == "/api/v1/secrets" && r.URL.Query().Get("watch") != "true"
+		q := r.URL.Query()
+		return r.Method == http.MethodGet && r.URL.Path == "/api/v1/secrets" && q.Get("watch") != "true" && !q.Has("resourceVersion")
 	}
 	id := &infrav1.TerraformClusterIdentity{
 		ObjectMeta: metav1.ObjectMeta{Name: "listed-from-cache"},
@@ -91,6 +95,7 @@ func TestIdentityPassesListMirrorsFromTheCache(t *testing.T) {
 		if err := env.Client.Create(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
 		owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "owner"}}
 		if err := env.Client.Create(ctx, owner); err != nil {
 			t.Fatal(err)

@@ -43,9 +43,10 @@ const (
 type Reconciler struct {
 	// Client reads identities and writes their status.
 	Client client.Client
-	// Mirrors lists the mirrors' metadata: the manager's cache, which
-	// holds it (the manager's client reads every Secret, metadata too,
-	// from the API server). Nil lists through Client.
+	// Mirrors lists the mirrors' metadata of every namespace: the
+	// manager's cache when it watches every namespace (the manager's
+	// client reads every Secret, metadata too, from the API server). Nil
+	// lists through Client.
 	Mirrors client.Reader
 	// APIReader reads the source Secret uncached.
 	APIReader client.Reader
@@ -61,9 +62,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Mirrors == nil {
-		r.Mirrors = mgr.GetCache()
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("captf-manager")
