@@ -58,7 +58,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	// one at all).
 	rec, _ := p.recordFor(decide.OpRefresh)
 	s.DurableInputsMissing = rec == nil
-	s.RecordedIdentity = rec != nil && rec.Identity != "" && (rec.Identity != p.creds.Identity || rec.IdentityKind != p.creds.Kind)
+	s.RecordedIdentity = rec != nil && rec.Identity != "" && p.otherIdentity(rec.Identity, rec.IdentityKind)
 	s.Evacuation = p.e.Options.Evacuation
 	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
@@ -135,6 +135,12 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 		d.Requeue = p.soonest
 	}
 	return ctrl.Result{RequeueAfter: d.Requeue}, nil
+}
+
+// otherIdentity: a Job running with this identity is not running with the
+// one whose credentials the pass checked.
+func (p *pass) otherIdentity(name string, kind infrav1.IdentityKind) bool {
+	return name != p.creds.Identity || kind != p.creds.Kind
 }
 
 // credentialsStep resolves the identity, mirrors it and sets up the

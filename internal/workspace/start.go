@@ -120,7 +120,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
-	if deleting || in.identity != p.creds.Identity || in.identityKind != p.creds.Kind {
+	if deleting || p.otherIdentity(in.identity, in.identityKind) {
 		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
 			return ctrl.Result{}, err
 		}
