@@ -159,7 +159,6 @@ func (w *world) runWaitingAt(k *kubelet.Kubelet, op, line string) kubelet.Run {
 	return run
 }
 
-// runOf returns the kubelet's run of pod.
 // destroyed: a destroy Job of the object (kind, name) of the world's
 // namespace ran on k and succeeded.
 func (w *world) destroyed(k *kubelet.Kubelet, kind, name string) bool {
@@ -172,6 +171,7 @@ func (w *world) destroyed(k *kubelet.Kubelet, kind, name string) bool {
 	return false
 }
 
+// runOf returns the kubelet's run of pod.
 func runOf(k *kubelet.Kubelet, pod string) kubelet.Run {
 	for _, r := range k.Runs() {
 		if r.Pod == pod {

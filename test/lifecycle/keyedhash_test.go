@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,10 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 	w := newWorld(t, "tofu")
 	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
 	w.checkStatuses()
+	// Every version of every Job, as a viewer who watches Jobs reads them:
+	// a deleting object's Jobs run without an owner reference and go as
+	// soon as CAPTF releases it.
+	seen := w.record(&batchv1.JobList{})
 	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "secret-settings", Labels: map[string]string{infrav1.VariablesLabel: "true"}},
 		Data: map[string][]byte{"description": []byte("correct-horse")}}
 	w.create(source)
@@ -52,7 +57,7 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 
 	guess := func(value string) string { return w.unkeyedDigest(tc, value) }
 	right := guess("correct-horse")
-	w.wantNoDigestReadable(state.KindCluster, tc.Name, right, guess("wrong-guess"))
+	w.wantNoDigestReadable(seen, state.KindCluster, tc.Name, right, guess("wrong-guess"))
 	tm := w.newMachine("m-0")
 	w.waitProvisioned(tm)
 	key := w.planKey(tc)
@@ -92,15 +97,15 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 		return w.succeeded(state.KindCluster, tc.Name, "apply") == 2, nil
 	})
 	w.waitEvent(tc.Name, "InputsChanged")
-	w.wantNoDigestReadable(state.KindCluster, tc.Name, right, guess("battery-staple"))
+	w.wantNoDigestReadable(seen, state.KindCluster, tc.Name, right, guess("battery-staple"))
 
 	w.eventually(2*time.Minute, "the machine's plan key made anew", func() (bool, error) {
 		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: records.PlanKeyName(state.KindMachine, tm.Name)}, &corev1.Secret{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
-	// A finalizer of the test's keeps the machine, and so its Jobs, once
-	// CAPTF releases it: a released machine's Jobs are swept at once, and
-	// the destroy Job is what this looks at.
+	// A finalizer of the test's keeps the machine, and so its conditions,
+	// readable once CAPTF releases it; its destroy Job goes at the release,
+	// and the recording keeps what it showed.
 	const keep = "test.captf.io/keep-jobs"
 	w.update(tm, func(o client.Object) { controllerutil.AddFinalizer(o, keep) })
 	if err := env.Client.Delete(t.Context(), &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: tm.Name}}); err != nil {
@@ -110,9 +115,15 @@ func TestInputsHashConfirmsNoSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.eventually(2*time.Minute, "the machine's destroy", func() (bool, error) {
-		return w.succeeded(state.KindMachine, tm.Name, "destroy") == 1, nil
+		n := 0
+		for _, j := range seenJobs(t, seen, state.KindMachine, tm.Name) {
+			if j.Labels[infrav1.OperationLabel] == "destroy" && j.Status.Succeeded > 0 {
+				n++
+			}
+		}
+		return n == 1, nil
 	})
-	w.wantNoDigestReadable(state.KindMachine, tm.Name, machineDigest)
+	w.wantNoDigestReadable(seen, state.KindMachine, tm.Name, machineDigest)
 	w.update(tm, func(o client.Object) { controllerutil.RemoveFinalizer(o, keep) })
 }
 
@@ -164,14 +175,15 @@ func (w *world) unkeyedDigest(tc *infrav1.TerraformCluster, value string) string
 	return d
 }
 
-// wantNoDigestReadable fails when a Job of the object (its annotations,
+// wantNoDigestReadable fails when a Job of the object seen by the
+// recording, deleted or not (its annotations,
 // pod arguments, or a name made from the digest), a TerraformPlan, an
 // event or a condition of the object shows one of the digests.
-func (w *world) wantNoDigestReadable(kind, name string, digests ...string) {
+func (w *world) wantNoDigestReadable(seen *recording, kind, name string, digests ...string) {
 	w.t.Helper()
 	var readable []string
 	var named []batchv1.Job
-	for _, j := range w.jobsOf(kind, name, "") {
+	for _, j := range seenJobs(w.t, seen, kind, name) {
 		named = append(named, j)
 		for k, v := range j.Annotations {
 			readable = append(readable, k+"="+v)
@@ -217,6 +229,21 @@ func (w *world) wantNoDigestReadable(kind, name string, digests ...string) {
 	if len(readable) == 0 {
 		w.t.Fatal("nothing readable to check")
 	}
+}
+
+// seenJobs is the last version the recording saw of each Job of the
+// object (kind, name), deleted ones included.
+func seenJobs(t *testing.T, seen *recording, kind, name string) []batchv1.Job {
+	t.Helper()
+	last := map[string]batchv1.Job{}
+	for _, ev := range seen.changes(t) {
+		j, ok := ev.Object.(*batchv1.Job)
+		if !ok || j.Labels[infrav1.OwnerKindLabel] != kind || j.Labels[infrav1.OwnerNameLabel] != name {
+			continue
+		}
+		last[j.Name] = *j
+	}
+	return slices.Collect(maps.Values(last))
 }
 
 // planKey reads the object's plan key.
