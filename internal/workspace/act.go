@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -201,9 +202,9 @@ func (p *pass) reportWait(d decide.Decision) {
 		msg := fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
 			records.AttemptName(p.role.Kind(), p.obj.GetName()), d.Op)
 		if d.Op == decide.OpDestroy {
-			p.setWait(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.DestroyFailedReason, Message: msg})
+			p.setWait(metav1.Condition{Type: conditions.OpType(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.DestroyFailedReason, Message: msg})
 		} else {
-			p.setWait(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionUnknown, Reason: infrav1.DurableInputsMissingReason, Message: msg})
+			p.setWait(metav1.Condition{Type: conditions.OpType(d.Op), Status: metav1.ConditionUnknown, Reason: infrav1.DurableInputsMissingReason, Message: msg})
 		}
 	case decide.ReasonJobPolicyInvalid:
 		// No Job of any operation runs with a policy that weakens its
@@ -217,7 +218,7 @@ func (p *pass) reportWait(d decide.Decision) {
 			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: err.Error()})
 		}
 	case decide.ReasonNamespaceTerminating:
-		p.setWait(metav1.Condition{Type: condTypeOf(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.NamespaceTerminatingReason, Message: p.namespaceTerminatingMessage(d.Op)})
+		p.setWait(metav1.Condition{Type: conditions.OpType(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.NamespaceTerminatingReason, Message: p.namespaceTerminatingMessage(d.Op)})
 	case decide.ReasonDeletionPolicyUnresolved:
 		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
 			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})
@@ -247,40 +248,17 @@ func (p *pass) reportWait(d decide.Decision) {
 
 // reportInputsApplied sets InputsApplied, for tools that wait on it.
 func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
-	if deleting || (p.active != nil && jobs.Op(p.active) != decide.OpApply) || (p.active == nil && p.st == nil && p.stErr == nil) {
-		return // untouched: the state was not read, or a check runs
+	f := conditions.InputsFacts{Deleting: deleting, StateObserved: p.st != nil || p.stErr != nil,
+		InputsBuilt: p.inputs.hash != "", InState: p.inputsInState()}
+	if p.active != nil {
+		f.ActiveOp, f.ActiveJob = jobs.Op(p.active), p.active.Name
 	}
-	c := metav1.Condition{Type: infrav1.InputsAppliedCondition}
-	switch {
-	case p.inputs.hash == "" && p.inputsInState():
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The machine's inputs are applied; a machine never re-applies"
-	case p.inputs.hash == "":
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
-	case p.active != nil && jobs.Op(p.active) == decide.OpApply:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", p.active.Name)
-	case p.inputs.held != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason,
-			fmt.Sprintf("The cluster exports change waits for approval of TerraformPlan %s; the pool keeps the exports of its last successful apply", p.inputs.held.plan)
-	case p.inputsInState():
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The current inputs are applied"
-	case d.Reason == decide.ReasonAwaitingApproval || d.Reason == decide.ReasonPlanAwaitingApproval:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "The current inputs wait for approval"
-	case applyBackoff(d.Reason):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InputsApplyFailedReason, "The apply of the current inputs failed; it is retried after a backoff"
-	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyPendingReason, "An apply of the current inputs is due"
+	if p.inputs.held != nil {
+		f.HeldPlan = p.inputs.held.plan
 	}
-	p.set(c)
-}
-
-// applyBackoff: the wait is an apply's backoff after a failure.
-func applyBackoff(r decide.Reason) bool {
-	for _, apply := range []decide.Reason{decide.ReasonNoState, decide.ReasonStateWithoutInputsHash, decide.ReasonInputsChanged, decide.ReasonUnconfirmedApply, decide.ReasonLastApplyFailed} {
-		if r == decide.Backoff(apply) {
-			return true
-		}
+	if c, ok := conditions.InputsApplied(f, d); ok {
+		p.set(c)
 	}
-	return false
 }
 
 // recordFor picks the inputs a destroy, refresh or drift renders: the

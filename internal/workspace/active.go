@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 )
@@ -75,7 +76,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image string, w *corev1.ContainerStateWaiting) error {
 	op := jobs.Op(j)
 	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", j.Name, image, w.Reason, w.Message)
-	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
+	p.set(metav1.Condition{Type: conditions.OpType(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
 	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
 		p.lookAgainIn(left) // the grace ends before the Job's own requeue
 		return nil

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/custody"
@@ -52,7 +53,7 @@ func (p *pass) countDependents(ctx context.Context) error {
 		p.dependentNames = append(p.dependentNames, "TerraformMachinePool "+pools.Items[i].Name)
 	}
 	if p.dependents == 0 {
-		p.set(notBlocked)
+		p.set(conditions.NotBlocked)
 	}
 	return nil
 }

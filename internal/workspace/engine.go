@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/imagemeta"
@@ -332,7 +333,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, fmt.Errorf("looking up the owner: %w", err)
 	}
 	p.eff = roles.Resolve(p.role.Kind(), p.w, p.owner.Infra, p.e.Options.DriftDefault)
-	p.setDeletingAndPaused(deleting)
+	for _, c := range conditions.Lifecycle(deleting, p.owner.Paused) {
+		p.set(c)
+	}
 	if p.owner.NotReady != nil {
 		p.set(*p.owner.NotReady)
 		if !deleting {
@@ -471,23 +474,4 @@ func (p *pass) releaseExternallyManaged(ctx context.Context) error {
 	p.e.Recorder.Eventf(p.obj, nil, corev1.EventTypeNormal, "ExternallyManagedReleased", "Release",
 		"Removed the CAPTF finalizer of an externally managed object; its state and infrastructure are left alone")
 	return nil
-}
-
-// setDeletingAndPaused sets the two state conditions every pass reports.
-func (p *pass) setDeletingAndPaused(deleting bool) {
-	if deleting {
-		msg := "The object is being deleted"
-		if p.owner.Paused {
-			msg = "The object is being deleted; deletion waits until it is unpaused"
-		}
-		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletingReason, Message: msg})
-	} else {
-		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotDeletingReason})
-	}
-	if p.owner.Paused {
-		p.set(metav1.Condition{Type: infrav1.PausedCondition, Status: metav1.ConditionTrue, Reason: infrav1.PausedReason,
-			Message: "The object or its Cluster is paused: no Job starts"})
-	} else {
-		p.set(metav1.Condition{Type: infrav1.PausedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotPausedReason})
-	}
 }

@@ -16,6 +16,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/apierr"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/gates"
@@ -26,17 +27,6 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// condTypeOf is the condition that reports an operation's Jobs.
-func condTypeOf(op decide.Operation) string {
-	switch op {
-	case decide.OpRefresh, decide.OpDrift:
-		return infrav1.DriftJobSucceededCondition
-	case decide.OpRestore:
-		return infrav1.RestoreJobSucceededCondition
-	}
-	return infrav1.ApplyJobSucceededCondition
-}
-
 // setWait reports a wait before a Job on its operation's condition,
 // remembering what ApplyJobSucceeded said before the wait began (see
 // endStaleWait).
@@ -44,7 +34,7 @@ func (p *pass) setWait(c metav1.Condition) {
 	if c.Type == infrav1.ApplyJobSucceededCondition && startWaits[c.Reason] {
 		switch cur := p.current(c.Type); {
 		case cur == nil:
-			p.e.replaced.Store(p.obj.GetUID(), noApplyYet)
+			p.e.replaced.Store(p.obj.GetUID(), conditions.NoApplyYet)
 		case !startWaits[cur.Reason]:
 			p.e.replaced.Store(p.obj.GetUID(), metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
 		}
@@ -54,7 +44,7 @@ func (p *pass) setWait(c metav1.Condition) {
 
 // waitOn reports a wait before a Job on the operation's condition.
 func (p *pass) waitOn(op decide.Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
-	p.setWait(metav1.Condition{Type: condTypeOf(op), Status: status, Reason: reason, Message: msg})
+	p.setWait(metav1.Condition{Type: conditions.OpType(op), Status: status, Reason: reason, Message: msg})
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
@@ -299,7 +289,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			_ = p.releaseRunLease(ctx, name)
 			p.eventf(corev1.EventTypeWarning, "JobFailed", "Job %s could not be created: %s", name, apierr.Reason(err))
-			return p.waitOn(op, metav1.ConditionFalse, failReasonOf(op), fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err)), PolicyRequeue)
+			return p.waitOn(op, metav1.ConditionFalse, conditions.FailReason(op), fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err)), PolicyRequeue)
 		}
 		return ctrl.Result{}, err
 	}
@@ -339,18 +329,6 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			Message: fmt.Sprintf("Job %s provisions the infrastructure", name)})
 	}
 	return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
-}
-
-func failReasonOf(op decide.Operation) string {
-	switch op {
-	case decide.OpDestroy:
-		return infrav1.DestroyFailedReason
-	case decide.OpRefresh, decide.OpDrift:
-		return infrav1.DriftJobFailedReason
-	case decide.OpRestore:
-		return infrav1.RestoreFailedReason
-	}
-	return infrav1.ApplyFailedReason
 }
 
 func firstMessage(conds []metav1.Condition) string {

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -13,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/internal/roles"
 )
 
 // applyOutputs maps the state's outputs onto the object and latches
@@ -54,53 +53,6 @@ func (p *pass) applyOutputs() {
 	}
 }
 
-// readyInputs are the conditions Ready summarises: all of them before the
-// object is provisioned; after, only health (and, for a pool, its applies)
-// so that a failed re-apply does not make Cluster API think the
-// infrastructure is gone.
-func (p *pass) readyInputs() []string {
-	if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
-		if p.caps().ReadyFollowsApplies {
-			return []string{infrav1.InfrastructureHealthyCondition, infrav1.ApplyJobSucceededCondition, infrav1.DeletingCondition}
-		}
-		return []string{infrav1.InfrastructureHealthyCondition, infrav1.DeletingCondition}
-	}
-	return []string{infrav1.DependenciesReadyCondition, infrav1.IdentityAllowedCondition, infrav1.CredentialsMirroredCondition,
-		infrav1.RunnerRBACReadyCondition, infrav1.ApplyJobSucceededCondition, infrav1.StateReadableCondition,
-		infrav1.OutputsValidCondition, infrav1.InfrastructureHealthyCondition, infrav1.DeletingCondition}
-}
-
-// ready summarises the conditions: False when one is bad, Unknown when one
-// is unknown or missing, else True. Deleting counts inverted and is
-// ignored while missing.
-func ready(conds []metav1.Condition, types []string) metav1.Condition {
-	var bad, unknown []string
-	for _, t := range types {
-		c := meta.FindStatusCondition(conds, t)
-		switch {
-		case c == nil && t == infrav1.DeletingCondition:
-		case c == nil:
-			unknown = append(unknown, t)
-		case t == infrav1.DeletingCondition && c.Status == metav1.ConditionTrue:
-			bad = append(bad, t)
-		case t == infrav1.DeletingCondition:
-		case c.Status == metav1.ConditionFalse:
-			bad = append(bad, fmt.Sprintf("%s (%s)", t, c.Reason))
-		case c.Status == metav1.ConditionUnknown:
-			unknown = append(unknown, fmt.Sprintf("%s (%s)", t, c.Reason))
-		}
-	}
-	switch {
-	case len(bad) > 0:
-		return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotReadyReason,
-			Message: "Not ready: " + strings.Join(bad, ", ")}
-	case len(unknown) > 0:
-		return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionUnknown, Reason: infrav1.ReadyUnknownReason,
-			Message: "Waiting for: " + strings.Join(unknown, ", ")}
-	}
-	return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReadyReason, Message: "Ready"}
-}
-
 // patchStatus computes the conditions and Ready and writes status (and
 // the spec fields the outputs set) once, as one merge patch computed
 // before either request so that neither response loses the other's part.
@@ -135,7 +87,7 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
 		p.reportApplyFromState(ok)
 	}
-	for _, c := range firstVisit(p.caps()) {
+	for _, c := range conditions.FirstVisit(p.caps().Dependents) {
 		if meta.FindStatusCondition(st.Conditions, c.Type) == nil {
 			p.setDefaultTo(c)
 		}
@@ -143,7 +95,8 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	for _, c := range p.conds {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
-	r := ready(st.Conditions, p.readyInputs())
+	prov := p.w.Status.Initialization.Provisioned
+	r := conditions.Ready(st.Conditions, conditions.ReadyInputs(prov != nil && *prov, p.caps().ReadyFollowsApplies))
 	meta.SetStatusCondition(&st.Conditions, r)
 	observed(st, gen)
 	p.events = append(p.events, transitionEvents(p.role.View(p.before).Status.Conditions, st.Conditions)...)
@@ -219,18 +172,8 @@ func (p *pass) reportApplyFromState(ok bool) {
 			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)})
 		return
 	}
-	p.setDefaultTo(noApplyYet)
+	p.setDefaultTo(conditions.NoApplyYet)
 }
-
-// noApplyYet is ApplyJobSucceeded before any apply, plan or destroy Job
-// reported.
-var noApplyYet = metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.NoApplyYetReason,
-	Message: "No apply has finished yet"}
-
-// notBlocked is a TerraformCluster's DeletionBlocked while nothing holds
-// its deletion.
-var notBlocked = metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
-	Message: "No TerraformMachine or TerraformMachinePool holds the deletion"}
 
 // inputsInState: the state was written by an apply of the current inputs
 // (for a machine, which never re-applies, by any apply of it).
@@ -270,22 +213,6 @@ func (p *pass) endStaleWait(st *infrav1.WorkspaceStatus) {
 	if before, ok := p.e.replaced.LoadAndDelete(p.obj.GetUID()); ok {
 		p.set(before.(metav1.Condition))
 	}
-}
-
-// firstVisit are the conditions an object of a kind with capabilities c
-// carries from its first pass, at their starting values, until a pass
-// sets them otherwise.
-func firstVisit(c roles.Capabilities) []metav1.Condition {
-	conds := []metav1.Condition{
-		{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForProvisioningReason, Message: "No apply has started yet"},
-		{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftNotCheckedReason, Message: "No drift check has finished yet"},
-		{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftNotCheckedReason, Message: "No refresh or drift Job has finished yet"},
-		{Type: infrav1.OutputsValidCondition, Status: metav1.ConditionUnknown, Reason: infrav1.OutputsPendingReason, Message: "No state to read outputs from yet"},
-	}
-	if c.Dependents {
-		conds = append(conds, notBlocked)
-	}
-	return conds
 }
 
 // setDefaultTo sets c when this pass did not set its type.

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -17,35 +17,6 @@ import (
 
 func cond(t string, s metav1.ConditionStatus, reason string) metav1.Condition {
 	return metav1.Condition{Type: t, Status: s, Reason: reason}
-}
-
-func TestReady(t *testing.T) {
-	types := []string{infrav1.ApplyJobSucceededCondition, infrav1.InfrastructureHealthyCondition, infrav1.DeletingCondition}
-	testCases := []struct {
-		name   string
-		conds  []metav1.Condition
-		want   metav1.ConditionStatus
-		reason string
-		names  string
-	}{
-		{"all true, Deleting false", []metav1.Condition{cond(types[0], "True", "ApplySucceeded"), cond(types[1], "True", "Healthy"), cond(types[2], "False", "NotDeleting")},
-			metav1.ConditionTrue, infrav1.ReadyReason, ""},
-		{"a missing Deleting is ignored", []metav1.Condition{cond(types[0], "True", "a"), cond(types[1], "True", "b")}, metav1.ConditionTrue, infrav1.ReadyReason, ""},
-		{"a missing condition is unknown", []metav1.Condition{cond(types[0], "True", "a")}, metav1.ConditionUnknown, infrav1.ReadyUnknownReason, types[1]},
-		{"unknown", []metav1.Condition{cond(types[0], "Unknown", "NoApplyYet"), cond(types[1], "True", "b")}, metav1.ConditionUnknown, infrav1.ReadyUnknownReason, "NoApplyYet"},
-		{"false beats unknown", []metav1.Condition{cond(types[0], "False", "ApplyFailed"), cond(types[1], "Unknown", "HealthUnknown")},
-			metav1.ConditionFalse, infrav1.NotReadyReason, "ApplyFailed"},
-		{"deleting is not ready", []metav1.Condition{cond(types[0], "True", "a"), cond(types[1], "True", "b"), cond(types[2], "True", "Deleting")},
-			metav1.ConditionFalse, infrav1.NotReadyReason, infrav1.DeletingCondition},
-	}
-	for _, tc := range testCases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := ready(tc.conds, types)
-			if got.Status != tc.want || got.Reason != tc.reason || !strings.Contains(got.Message, tc.names) {
-				t.Errorf("ready = %+v, want %s/%s naming %q", got, tc.want, tc.reason, tc.names)
-			}
-		})
-	}
 }
 
 // TestFailedPassKeepsObservedGeneration: a pass that failed part-way
@@ -150,7 +121,7 @@ func TestApplyReportedFromState(t *testing.T) {
 func TestFirstVisit(t *testing.T) {
 	for _, r := range []roles.Role{roles.Cluster{}, roles.Machine{}, roles.MachinePool{}} {
 		t.Run(r.Kind(), func(t *testing.T) {
-			conds := firstVisit(r.Capabilities())
+			conds := conditions.FirstVisit(r.Capabilities().Dependents)
 			for _, want := range []string{infrav1.InfrastructureHealthyCondition, infrav1.DriftDetectedCondition, infrav1.DriftJobSucceededCondition, infrav1.OutputsValidCondition} {
 				if c := meta.FindStatusCondition(conds, want); c == nil || c.Status != metav1.ConditionUnknown || c.Message == "" {
 					t.Errorf("%s on the first visit = %+v, want Unknown with a message", want, c)

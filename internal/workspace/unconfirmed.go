@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
@@ -106,7 +107,7 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	} else {
 		msg += "; it is retried"
 	}
-	p.set(metav1.Condition{Type: condTypeOf(op), Status: metav1.ConditionFalse, Reason: failReasonOf(op), Message: msg})
+	p.set(metav1.Condition{Type: conditions.OpType(op), Status: metav1.ConditionFalse, Reason: conditions.FailReason(op), Message: msg})
 	p.eventf(corev1.EventTypeWarning, "JobInterrupted", "%s", msg)
 	// The run lease goes at once only when every pod of the Job finished.
 	// A pod still stopping, or gone without a trace (force-deleted, its

@@ -27,6 +27,8 @@ var walls = []struct {
 	{"the runner binary never links controller-runtime", []string{"./cmd/runner"}, []string{"sigs.k8s.io/controller-runtime"}},
 	{"the decision table links no client, no API machinery and nothing of ours", []string{"./internal/decide"},
 		[]string{"k8s.io", "sigs.k8s.io", module + "internal", module + "pkg", module + "api"}},
+	{"the condition rules link no client and nothing of ours but the API and the decision table", []string{"./internal/conditions"},
+		[]string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", module + "internal/workspace", module + "internal/roles", module + "pkg"}},
 	{"the manager never links the local environment", []string{"./cmd/manager"},
 		[]string{module + "internal/localnode", module + "internal/devenv", module + "internal/test", module + "cmd/captf-dev"}},
 	{"tfcapi-lint links no client, no controller and no runtime", []string{"./cmd/tfcapi-lint"},
