@@ -189,61 +189,47 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	return err
 }
 
-// reportWait reports a wait on the condition it concerns.
+// reportWait reports a wait on the condition it concerns (the rules are
+// conditions.Wait's).
 func (p *pass) reportWait(d decide.Decision) {
-	switch d.Reason {
-	case decide.ReasonStateLost, decide.ReasonStateUnreadable, decide.ReasonDeletionHeld, decide.ReasonApplyOutcomeUnknown:
-		// StateReadable already says why.
-	case decide.ReasonOwnerMismatch, decide.ReasonInputsUnavailable:
-		// DependenciesReady already says why.
-	case decide.ReasonCredentialsNotReady:
-		// The credentials step's conditions already say why.
-	case decide.ReasonDurableInputsMissing:
-		msg := fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
-			records.AttemptName(p.role.Kind(), p.obj.GetName()), d.Op)
-		if d.Op == decide.OpDestroy {
-			p.setWait(metav1.Condition{Type: conditions.OpType(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.DestroyFailedReason, Message: msg})
-		} else {
-			p.setWait(metav1.Condition{Type: conditions.OpType(d.Op), Status: metav1.ConditionUnknown, Reason: infrav1.DurableInputsMissingReason, Message: msg})
-		}
-	case decide.ReasonJobPolicyInvalid:
-		// No Job of any operation runs with a policy that weakens its
-		// isolation, whatever admission let through: reported on
-		// ApplyJobSucceeded, which feeds Ready, for every operation.
-		err := p.eff.Policy.ValidateSecurity()
-		if verr := p.eff.Policy.Validate(); verr != nil && d.Op != decide.OpDestroy && d.Op != decide.OpRestore {
-			err = verr
-		}
-		if err != nil {
-			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: err.Error()})
-		}
-	case decide.ReasonNamespaceTerminating:
-		p.setWait(metav1.Condition{Type: conditions.OpType(d.Op), Status: metav1.ConditionFalse, Reason: infrav1.NamespaceTerminatingReason, Message: p.namespaceTerminatingMessage(d.Op)})
-	case decide.ReasonDeletionPolicyUnresolved:
-		p.set(metav1.Condition{Type: infrav1.DeletingCondition, Status: metav1.ConditionTrue, Reason: infrav1.DeletionPolicyUnresolvedReason,
-			Message: "The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy"})
-	case decide.ReasonPlanAwaitingApproval:
-		if c := p.current(infrav1.ApplyJobSucceededCondition); c != nil && c.Reason == infrav1.PlanChangedReason {
-			break // the approved plan just changed: that is the news
-		}
-		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.PlanAwaitingApprovalReason,
-			Message: p.awaitingMessage()})
-	case decide.ReasonStateRescued:
-		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
-			Message: p.rescuedMessage()})
-	case decide.Backoff(decide.ReasonDriftRemediation):
+	if d.Reason == decide.Backoff(decide.ReasonDriftRemediation) {
 		p.remediationBackingOff(d.Requeue)
+	}
+	f := conditions.WaitFacts{Message: p.waitMessage(d), TooLarge: p.inputs.tooLarge}
+	if d.Reason == decide.ReasonJobPolicyInvalid {
+		f.InsecurePolicy, f.InvalidPolicy = p.eff.Policy.ValidateSecurity(), p.eff.Policy.Validate()
+	}
+	if c := p.current(infrav1.ApplyJobSucceededCondition); c != nil {
+		f.ApplyReason = c.Reason
+	}
+	for _, r := range conditions.Wait(d, f) {
+		if r.Wait {
+			p.setWait(r.Condition)
+		} else {
+			p.set(r.Condition)
+		}
+	}
+}
+
+// waitMessage is the prose of a wait that has its own, from what the pass
+// read.
+func (p *pass) waitMessage(d decide.Decision) string {
+	switch d.Reason {
+	case decide.ReasonDurableInputsMissing:
+		return fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
+			records.AttemptName(p.role.Kind(), p.obj.GetName()), d.Op)
+	case decide.ReasonNamespaceTerminating:
+		return p.namespaceTerminatingMessage(d.Op)
+	case decide.ReasonPlanAwaitingApproval:
+		return p.awaitingMessage()
+	case decide.ReasonStateRescued:
+		return p.rescuedMessage()
 	case decide.ReasonAwaitingApproval:
-		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
-			Message: p.blockedMessage()})
+		return p.blockedMessage()
 	case decide.ReasonDependentsExist:
-		p.set(metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependentsExistReason,
-			Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", p.dependents, strings.Join(p.dependentNames[:min(len(p.dependentNames), 6)], ", "))})
+		return fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", p.dependents, strings.Join(p.dependentNames[:min(len(p.dependentNames), 6)], ", "))
 	}
-	if p.inputs.tooLarge != nil {
-		p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason,
-			Message: p.inputs.tooLarge.Error()})
-	}
+	return ""
 }
 
 // reportInputsApplied sets InputsApplied, for tools that wait on it.

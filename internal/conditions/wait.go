@@ -1,0 +1,84 @@
+package conditions
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+)
+
+// WaitFacts are what the conditions of a wait say, gathered by the engine
+// from what the pass read.
+type WaitFacts struct {
+	// Message is the wait's own prose (which record is missing, which plan
+	// waits, which dependents hold the deletion, ...).
+	Message string
+	// InsecurePolicy says how the effective jobs policy weakens a Job's
+	// isolation; InvalidPolicy why it does not validate (nil: it does).
+	InsecurePolicy, InvalidPolicy error
+	// ApplyReason is ApplyJobSucceeded's reason as the object shows it.
+	ApplyReason string
+	// TooLarge says why the current inputs exceed the cap (nil: they do
+	// not).
+	TooLarge error
+}
+
+// Reported is a condition a wait reports. Wait marks the waits before a
+// Job on its operation's condition, which end once the Job starts (the
+// engine remembers what such a wait replaced).
+type Reported struct {
+	metav1.Condition
+	Wait bool
+}
+
+// Wait is what a decision to wait reports, on the condition it concerns,
+// beyond the conditions that already say why: StateReadable for a state
+// that holds everything, DependenciesReady for an owner or inputs
+// problem, the credentials step's own conditions. Inputs over the cap are
+// reported whatever else waits.
+func Wait(d decide.Decision, f WaitFacts) []Reported {
+	var out []Reported
+	report := func(typ string, status metav1.ConditionStatus, reason, msg string, wait bool) {
+		out = append(out, Reported{metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg}, wait})
+	}
+	switch d.Reason {
+	case decide.ReasonDurableInputsMissing:
+		if d.Op == decide.OpDestroy {
+			report(OpType(d.Op), metav1.ConditionFalse, infrav1.DestroyFailedReason, f.Message, true)
+		} else {
+			report(OpType(d.Op), metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, f.Message, true)
+		}
+	case decide.ReasonJobPolicyInvalid:
+		// No Job of any operation runs with a policy that weakens its
+		// isolation, whatever admission let through: reported on
+		// ApplyJobSucceeded, which feeds Ready, for every operation. A
+		// destroy or a restore runs with a policy that merely does not
+		// validate.
+		err := f.InsecurePolicy
+		if f.InvalidPolicy != nil && d.Op != decide.OpDestroy && d.Op != decide.OpRestore {
+			err = f.InvalidPolicy
+		}
+		if err != nil {
+			report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), false)
+		}
+	case decide.ReasonNamespaceTerminating:
+		report(OpType(d.Op), metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, f.Message, true)
+	case decide.ReasonDeletionPolicyUnresolved:
+		report(infrav1.DeletingCondition, metav1.ConditionTrue, infrav1.DeletionPolicyUnresolvedReason,
+			"The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy", false)
+	case decide.ReasonPlanAwaitingApproval:
+		if f.ApplyReason != infrav1.PlanChangedReason { // the approved plan just changed: that is the news
+			report(infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, f.Message, false)
+		}
+	case decide.ReasonStateRescued:
+		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, f.Message, false)
+	case decide.ReasonAwaitingApproval:
+		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, f.Message, false)
+	case decide.ReasonDependentsExist:
+		report(infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, f.Message, false)
+	}
+	if f.TooLarge != nil {
+		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, f.TooLarge.Error(), false)
+	}
+	return out
+}

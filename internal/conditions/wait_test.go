@@ -1,0 +1,76 @@
+package conditions
+
+import (
+	"errors"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+)
+
+// TestWait: each wait that reports a condition of its own, one row each;
+// the waits whose cause another condition already reports report nothing.
+func TestWait(t *testing.T) {
+	insecure, invalid := errors.New("runAsNonRoot may not be false"), errors.New("activeDeadlineSeconds must be positive")
+	wait := func(r decide.Reason, op decide.Operation) decide.Decision {
+		return decide.Decision{Action: decide.ActionWait, Op: op, Reason: r}
+	}
+	type want struct {
+		typ    string
+		status metav1.ConditionStatus
+		reason string
+		msg    string
+		wait   bool
+	}
+	testCases := []struct {
+		name  string
+		d     decide.Decision
+		facts WaitFacts
+		want  []want
+	}{
+		{"a destroy without durable inputs fails", wait(decide.ReasonDurableInputsMissing, decide.OpDestroy), WaitFacts{Message: "no record"},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestroyFailedReason, "no record", true}}},
+		{"a drift check without durable inputs waits", wait(decide.ReasonDurableInputsMissing, decide.OpDrift), WaitFacts{Message: "no record"},
+			[]want{{infrav1.DriftJobSucceededCondition, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, "no record", true}}},
+		{"an insecure policy holds every operation", wait(decide.ReasonJobPolicyInvalid, decide.OpDestroy), WaitFacts{InsecurePolicy: insecure, InvalidPolicy: invalid},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, insecure.Error(), false}}},
+		{"an invalid policy holds an apply", wait(decide.ReasonJobPolicyInvalid, decide.OpApply), WaitFacts{InsecurePolicy: insecure, InvalidPolicy: invalid},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, invalid.Error(), false}}},
+		{"a policy that is only invalid lets a restore be", wait(decide.ReasonJobPolicyInvalid, decide.OpRestore), WaitFacts{InvalidPolicy: invalid}, nil},
+		{"a terminating namespace", wait(decide.ReasonNamespaceTerminating, decide.OpDestroy), WaitFacts{Message: "namespace going"},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, "namespace going", true}}},
+		{"no deletion policy to inherit", wait(decide.ReasonDeletionPolicyUnresolved, ""), WaitFacts{},
+			[]want{{infrav1.DeletingCondition, metav1.ConditionTrue, infrav1.DeletionPolicyUnresolvedReason, "", false}}},
+		{"a Manual plan waits for approval", wait(decide.ReasonPlanAwaitingApproval, decide.OpApply), WaitFacts{Message: "approve it"},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, "approve it", false}}},
+		{"an approved plan that changed stays the news", wait(decide.ReasonPlanAwaitingApproval, decide.OpApply),
+			WaitFacts{Message: "approve it", ApplyReason: infrav1.PlanChangedReason}, nil},
+		{"a rescued state waits for its restore", wait(decide.ReasonStateRescued, decide.OpApply), WaitFacts{Message: "restore it"},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, "restore it", false}}},
+		{"a destructive plan is blocked", wait(decide.ReasonAwaitingApproval, decide.OpApply), WaitFacts{Message: "approve it"},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "approve it", false}}},
+		{"dependents hold a cluster's deletion", wait(decide.ReasonDependentsExist, ""), WaitFacts{Message: "2 machines"},
+			[]want{{infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, "2 machines", false}}},
+		{"a lost state: StateReadable says why", wait(decide.ReasonStateLost, decide.OpApply), WaitFacts{}, nil},
+		{"an owner mismatch: DependenciesReady says why", wait(decide.ReasonOwnerMismatch, decide.OpApply), WaitFacts{}, nil},
+		{"credentials: their own conditions say why", wait(decide.ReasonCredentialsNotReady, decide.OpApply), WaitFacts{}, nil},
+		{"inputs over the cap, whatever waits", wait(decide.ReasonOwnerMismatch, decide.OpApply), WaitFacts{TooLarge: errors.New("inputs are 2 MiB")},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB", false}}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Wait(tc.d, tc.facts)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Wait = %+v, want %d conditions", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				g := got[i]
+				if g.Type != w.typ || g.Status != w.status || g.Reason != w.reason || g.Wait != w.wait || (w.msg != "" && g.Message != w.msg) || g.Message == "" {
+					t.Errorf("Wait[%d] = %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
