@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
@@ -133,9 +134,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 		kind = infrav1.RunErrorInterrupted
 	}
 	p.observe(func() { p.observeJob(o, kind) })
-	cond, ev := jobCondition(o, kind)
+	cond, ev := conditions.Job(jobFacts(o, kind))
 	p.set(cond)
-	p.eventf(ev.typ, ev.reason, "%s", ev.note)
+	p.eventf(ev.Type, ev.Reason, "%s", ev.Note)
 	if o.succeeded && (o.op == decide.OpApply || o.op == decide.OpRefresh || o.op == decide.OpDrift) {
 		p.newSample = true
 	}

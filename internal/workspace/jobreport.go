@@ -1,75 +1,26 @@
 package workspace
 
-// What a finished Job's outcome reports: its condition and event, and
-// status.lastRun. Pure.
+// What a finished Job's outcome reports: the facts of its condition and
+// event (conditions.Job), and status.lastRun. Pure.
 
 import (
-	"fmt"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 )
 
-// jobCondition is the condition a finished Job sets and the event it
-// emits once.
-func jobCondition(o outcome, kind infrav1.RunErrorKind) (metav1.Condition, event) {
+// jobFacts are what the report of a finished Job (conditions.Job) is
+// computed from.
+func jobFacts(o outcome, kind infrav1.RunErrorKind) conditions.JobFacts {
 	j := o.job
-	condType, okReason, failReason, deadlineReason := infrav1.ApplyJobSucceededCondition, infrav1.ApplySucceededReason, infrav1.ApplyFailedReason, infrav1.JobDeadlineExceededReason
-	switch o.op {
-	case decide.OpDestroy:
-		okReason, failReason = infrav1.DestroySucceededReason, infrav1.DestroyFailedReason
-	case decide.OpRefresh, decide.OpDrift:
-		condType, okReason, failReason, deadlineReason = infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason, infrav1.DriftJobFailedReason, infrav1.DriftJobDeadlineExceededReason
-	case decide.OpRestore:
-		condType, okReason, failReason, deadlineReason = infrav1.RestoreJobSucceededCondition, infrav1.StateRestoredReason, infrav1.RestoreFailedReason, infrav1.RestoreFailedReason
-	}
-	c := metav1.Condition{Type: condType}
-	switch {
-	case !o.succeeded && j.Annotations[infrav1.ImagePullFailedAnnotation] == "true":
-		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImagePullFailedReason
-		c.Message = fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", j.Name, sourceImage(j))
-		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
-	case o.succeeded && o.op == decide.OpPlan && planUnreadable(o):
-		c.Status, c.Reason = metav1.ConditionFalse, failReason
-		c.Message = fmt.Sprintf("Job %s: the plan Job succeeded but reported no readable plan, so there is nothing to approve; "+
-			"it counts as a failed plan and is planned again with the backoff. Check the Job's logs and that its runner image matches the manager", j.Name)
-		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
-	case o.succeeded && o.op == decide.OpPlan:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, fmt.Sprintf("Job %s planned the inputs", j.Name)
-		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
-	case o.succeeded:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, okReason, fmt.Sprintf("Job %s: %s succeeded", j.Name, o.op)
-		return c, event{corev1.EventTypeNormal, "JobSucceeded", c.Message}
-	case o.deadline:
-		c.Status, c.Reason = metav1.ConditionFalse, deadlineReason
-		c.Message = fmt.Sprintf("Job %s: %s exceeded its activeDeadlineSeconds (%ds); raise spec.jobs.activeDeadlineSeconds if the module needs longer", j.Name, o.op, deref(j.Spec.ActiveDeadlineSeconds))
-		return c, event{corev1.EventTypeWarning, "JobDeadlineExceeded", c.Message}
-	case kind == infrav1.RunErrorInterrupted:
-		c.Status, c.Reason = metav1.ConditionFalse, failReason
-		c.Message = fmt.Sprintf("Job %s: %s was interrupted from outside (Job or pod deleted, node drained) and may have changed part of the infrastructure; it is retried at once", j.Name, o.op)
-		return c, event{corev1.EventTypeWarning, "JobInterrupted", c.Message}
-	case kind == infrav1.RunErrorImageLayout:
-		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ImageInvalidReason
-		c.Message = fmt.Sprintf("Job %s: the module image breaks the image contract: %s", j.Name, tail(o))
-		return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
-	case kind == infrav1.RunErrorBlocked:
-		c.Status, c.Reason = metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason
-		c.Message = fmt.Sprintf("Job %s: the plan deletes or replaces resources, so nothing was applied; approve its TerraformPlan to let it through", j.Name)
-		return c, event{corev1.EventTypeWarning, "DestructivePlanBlocked", c.Message}
-	case kind == infrav1.RunErrorPlanChanged:
-		c.Status, c.Reason = metav1.ConditionUnknown, infrav1.PlanChangedReason
-		c.Message = fmt.Sprintf("Job %s: the plan changed since it was approved, so nothing was applied", j.Name)
-		return c, event{corev1.EventTypeWarning, "PlanChanged", c.Message}
-	}
-	c.Status, c.Reason = metav1.ConditionFalse, failReason
-	c.Message = fmt.Sprintf("Job %s: %s failed: %s", j.Name, o.op, tail(o))
-	return c, event{corev1.EventTypeWarning, "JobFailed", c.Message}
+	return conditions.JobFacts{Name: j.Name, Op: o.op, Succeeded: o.succeeded, Deadline: o.deadline, DeadlineSeconds: deref(j.Spec.ActiveDeadlineSeconds),
+		ImagePullFailed: j.Annotations[infrav1.ImagePullFailedAnnotation] == "true", Image: sourceImage(j),
+		PlanUnreadable: o.op == decide.OpPlan && planUnreadable(o), Kind: kind, Summary: tail(o)}
 }
 
 // sourceImage is the module image of a Job.

@@ -1,0 +1,86 @@
+package conditions
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+)
+
+// JobFacts are what a finished Job's report is computed from.
+type JobFacts struct {
+	// Name is the Job's name and Op its operation.
+	Name string
+	Op   decide.Operation
+	// Succeeded and Deadline: how the Job ended (a Job that failed may
+	// have run out of its activeDeadlineSeconds, DeadlineSeconds).
+	Succeeded, Deadline bool
+	DeadlineSeconds     int64
+	// ImagePullFailed: the Job was stopped because its module image
+	// could not be pulled; Image is that image.
+	ImagePullFailed bool
+	Image           string
+	// PlanUnreadable: a plan Job left no readable plan.
+	PlanUnreadable bool
+	// Kind is the kind of the runner's error ("" when none), and Summary
+	// its curated, redacted failure summary.
+	Kind    infrav1.RunErrorKind
+	Summary string
+}
+
+// Event is an event a report emits once.
+type Event struct {
+	Type, Reason, Note string
+}
+
+// Job is the condition a finished Job reports, on its operation's
+// condition, and the event it emits once.
+func Job(f JobFacts) (metav1.Condition, Event) {
+	okReason, failReason, deadlineReason := infrav1.ApplySucceededReason, infrav1.ApplyFailedReason, infrav1.JobDeadlineExceededReason
+	switch f.Op {
+	case decide.OpDestroy:
+		okReason = infrav1.DestroySucceededReason
+	case decide.OpRefresh, decide.OpDrift:
+		okReason, deadlineReason = infrav1.DriftCheckedReason, infrav1.DriftJobDeadlineExceededReason
+	case decide.OpRestore:
+		okReason, deadlineReason = infrav1.StateRestoredReason, infrav1.RestoreFailedReason
+	}
+	failReason = FailReason(f.Op)
+	c := metav1.Condition{Type: OpType(f.Op)}
+	report := func(status metav1.ConditionStatus, reason, eventType, eventReason, msg string) (metav1.Condition, Event) {
+		c.Status, c.Reason, c.Message = status, reason, msg
+		return c, Event{eventType, eventReason, msg}
+	}
+	switch {
+	case !f.Succeeded && f.ImagePullFailed:
+		return report(metav1.ConditionFalse, infrav1.ImagePullFailedReason, corev1.EventTypeWarning, "JobFailed",
+			fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", f.Name, f.Image))
+	case f.Succeeded && f.Op == decide.OpPlan && f.PlanUnreadable:
+		return report(metav1.ConditionFalse, failReason, corev1.EventTypeWarning, "JobFailed",
+			fmt.Sprintf("Job %s: the plan Job succeeded but reported no readable plan, so there is nothing to approve; "+
+				"it counts as a failed plan and is planned again with the backoff. Check the Job's logs and that its runner image matches the manager", f.Name))
+	case f.Succeeded && f.Op == decide.OpPlan:
+		return report(metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, corev1.EventTypeNormal, "JobSucceeded", fmt.Sprintf("Job %s planned the inputs", f.Name))
+	case f.Succeeded:
+		return report(metav1.ConditionTrue, okReason, corev1.EventTypeNormal, "JobSucceeded", fmt.Sprintf("Job %s: %s succeeded", f.Name, f.Op))
+	case f.Deadline:
+		return report(metav1.ConditionFalse, deadlineReason, corev1.EventTypeWarning, "JobDeadlineExceeded",
+			fmt.Sprintf("Job %s: %s exceeded its activeDeadlineSeconds (%ds); raise spec.jobs.activeDeadlineSeconds if the module needs longer", f.Name, f.Op, f.DeadlineSeconds))
+	case f.Kind == infrav1.RunErrorInterrupted:
+		return report(metav1.ConditionFalse, failReason, corev1.EventTypeWarning, "JobInterrupted",
+			fmt.Sprintf("Job %s: %s was interrupted from outside (Job or pod deleted, node drained) and may have changed part of the infrastructure; it is retried at once", f.Name, f.Op))
+	case f.Kind == infrav1.RunErrorImageLayout:
+		return report(metav1.ConditionFalse, infrav1.ImageInvalidReason, corev1.EventTypeWarning, "JobFailed",
+			fmt.Sprintf("Job %s: the module image breaks the image contract: %s", f.Name, f.Summary))
+	case f.Kind == infrav1.RunErrorBlocked:
+		return report(metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, corev1.EventTypeWarning, "DestructivePlanBlocked",
+			fmt.Sprintf("Job %s: the plan deletes or replaces resources, so nothing was applied; approve its TerraformPlan to let it through", f.Name))
+	case f.Kind == infrav1.RunErrorPlanChanged:
+		return report(metav1.ConditionUnknown, infrav1.PlanChangedReason, corev1.EventTypeWarning, "PlanChanged",
+			fmt.Sprintf("Job %s: the plan changed since it was approved, so nothing was applied", f.Name))
+	}
+	return report(metav1.ConditionFalse, failReason, corev1.EventTypeWarning, "JobFailed", fmt.Sprintf("Job %s: %s failed: %s", f.Name, f.Op, f.Summary))
+}

@@ -1,0 +1,86 @@
+package conditions
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+)
+
+// TestJob: what each way a Job can end reports, one row each: the
+// condition (its operation's), its status and reason, a message naming
+// the Job, and the event, which says the same.
+func TestJob(t *testing.T) {
+	ended := func(op decide.Operation, ok bool, change func(*JobFacts)) JobFacts {
+		f := JobFacts{Name: "captf-c-demo-" + string(op) + "-a1-0abc12", Op: op, Succeeded: ok, DeadlineSeconds: 3600, Image: "registry.example/net:v1", Summary: "step apply: Error: quota exceeded"}
+		if change != nil {
+			change(&f)
+		}
+		return f
+	}
+	testCases := []struct {
+		name       string
+		facts      JobFacts
+		typ        string
+		status     metav1.ConditionStatus
+		reason     string
+		eventType  string
+		eventWhy   string
+		messageHas string
+	}{
+		{"an apply succeeded", ended(decide.OpApply, true, nil), infrav1.ApplyJobSucceededCondition, metav1.ConditionTrue, infrav1.ApplySucceededReason,
+			corev1.EventTypeNormal, "JobSucceeded", "apply succeeded"},
+		{"a destroy succeeded", ended(decide.OpDestroy, true, nil), infrav1.ApplyJobSucceededCondition, metav1.ConditionTrue, infrav1.DestroySucceededReason,
+			corev1.EventTypeNormal, "JobSucceeded", "destroy succeeded"},
+		{"a drift check succeeded", ended(decide.OpDrift, true, nil), infrav1.DriftJobSucceededCondition, metav1.ConditionTrue, infrav1.DriftCheckedReason,
+			corev1.EventTypeNormal, "JobSucceeded", "drift succeeded"},
+		{"a refresh succeeded", ended(decide.OpRefresh, true, nil), infrav1.DriftJobSucceededCondition, metav1.ConditionTrue, infrav1.DriftCheckedReason,
+			corev1.EventTypeNormal, "JobSucceeded", "refresh succeeded"},
+		{"a restore succeeded", ended(decide.OpRestore, true, nil), infrav1.RestoreJobSucceededCondition, metav1.ConditionTrue, infrav1.StateRestoredReason,
+			corev1.EventTypeNormal, "JobSucceeded", "restore succeeded"},
+		{"a plan waits for approval", ended(decide.OpPlan, true, nil), infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason,
+			corev1.EventTypeNormal, "JobSucceeded", "planned the inputs"},
+		{"a plan without a readable plan failed", ended(decide.OpPlan, true, func(f *JobFacts) { f.PlanUnreadable = true }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, corev1.EventTypeWarning, "JobFailed", "no readable plan"},
+		{"an image that could not be pulled", ended(decide.OpApply, false, func(f *JobFacts) { f.ImagePullFailed = true }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ImagePullFailedReason, corev1.EventTypeWarning, "JobFailed", "registry.example/net:v1 could not be pulled"},
+		{"an apply past its deadline", ended(decide.OpApply, false, func(f *JobFacts) { f.Deadline = true }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobDeadlineExceededReason, corev1.EventTypeWarning, "JobDeadlineExceeded", "(3600s)"},
+		{"a drift check past its deadline", ended(decide.OpDrift, false, func(f *JobFacts) { f.Deadline = true }),
+			infrav1.DriftJobSucceededCondition, metav1.ConditionFalse, infrav1.DriftJobDeadlineExceededReason, corev1.EventTypeWarning, "JobDeadlineExceeded", "activeDeadlineSeconds"},
+		{"a restore past its deadline", ended(decide.OpRestore, false, func(f *JobFacts) { f.Deadline = true }),
+			infrav1.RestoreJobSucceededCondition, metav1.ConditionFalse, infrav1.RestoreFailedReason, corev1.EventTypeWarning, "JobDeadlineExceeded", "activeDeadlineSeconds"},
+		{"an interrupted destroy", ended(decide.OpDestroy, false, func(f *JobFacts) { f.Kind = infrav1.RunErrorInterrupted }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestroyFailedReason, corev1.EventTypeWarning, "JobInterrupted", "retried at once"},
+		{"an image that breaks the contract", ended(decide.OpApply, false, func(f *JobFacts) { f.Kind, f.Summary = infrav1.RunErrorImageLayout, "no /module" }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ImageInvalidReason, corev1.EventTypeWarning, "JobFailed", "no /module"},
+		{"a destructive plan blocked", ended(decide.OpApply, false, func(f *JobFacts) { f.Kind = infrav1.RunErrorBlocked }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, corev1.EventTypeWarning, "DestructivePlanBlocked", "approve its TerraformPlan"},
+		{"an approved plan that changed", ended(decide.OpApply, false, func(f *JobFacts) { f.Kind = infrav1.RunErrorPlanChanged }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanChangedReason, corev1.EventTypeWarning, "PlanChanged", "changed since it was approved"},
+		{"a failed apply names its summary", ended(decide.OpApply, false, func(f *JobFacts) { f.Kind = infrav1.RunErrorStep }),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, corev1.EventTypeWarning, "JobFailed", "quota exceeded"},
+		{"a failed drift check", ended(decide.OpDrift, false, nil),
+			infrav1.DriftJobSucceededCondition, metav1.ConditionFalse, infrav1.DriftJobFailedReason, corev1.EventTypeWarning, "JobFailed", "drift failed"},
+		{"a failed restore", ended(decide.OpRestore, false, nil),
+			infrav1.RestoreJobSucceededCondition, metav1.ConditionFalse, infrav1.RestoreFailedReason, corev1.EventTypeWarning, "JobFailed", "restore failed"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ev := Job(tc.facts)
+			if c.Type != tc.typ || c.Status != tc.status || c.Reason != tc.reason {
+				t.Errorf("condition %s/%s/%s, want %s/%s/%s", c.Type, c.Status, c.Reason, tc.typ, tc.status, tc.reason)
+			}
+			if !strings.Contains(c.Message, tc.facts.Name) || !strings.Contains(c.Message, tc.messageHas) {
+				t.Errorf("message %q, want it to name Job %s and say %q", c.Message, tc.facts.Name, tc.messageHas)
+			}
+			if ev.Type != tc.eventType || ev.Reason != tc.eventWhy || ev.Note != c.Message {
+				t.Errorf("event %+v, want %s %s saying what the condition says", ev, tc.eventType, tc.eventWhy)
+			}
+		})
+	}
+}
