@@ -8,11 +8,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -144,8 +144,7 @@ func (p *pass) observeState(ctx context.Context) error {
 	if from := p.retainedFrom(); from != "" {
 		if !p.w.AdoptRetainedState {
 			p.retained = true
-			p.set(metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.RetainedStateFoundReason,
-				Message: fmt.Sprintf("State %s was retained by a deleted object of this name (UID %s); set spec.adoptRetainedState to adopt it, or delete it", state.SecretName(suffix), from)})
+			p.set(conditions.StateReadable(conditions.StateFacts{Secret: state.SecretName(suffix), RetainedFrom: from}))
 			return nil
 		}
 		if err := p.adoptRetained(ctx, from); err != nil {
@@ -161,29 +160,21 @@ func (p *pass) observeState(ctx context.Context) error {
 		return p.stErr
 	}
 	p.w.Status.StateSecretSuffix = suffix
-	cond := metav1.Condition{Type: infrav1.StateReadableCondition}
+	f := conditions.StateFacts{Secret: state.SecretName(suffix), Deleting: !p.obj.GetDeletionTimestamp().IsZero()}
 	switch {
 	case p.st != nil:
-		cond.Status, cond.Reason = metav1.ConditionTrue, infrav1.StateReadReason
-		cond.Message = fmt.Sprintf("Read serial %d (%d resources, %d bytes compressed)", p.st.Serial, p.st.ManagedResources, p.st.CompressedBytes)
+		f.Read, f.Serial, f.Resources, f.CompressedBytes = true, p.st.Serial, p.st.ManagedResources, p.st.CompressedBytes
 		p.w.Status.ObservedStateSerial = p.st.Serial
 		p.w.Status.StateBytes = p.st.CompressedBytes
 		metrics.ObserveState(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName(), p.st)
 		p.applyOutputs()
-	case errors.Is(p.stErr, state.ErrNotFound) && p.everApplied():
-		cond.Status, cond.Reason = metav1.ConditionFalse, infrav1.StateLostReason
-		cond.Message = fmt.Sprintf("The object applied before but its state Secret %s is gone; restore it (see the state-restore runbook)", state.SecretName(suffix))
-	case errors.Is(p.stErr, state.ErrNotFound) && p.unconfirmed() != "":
-		cond = p.applyOutcomeUnknown(suffix)
 	case errors.Is(p.stErr, state.ErrNotFound):
-		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.StateNotFoundReason
-		cond.Message = "No state yet"
+		f.NotFound, f.EverApplied, f.UnconfirmedJob = true, p.everApplied(), p.unconfirmed()
 	default:
 		reason, _ := state.ReasonOf(p.stErr)
-		cond.Status, cond.Reason = metav1.ConditionFalse, string(reason)
-		cond.Message = fmt.Sprintf("State %s cannot be read (%s); no Job starts and deletion is held (see the state-unreadable runbook)", state.SecretName(suffix), reason)
+		f.Unreadable = string(reason)
 	}
-	p.set(cond)
+	p.set(conditions.StateReadable(f))
 	return nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
-	"captf.io/captf/pkg/state"
 )
 
 // An apply whose outcome nobody knows: its Job ended without a runner
@@ -157,17 +156,4 @@ func (p *pass) confirmNoResources(ctx context.Context) error {
 	}
 	p.eventf(corev1.EventTypeNormal, "NoResourcesConfirmed", "Confirmed that Job %s created nothing (%s); it is forgotten", job, infrav1.ConfirmNoResourcesAnnotation)
 	return nil
-}
-
-// applyOutcomeUnknown is the StateReadable hold of an object without a
-// state whose only apply's outcome is unknown.
-func (p *pass) applyOutcomeUnknown(suffix string) metav1.Condition {
-	job := p.unconfirmed()
-	msg := fmt.Sprintf("No state Secret %s exists and apply Job %s ended without a result, so whether it created resources is unknown; no apply runs. "+
-		"If it created nothing, set the annotation %s=%s on this object; if a backup exists, restore it (captf.io/restore-state)",
-		state.SecretName(suffix), job, infrav1.ConfirmNoResourcesAnnotation, job)
-	if !p.obj.GetDeletionTimestamp().IsZero() {
-		msg += "; or set spec.deletionPolicy: Retain to release the object without a destroy"
-	}
-	return metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyOutcomeUnknownReason, Message: msg}
 }

@@ -1,0 +1,69 @@
+package conditions
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
+
+// StateFacts are what reading the object's state found.
+type StateFacts struct {
+	// Secret is the name of the state's base Secret.
+	Secret string
+	// RetainedFrom is the UID of a deleted object of this name that
+	// retained the state, when the object does not adopt it.
+	RetainedFrom string
+	// Read: the state was read and decoded: serial, managed resources
+	// and gzipped size.
+	Read            bool
+	Serial          int64
+	Resources       int
+	CompressedBytes int64
+	// NotFound: there is no state Secret.
+	NotFound bool
+	// EverApplied: the object applied before (provisioned, an applied
+	// record or marker, or a backup).
+	EverApplied bool
+	// UnconfirmedJob names the apply Job whose outcome is unknown (""
+	// when none).
+	UnconfirmedJob string
+	// Deleting: the object has a deletion timestamp.
+	Deleting bool
+	// Unreadable is why a state that exists cannot be read (the state
+	// reader's reason: inconsistent, encrypted, corrupt, ...).
+	Unreadable string
+}
+
+// StateReadable is the StateReadable condition: whether the state can be
+// read and, when it cannot, what the user can do.
+func StateReadable(f StateFacts) metav1.Condition {
+	c := metav1.Condition{Type: infrav1.StateReadableCondition}
+	switch {
+	case f.RetainedFrom != "":
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.RetainedStateFoundReason
+		c.Message = fmt.Sprintf("State %s was retained by a deleted object of this name (UID %s); set spec.adoptRetainedState to adopt it, or delete it", f.Secret, f.RetainedFrom)
+	case f.Read:
+		c.Status, c.Reason = metav1.ConditionTrue, infrav1.StateReadReason
+		c.Message = fmt.Sprintf("Read serial %d (%d resources, %d bytes compressed)", f.Serial, f.Resources, f.CompressedBytes)
+	case f.NotFound && f.EverApplied:
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.StateLostReason
+		c.Message = fmt.Sprintf("The object applied before but its state Secret %s is gone; restore it (see the state-restore runbook)", f.Secret)
+	case f.NotFound && f.UnconfirmedJob != "":
+		// An object without a state whose only apply's outcome is unknown.
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ApplyOutcomeUnknownReason
+		c.Message = fmt.Sprintf("No state Secret %s exists and apply Job %s ended without a result, so whether it created resources is unknown; no apply runs. "+
+			"If it created nothing, set the annotation %s=%s on this object; if a backup exists, restore it (captf.io/restore-state)",
+			f.Secret, f.UnconfirmedJob, infrav1.ConfirmNoResourcesAnnotation, f.UnconfirmedJob)
+		if f.Deleting {
+			c.Message += "; or set spec.deletionPolicy: Retain to release the object without a destroy"
+		}
+	case f.NotFound:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.StateNotFoundReason, "No state yet"
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, f.Unreadable
+		c.Message = fmt.Sprintf("State %s cannot be read (%s); no Job starts and deletion is held (see the state-unreadable runbook)", f.Secret, f.Unreadable)
+	}
+	return c
+}
