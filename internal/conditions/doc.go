@@ -2,7 +2,8 @@
 // decided into the conditions it reports: Deleting and Paused, which every
 // pass reports, InputsApplied, what a decision to wait reports and on which
 // condition, what a finished Job reports (condition and event), whether
-// the state can be read (StateReadable), Ready's summary of the others, the condition each operation
+// the state can be read (StateReadable), what a drift check and the
+// applies after it report (DriftDetected), Ready's summary of the others, the condition each operation
 // reports on and the defaults of a first visit.
 // It is pure: it reads no object and no clock and links no client (a wall
 // test checks its dependency closure), so that every rule is a row of a
