@@ -79,23 +79,27 @@ func TestReadyInputs(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	testCases := []struct {
 		deleting, paused bool
-		deletingWant     string // Deleting's reason, then a word of its message
-		word             string
+		deletingWant     string // Deleting's reason, then its message
+		message          string
 		pausedWant       string
 	}{
 		{false, false, infrav1.NotDeletingReason, "", infrav1.NotPausedReason},
 		{false, true, infrav1.NotDeletingReason, "", infrav1.PausedReason},
-		{true, false, infrav1.DeletingReason, "being deleted", infrav1.NotPausedReason},
-		{true, true, infrav1.DeletingReason, "waits until it is unpaused", infrav1.PausedReason},
+		{true, false, infrav1.DeletingReason, "The object is being deleted", infrav1.NotPausedReason},
+		{true, true, infrav1.DeletingReason, "The object is being deleted; deletion waits until it is unpaused", infrav1.PausedReason},
 	}
 	for _, tc := range testCases {
 		conds := Lifecycle(tc.deleting, tc.paused)
 		del, pause := meta.FindStatusCondition(conds, infrav1.DeletingCondition), meta.FindStatusCondition(conds, infrav1.PausedCondition)
-		if del == nil || del.Reason != tc.deletingWant || (del.Status == metav1.ConditionTrue) != tc.deleting || !strings.Contains(del.Message, tc.word) {
-			t.Errorf("deleting %v, paused %v: Deleting = %+v, want %s saying %q", tc.deleting, tc.paused, del, tc.deletingWant, tc.word)
+		if del == nil || del.Reason != tc.deletingWant || (del.Status == metav1.ConditionTrue) != tc.deleting || del.Message != tc.message {
+			t.Errorf("deleting %v, paused %v: Deleting = %+v, want %s saying %q", tc.deleting, tc.paused, del, tc.deletingWant, tc.message)
 		}
-		if pause == nil || pause.Reason != tc.pausedWant || (pause.Status == metav1.ConditionTrue) != tc.paused {
-			t.Errorf("paused %v: Paused = %+v, want %s", tc.paused, pause, tc.pausedWant)
+		pausedSays := ""
+		if tc.paused {
+			pausedSays = "The object or its Cluster is paused: no Job starts"
+		}
+		if pause == nil || pause.Reason != tc.pausedWant || (pause.Status == metav1.ConditionTrue) != tc.paused || pause.Message != pausedSays {
+			t.Errorf("paused %v: Paused = %+v, want %s saying %q", tc.paused, pause, tc.pausedWant, pausedSays)
 		}
 	}
 }
@@ -134,23 +138,28 @@ func TestInputsApplied(t *testing.T) {
 		d      decide.Decision
 		status metav1.ConditionStatus
 		reason string // "" when the pass leaves it alone
+		says   string
 	}{
-		{"a deleting object leaves it", InputsFacts{Deleting: true, StateObserved: true, InputsBuilt: true}, upToDate, "", ""},
-		{"a running check leaves it", InputsFacts{ActiveOp: decide.OpDrift, ActiveJob: "d", StateObserved: true, InputsBuilt: true}, upToDate, "", ""},
-		{"a pass that read no state leaves it", InputsFacts{InputsBuilt: true}, upToDate, "", ""},
-		{"a machine whose inputs no longer build, applied", InputsFacts{StateObserved: true, InState: true}, upToDate, metav1.ConditionTrue, infrav1.InputsAppliedReason},
-		{"inputs that do not build", InputsFacts{StateObserved: true}, upToDate, metav1.ConditionUnknown, infrav1.InputsUnavailableReason},
-		{"an apply runs", InputsFacts{ActiveOp: decide.OpApply, ActiveJob: "captf-c-demo-apply", InputsBuilt: true}, upToDate, metav1.ConditionFalse, infrav1.ApplyRunningReason},
-		{"a pool's exports change is held", InputsFacts{StateObserved: true, InputsBuilt: true, HeldPlan: "p"}, upToDate, metav1.ConditionFalse, infrav1.AwaitingApprovalReason},
-		{"applied", InputsFacts{StateObserved: true, InputsBuilt: true, InState: true}, upToDate, metav1.ConditionTrue, infrav1.InputsAppliedReason},
+		{"a deleting object leaves it", InputsFacts{Deleting: true, StateObserved: true, InputsBuilt: true}, upToDate, "", "", ""},
+		{"a running check leaves it", InputsFacts{JobRunning: true, ActiveOp: decide.OpDrift, ActiveJob: "d", StateObserved: true, InputsBuilt: true}, upToDate, "", "", ""},
+		{"a running Job of no known operation leaves it", InputsFacts{JobRunning: true, ActiveJob: "d", StateObserved: true, InputsBuilt: true}, upToDate, "", "", ""},
+		{"a pass that read no state leaves it", InputsFacts{InputsBuilt: true}, upToDate, "", "", ""},
+		{"a machine whose inputs no longer build, applied", InputsFacts{StateObserved: true, InState: true}, upToDate, metav1.ConditionTrue, infrav1.InputsAppliedReason,
+			"a machine never re-applies"},
+		{"inputs that do not build", InputsFacts{StateObserved: true}, upToDate, metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "cannot be built"},
+		{"an apply runs", InputsFacts{JobRunning: true, ActiveOp: decide.OpApply, ActiveJob: "captf-c-demo-apply", InputsBuilt: true, InState: true}, upToDate,
+			metav1.ConditionFalse, infrav1.ApplyRunningReason, "Job captf-c-demo-apply applies"},
+		{"a pool's exports change is held, though its last inputs are applied", InputsFacts{StateObserved: true, InputsBuilt: true, InState: true, HeldPlan: "tfmp-pool-0abc"}, upToDate,
+			metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "approval of TerraformPlan tfmp-pool-0abc"},
+		{"applied", InputsFacts{StateObserved: true, InputsBuilt: true, InState: true}, upToDate, metav1.ConditionTrue, infrav1.InputsAppliedReason, "current inputs are applied"},
 		{"a destructive change waits for approval", InputsFacts{StateObserved: true, InputsBuilt: true},
-			decide.Decision{Action: decide.ActionWait, Reason: decide.ReasonAwaitingApproval}, metav1.ConditionFalse, infrav1.AwaitingApprovalReason},
+			decide.Decision{Action: decide.ActionWait, Reason: decide.ReasonAwaitingApproval}, metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "wait for approval"},
 		{"a Manual plan waits for approval", InputsFacts{StateObserved: true, InputsBuilt: true},
-			decide.Decision{Action: decide.ActionWait, Reason: decide.ReasonPlanAwaitingApproval}, metav1.ConditionFalse, infrav1.AwaitingApprovalReason},
+			decide.Decision{Action: decide.ActionWait, Reason: decide.ReasonPlanAwaitingApproval}, metav1.ConditionFalse, infrav1.AwaitingApprovalReason, "wait for approval"},
 		{"a failed apply backs off", InputsFacts{StateObserved: true, InputsBuilt: true},
-			decide.Decision{Action: decide.ActionWait, Reason: decide.Backoff(decide.ReasonInputsChanged)}, metav1.ConditionFalse, infrav1.InputsApplyFailedReason},
+			decide.Decision{Action: decide.ActionWait, Reason: decide.Backoff(decide.ReasonInputsChanged)}, metav1.ConditionFalse, infrav1.InputsApplyFailedReason, "retried after a backoff"},
 		{"an apply is due", InputsFacts{StateObserved: true, InputsBuilt: true},
-			decide.Decision{Action: decide.ActionStartJob, Op: decide.OpApply, Reason: decide.ReasonInputsChanged}, metav1.ConditionFalse, infrav1.ApplyPendingReason},
+			decide.Decision{Action: decide.ActionStartJob, Op: decide.OpApply, Reason: decide.ReasonInputsChanged}, metav1.ConditionFalse, infrav1.ApplyPendingReason, "is due"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,8 +170,8 @@ func TestInputsApplied(t *testing.T) {
 				}
 				return
 			}
-			if !ok || c.Type != infrav1.InputsAppliedCondition || c.Status != tc.status || c.Reason != tc.reason || c.Message == "" {
-				t.Fatalf("InputsApplied = %+v (set %v), want %s/%s with a message", c, ok, tc.status, tc.reason)
+			if !ok || c.Type != infrav1.InputsAppliedCondition || c.Status != tc.status || c.Reason != tc.reason || !strings.Contains(c.Message, tc.says) {
+				t.Fatalf("InputsApplied = %+v (set %v), want %s/%s saying %q", c, ok, tc.status, tc.reason, tc.says)
 			}
 		})
 	}

@@ -13,10 +13,11 @@ import (
 type InputsFacts struct {
 	// Deleting: the object has a deletion timestamp.
 	Deleting bool
-	// ActiveOp and ActiveJob are the running Job's operation and name
-	// ("" when none runs).
-	ActiveOp  decide.Operation
-	ActiveJob string
+	// JobRunning: a Job of the object runs; ActiveOp and ActiveJob are
+	// its operation and name.
+	JobRunning bool
+	ActiveOp   decide.Operation
+	ActiveJob  string
 	// StateObserved: the pass read the state, or failed to.
 	StateObserved bool
 	// InputsBuilt: the current inputs build (they have a hash).
@@ -34,7 +35,7 @@ type InputsFacts struct {
 // it; ok is false when the pass leaves it as it was: the object is being
 // deleted, a check (not an apply) runs, or the state was not read.
 func InputsApplied(f InputsFacts, d decide.Decision) (c metav1.Condition, ok bool) {
-	if f.Deleting || (f.ActiveOp != "" && f.ActiveOp != decide.OpApply) || (f.ActiveOp == "" && !f.StateObserved) {
+	if f.Deleting || (f.JobRunning && f.ActiveOp != decide.OpApply) || (!f.JobRunning && !f.StateObserved) {
 		return metav1.Condition{}, false
 	}
 	c = metav1.Condition{Type: infrav1.InputsAppliedCondition}
@@ -43,7 +44,7 @@ func InputsApplied(f InputsFacts, d decide.Decision) (c metav1.Condition, ok boo
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.InputsAppliedReason, "The machine's inputs are applied; a machine never re-applies"
 	case !f.InputsBuilt:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, infrav1.InputsUnavailableReason, "The current inputs cannot be built"
-	case f.ActiveOp == decide.OpApply:
+	case f.JobRunning:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyRunningReason, fmt.Sprintf("Job %s applies the inputs", f.ActiveJob)
 	case f.HeldPlan != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.AwaitingApprovalReason,

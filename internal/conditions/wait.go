@@ -31,11 +31,15 @@ type Reported struct {
 	Wait bool
 }
 
-// Wait is what a decision to wait reports, on the condition it concerns,
-// beyond the conditions that already say why: StateReadable for a state
-// that holds everything, DependenciesReady for an owner or inputs
-// problem, the credentials step's own conditions. Inputs over the cap are
-// reported whatever else waits.
+// Wait is what a decision to wait reports, on the condition it concerns.
+// The waits whose cause another condition already reports add nothing:
+// StateLost, StateUnreadable, DeletionHeld and ApplyOutcomeUnknown
+// (StateReadable says why), OwnerMismatch and InputsUnavailable
+// (DependenciesReady), CredentialsNotReady (the credentials step's
+// conditions). Inputs over the cap are reported whatever else waits, last,
+// so that they have ApplyJobSucceeded's last word. The waits a Job's start
+// meets (a Job slot, the run lease, the cluster gate, a recorded identity,
+// a new image's runtime) are reported as the engine meets them.
 func Wait(d decide.Decision, f WaitFacts) []Reported {
 	var out []Reported
 	report := func(typ string, status metav1.ConditionStatus, reason, msg string, wait bool) {

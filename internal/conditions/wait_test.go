@@ -54,10 +54,18 @@ func TestWait(t *testing.T) {
 		{"dependents hold a cluster's deletion", wait(decide.ReasonDependentsExist, ""), WaitFacts{Message: "2 machines"},
 			[]want{{infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, "2 machines", false}}},
 		{"a lost state: StateReadable says why", wait(decide.ReasonStateLost, decide.OpApply), WaitFacts{}, nil},
+		{"an unreadable state: StateReadable says why", wait(decide.ReasonStateUnreadable, decide.OpApply), WaitFacts{}, nil},
+		{"a held deletion: StateReadable says why", wait(decide.ReasonDeletionHeld, decide.OpDestroy), WaitFacts{}, nil},
+		{"an unknown apply outcome: StateReadable says why", wait(decide.ReasonApplyOutcomeUnknown, decide.OpApply), WaitFacts{}, nil},
+		{"inputs that do not build: DependenciesReady says why", wait(decide.ReasonInputsUnavailable, decide.OpApply), WaitFacts{}, nil},
 		{"an owner mismatch: DependenciesReady says why", wait(decide.ReasonOwnerMismatch, decide.OpApply), WaitFacts{}, nil},
 		{"credentials: their own conditions say why", wait(decide.ReasonCredentialsNotReady, decide.OpApply), WaitFacts{}, nil},
 		{"inputs over the cap, whatever waits", wait(decide.ReasonOwnerMismatch, decide.OpApply), WaitFacts{TooLarge: errors.New("inputs are 2 MiB")},
 			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB", false}}},
+		{"inputs over the cap have the last word on ApplyJobSucceeded", wait(decide.ReasonAwaitingApproval, decide.OpApply),
+			WaitFacts{Message: "approve it", TooLarge: errors.New("inputs are 2 MiB")},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "approve it", false},
+				{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB", false}}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -237,7 +237,7 @@ func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
 	f := conditions.InputsFacts{Deleting: deleting, StateObserved: p.st != nil || p.stErr != nil,
 		InputsBuilt: p.inputs.hash != "", InState: p.inputsInState()}
 	if p.active != nil {
-		f.ActiveOp, f.ActiveJob = jobs.Op(p.active), p.active.Name
+		f.JobRunning, f.ActiveOp, f.ActiveJob = true, jobs.Op(p.active), p.active.Name
 	}
 	if p.inputs.held != nil {
 		f.HeldPlan = p.inputs.held.plan
