@@ -58,14 +58,6 @@ const (
 	// time as the idle fleet.
 	defaultRatioMachines = 1000
 	defaultIdle          = 10 * time.Minute
-	// ratioSync and ratioIdle are the heap ratio's sync period and idle
-	// window unless CAPTF_SCALE_SYNC_PERIOD and CAPTF_SCALE_IDLE say
-	// otherwise: the ratio compares two fleets' live heaps after the
-	// same resync and idle window, which the heap does not depend on the
-	// length of, and the shipped period's first resync comes about 20
-	// minutes after a start (two of those fleets took an hour).
-	ratioSync = 2 * time.Minute
-	ratioIdle = 2 * time.Minute
 	// fleetState is the gzipped size of a fleet machine's state, and
 	// largeFactor how many times larger the large fleet's are.
 	fleetState  = 2 << 10
@@ -156,17 +148,10 @@ func BenchmarkIdleFleet(b *testing.B) {
 // made, restarted and idled as BenchmarkIdleFleet's (with 1000 machines
 // unless CAPTF_SCALE_RATIO_MACHINES says otherwise) is removed,
 // and a fleet of states 60 times larger made, restarted and idled the
-// same way, both with a shorter sync period and idle window (ratioSync,
-// ratioIdle). Its live heap over the first's is the ratio; neither may
+// same way. Its live heap over the first's is the ratio; neither may
 // decompress a state in its resync or while idle.
 func BenchmarkIdleFleetLargeStates(b *testing.B) {
 	spec, ctx := fleetSize(b, RatioMachinesEnv, defaultRatioMachines)
-	if os.Getenv(SyncPeriodEnv) == "" {
-		spec.sync = ratioSync
-	}
-	if os.Getenv(IdleEnv) == "" {
-		spec.idle = ratioIdle
-	}
 	for range b.N {
 		small, _, smallIdle, err := settleFleet(ctx, b, "fleet-s", spec, fleetState)
 		if err != nil {
