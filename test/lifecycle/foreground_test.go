@@ -69,7 +69,9 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 	// destroy: it stays, readable, and the unpaused machine's destroy
 	// uses it.
 	suffix, _ := state.Suffix(w.ns, state.KindMachine, tm.Name)
-	w.eventually(time.Minute, "the machine's state Secret deleted by the garbage collector, and kept", func() (bool, error) {
+	// The garbage collector works through the suite's other namespaces
+	// too: under the whole suite's load it took over a minute once.
+	w.eventually(3*time.Minute, "the machine's state Secret deleted by the garbage collector, and kept", func() (bool, error) {
 		s := &corev1.Secret{}
 		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: state.SecretName(suffix)}, s)
 		if apierrors.IsNotFound(err) {
