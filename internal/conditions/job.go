@@ -39,7 +39,7 @@ type Event struct {
 // Job is the condition a finished Job reports, on its operation's
 // condition, and the event it emits once.
 func Job(f JobFacts) (metav1.Condition, Event) {
-	okReason, failReason, deadlineReason := infrav1.ApplySucceededReason, infrav1.ApplyFailedReason, infrav1.JobDeadlineExceededReason
+	okReason, failReason, deadlineReason := infrav1.ApplySucceededReason, FailReason(f.Op), infrav1.JobDeadlineExceededReason
 	switch f.Op {
 	case decide.OpDestroy:
 		okReason = infrav1.DestroySucceededReason
@@ -48,7 +48,6 @@ func Job(f JobFacts) (metav1.Condition, Event) {
 	case decide.OpRestore:
 		okReason, deadlineReason = infrav1.StateRestoredReason, infrav1.RestoreFailedReason
 	}
-	failReason = FailReason(f.Op)
 	c := metav1.Condition{Type: OpType(f.Op)}
 	report := func(status metav1.ConditionStatus, reason, eventType, eventReason, msg string) (metav1.Condition, Event) {
 		c.Status, c.Reason, c.Message = status, reason, msg
