@@ -3,7 +3,9 @@
 // pass reports, InputsApplied, what a decision to wait reports and on which
 // condition, what a finished Job reports (condition and event), whether
 // the state can be read (StateReadable), what a drift check and the
-// applies after it report (DriftDetected), Ready's summary of the others, the condition each operation
+// applies after it report (DriftDetected), which changes of a condition
+// emit an event (Transitions; Event is the one event type of a pass, a
+// role's included), Ready's summary of the others, the condition each operation
 // reports on and the defaults of a first visit.
 // It is pure: it reads no object and no clock and links no client (a wall
 // test checks its dependency closure), so that every rule is a row of a

@@ -31,9 +31,13 @@ type JobFacts struct {
 	Summary string
 }
 
-// Event is an event a report emits once.
+// Event is an event a pass emits about its object once its status is
+// written: a report's, a role's, a transition's.
 type Event struct {
-	Type, Reason, Note string
+	// Type is Normal or Warning.
+	Type   string
+	Reason string
+	Note   string
 }
 
 // Job is the condition a finished Job reports, on its operation's

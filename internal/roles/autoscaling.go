@@ -49,7 +49,7 @@ func SyncAutoscaling(tmp *infrav1.TerraformMachinePool, o Owner) AfterStep {
 		c = cond(metav1.ConditionFalse, infrav1.ReplicasManagedExternallyReason,
 			"MachinePool %s's %s is %q: CAPTF does not write its replicas back", mp.Name, infrav1.ReplicasManagedByAnnotation, manager)
 		out.Conditions = []metav1.Condition{c}
-		out.Events = append(out.Events, Event{corev1.EventTypeWarning, "ReplicasManagedExternally", c.Message})
+		out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "ReplicasManagedExternally", Note: c.Message})
 		return out
 	default:
 		c = cond(metav1.ConditionTrue, infrav1.ReplicasManagedByModuleReason,
@@ -70,7 +70,7 @@ func SyncAutoscaling(tmp *infrav1.TerraformMachinePool, o Owner) AfterStep {
 			if mp.Spec.Replicas != nil {
 				from = fmt.Sprint(*mp.Spec.Replicas)
 			}
-			out.Events = append(out.Events, Event{corev1.EventTypeNormal, "ReplicasWrittenBack", fmt.Sprintf("MachinePool %s spec.replicas %s → %d", mp.Name, from, *observed)})
+			out.Events = append(out.Events, Event{Type: corev1.EventTypeNormal, Reason: "ReplicasWrittenBack", Note: fmt.Sprintf("MachinePool %s spec.replicas %s → %d", mp.Name, from, *observed)})
 			mp.Spec.Replicas = observed
 			changed = true
 		}

@@ -98,17 +98,17 @@ func (Cluster) Apply(obj client.Object, c Contract) Applied {
 		}
 		tc.Annotations[infrav1.EndpointSourceAnnotation] = "module"
 		a.SpecChanged = true
-		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "ControlPlaneEndpointSet", "Set spec.controlPlaneEndpoint from the module's control_plane_endpoint output"})
+		a.Events = append(a.Events, Event{Type: corev1.EventTypeNormal, Reason: "ControlPlaneEndpointSet", Note: "Set spec.controlPlaneEndpoint from the module's control_plane_endpoint output"})
 	}
 	if !equality.Semantic.DeepEqual(tc.Status.FailureDomains, cc.FailureDomains) {
 		tc.Status.FailureDomains = cc.FailureDomains
-		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "FailureDomainsChanged", fmt.Sprintf("status.failureDomains lists %d failure domains", len(cc.FailureDomains))})
+		a.Events = append(a.Events, Event{Type: corev1.EventTypeNormal, Reason: "FailureDomainsChanged", Note: fmt.Sprintf("status.failureDomains lists %d failure domains", len(cc.FailureDomains))})
 	}
 	if cc.ExportsPublishable {
 		tc.Status.Exports = &apiextensionsv1.JSON{Raw: slices.Clone(cc.Exports)}
 	} else if tc.Status.Exports != nil {
 		tc.Status.Exports = nil
-		a.Events = append(a.Events, Event{corev1.EventTypeWarning, "ExportsNotPublished", fmt.Sprintf("The exports output is larger than %d bytes of compact JSON; status.exports is cleared (machines and pools still read exports from state)", outputs.MaxExportsBytes)})
+		a.Events = append(a.Events, Event{Type: corev1.EventTypeWarning, Reason: "ExportsNotPublished", Note: fmt.Sprintf("The exports output is larger than %d bytes of compact JSON; status.exports is cleared (machines and pools still read exports from state)", outputs.MaxExportsBytes)})
 	}
 	return a
 }
@@ -139,7 +139,7 @@ func (Machine) Apply(obj client.Object, c Contract) Applied {
 	if mc.ProviderID != "" && tm.Spec.ProviderID == "" {
 		tm.Spec.ProviderID = mc.ProviderID
 		a.SpecChanged = true
-		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "ProviderIDSet", "Set spec.providerID from the module's provider_id output"})
+		a.Events = append(a.Events, Event{Type: corev1.EventTypeNormal, Reason: "ProviderIDSet", Note: "Set spec.providerID from the module's provider_id output"})
 	}
 	if !mc.report.IsPending("addresses") {
 		tm.Status.Addresses = mc.Addresses
@@ -168,7 +168,7 @@ func (MachinePool) Apply(obj client.Object, c Contract) Applied {
 	if pc.ProviderID != "" && tmp.Spec.ProviderID == "" {
 		tmp.Spec.ProviderID = pc.ProviderID
 		a.SpecChanged = true
-		a.Events = append(a.Events, Event{corev1.EventTypeNormal, "ProviderIDSet", "Set spec.providerID from the module's provider_id output"})
+		a.Events = append(a.Events, Event{Type: corev1.EventTypeNormal, Reason: "ProviderIDSet", Note: "Set spec.providerID from the module's provider_id output"})
 	}
 	if !pc.report.IsPending("provider_id_list") && !slices.Equal(tmp.Spec.ProviderIDList, pc.ProviderIDList) {
 		tmp.Spec.ProviderIDList = pc.ProviderIDList

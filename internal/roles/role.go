@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/pkg/contract"
 	"captf.io/captf/pkg/state"
@@ -171,13 +172,9 @@ type Capabilities struct {
 // Planned: the object can have TerraformPlans.
 func (c Capabilities) Planned() bool { return c.GuardsEveryApply || c.GuardsExports }
 
-// Event is an event a role asks the engine to emit about the object.
-type Event struct {
-	// Type is Normal or Warning.
-	Type   string
-	Reason string
-	Note   string
-}
+// Event is an event a role asks the engine to emit about the object: the
+// one event type of what a pass reports.
+type Event = conditions.Event
 
 // AfterStep is what a role's after-step wants.
 type AfterStep struct {

@@ -171,9 +171,7 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	for _, c := range p.creds.Conditions {
 		p.set(c)
 	}
-	for _, ev := range p.creds.Events {
-		p.eventf(ev[0], ev[1], "%s", ev[2])
-	}
+	p.events = append(p.events, p.creds.Events...)
 	if !p.creds.Ready {
 		return nil
 	}

@@ -42,7 +42,5 @@ func (p *pass) caps() roles.Capabilities { return p.role.Capabilities() }
 
 // roleEvents emits the events a role asked for.
 func (p *pass) roleEvents(events []roles.Event) {
-	for _, ev := range events {
-		p.eventf(ev.Type, ev.Reason, "%s", ev.Note)
-	}
+	p.events = append(p.events, events...)
 }

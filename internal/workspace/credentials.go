@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/credentials"
 )
 
@@ -24,8 +25,8 @@ type creds struct {
 	// Ready: a Job may start.
 	Ready      bool
 	Conditions []metav1.Condition
-	// Events are (type, reason, note) to emit.
-	Events [][3]string
+	// Events are the events to emit.
+	Events []conditions.Event
 }
 
 // credentials resolves the effective identity reference, checks that the
@@ -56,7 +57,7 @@ func (e *Engine) credentials(ctx context.Context, obj client.Object, ref *infrav
 			case ch.Allowed:
 				ch.Mirror, ch.MirrorErr = credentials.EnsureMirror(ctx, e.client(), e.APIReader, identity, obj)
 				if ch.Mirror.Outcome == credentials.OutcomeCreated {
-					out.Events = append(out.Events, [3]string{corev1.EventTypeNormal, credentials.MirrorCreatedEvent, fmt.Sprintf("Created credentials mirror %s", ch.Mirror.Mirror.Name)})
+					out.Events = append(out.Events, conditions.Event{Type: corev1.EventTypeNormal, Reason: credentials.MirrorCreatedEvent, Note: fmt.Sprintf("Created credentials mirror %s", ch.Mirror.Mirror.Name)})
 				}
 			default:
 				res, err := credentials.RevokeMirror(ctx, e.client(), ns, ref.Name)
@@ -64,8 +65,7 @@ func (e *Engine) credentials(ctx context.Context, obj client.Object, ref *infrav
 					return out, err
 				}
 				if res.Outcome == credentials.OutcomeRemoved {
-					out.Events = append(out.Events, [3]string{corev1.EventTypeNormal, credentials.MirrorRemovedEvent,
-						fmt.Sprintf("Deleted credentials mirror %s: the identity no longer allows namespace %s", res.Mirror.Name, ns)})
+					out.Events = append(out.Events, conditions.Event{Type: corev1.EventTypeNormal, Reason: credentials.MirrorRemovedEvent, Note: fmt.Sprintf("Deleted credentials mirror %s: the identity no longer allows namespace %s", res.Mirror.Name, ns)})
 				}
 			}
 		}

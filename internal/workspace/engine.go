@@ -155,9 +155,6 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// event is one event to emit on the object.
-type event struct{ typ, reason, note string }
-
 // pass is one reconcile of one object: what it observed and decided, and
 // what it will write.
 type pass struct {
@@ -224,7 +221,7 @@ type pass struct {
 	backupSecrets []corev1.Secret
 
 	conds  []metav1.Condition
-	events []event
+	events []conditions.Event
 	// observations record metrics once the status patch succeeded.
 	observations []func()
 }

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"captf.io/captf/internal/metrics"
+
+	"captf.io/captf/internal/conditions"
 )
 
 // waitEvent emits a wait's event once per wait.
@@ -47,15 +49,15 @@ func (p *pass) set(c metav1.Condition) {
 
 // eventf queues an event for after the status patch.
 func (p *pass) eventf(typ, reason, format string, args ...any) {
-	p.events = append(p.events, event{typ, reason, fmt.Sprintf(format, args...)})
+	p.events = append(p.events, conditions.Event{Type: typ, Reason: reason, Note: fmt.Sprintf(format, args...)})
 }
 
 func (p *pass) emit() {
 	for _, ev := range p.events {
-		note := ev.note
+		note := ev.Note
 		if len(note) > 512 {
 			note = note[:509] + "..."
 		}
-		p.e.Recorder.Eventf(p.obj, nil, ev.typ, ev.reason, ev.reason, "%s", note)
+		p.e.Recorder.Eventf(p.obj, nil, ev.Type, ev.Reason, ev.Reason, "%s", note)
 	}
 }

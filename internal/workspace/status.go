@@ -99,7 +99,7 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	r := conditions.Ready(st.Conditions, conditions.ReadyInputs(prov != nil && *prov, p.caps().ReadyFollowsApplies))
 	meta.SetStatusCondition(&st.Conditions, r)
 	observed(st, gen)
-	p.events = append(p.events, transitionEvents(p.role.View(p.before).Status.Conditions, st.Conditions)...)
+	p.events = append(p.events, conditions.Transitions(p.role.View(p.before).Status.Conditions, st.Conditions)...)
 	// Counters move once the status they count is written: a failed patch
 	// redoes the pass.
 	p.observe(func() { p.observeConditions(st.Conditions) })

@@ -1,4 +1,4 @@
-package workspace
+package conditions
 
 import (
 	"slices"
@@ -9,10 +9,10 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
-func reasons(evs []event) []string {
+func reasons(evs []Event) []string {
 	var out []string
 	for _, e := range evs {
-		out = append(out, e.typ+"/"+e.reason)
+		out = append(out, e.Type+"/"+e.Reason)
 	}
 	return out
 }
@@ -68,7 +68,7 @@ func TestTransitionEvents(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := reasons(transitionEvents(tc.before, tc.after)); !slices.Equal(got, tc.want) {
+			if got := reasons(Transitions(tc.before, tc.after)); !slices.Equal(got, tc.want) {
 				t.Errorf("events = %v, want %v", got, tc.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package workspace
+package conditions
 
 import (
 	"fmt"
@@ -24,11 +24,11 @@ func bad(c metav1.Condition) bool {
 	return c.Status == metav1.ConditionFalse
 }
 
-// transitionEvents are the events of the conditions' changes between two
+// Transitions are the events of the conditions' changes between two
 // statuses: one per transition, never per pass. A condition set for the
 // first time emits only when it starts bad, so a new object is quiet.
-func transitionEvents(before, after []metav1.Condition) []event {
-	var out []event
+func Transitions(before, after []metav1.Condition) []Event {
+	var out []Event
 	for _, c := range after {
 		old := meta.FindStatusCondition(before, c.Type)
 		if old != nil && old.Status == c.Status && old.Reason == c.Reason && (old.Message == c.Message || !bad(c)) {
@@ -46,28 +46,28 @@ func transitionEvents(before, after []metav1.Condition) []event {
 
 // transitionEvent names one change, or nothing for a change that emits
 // no event (a bad condition whose message changed, for most types).
-func transitionEvent(old *metav1.Condition, c metav1.Condition) (event, bool) {
+func transitionEvent(old *metav1.Condition, c metav1.Condition) (Event, bool) {
 	statusChanged := old == nil || old.Status != c.Status || old.Reason != c.Reason
 	note := fmt.Sprintf("%s: %s/%s: %s", c.Type, c.Status, c.Reason, c.Message)
-	warn := func(reason string) (event, bool) { return event{corev1.EventTypeWarning, reason, note}, true }
+	warn := func(reason string) (Event, bool) { return Event{corev1.EventTypeWarning, reason, note}, true }
 	switch c.Type {
 	case infrav1.PausedCondition:
 		if c.Status == metav1.ConditionTrue {
-			return event{corev1.EventTypeNormal, "Paused", c.Message}, true
+			return Event{corev1.EventTypeNormal, "Paused", c.Message}, true
 		}
 		if old != nil && old.Status == metav1.ConditionTrue {
-			return event{corev1.EventTypeNormal, "Resumed", "The object is no longer paused"}, true
+			return Event{corev1.EventTypeNormal, "Resumed", "The object is no longer paused"}, true
 		}
-		return event{}, false
+		return Event{}, false
 	case infrav1.DeletingCondition:
 		if c.Status == metav1.ConditionTrue && statusChanged {
-			return event{corev1.EventTypeNormal, "DeletionStarted", c.Message}, true
+			return Event{corev1.EventTypeNormal, "DeletionStarted", c.Message}, true
 		}
-		return event{}, false
+		return Event{}, false
 	case infrav1.InfrastructureHealthyCondition:
 		switch {
 		case c.Status == metav1.ConditionTrue:
-			return event{corev1.EventTypeNormal, "InstanceHealthy", c.Message}, true
+			return Event{corev1.EventTypeNormal, "InstanceHealthy", c.Message}, true
 		case c.Status == metav1.ConditionFalse && c.Reason != infrav1.InstancePendingReason && c.Reason != infrav1.ProvisioningReason:
 			return warn("InstanceUnhealthy")
 		}
@@ -93,17 +93,17 @@ func transitionEvent(old *metav1.Condition, c metav1.Condition) (event, bool) {
 		case c.Status == metav1.ConditionTrue && (old == nil || old.Status != metav1.ConditionTrue || c.Reason == old.Reason):
 			return warn("DriftDetected") // a finding, or a new one with other counts
 		case c.Status == metav1.ConditionFalse && old != nil && old.Status == metav1.ConditionTrue:
-			return event{corev1.EventTypeNormal, "DriftResolved", c.Message}, true
+			return Event{corev1.EventTypeNormal, "DriftResolved", c.Message}, true
 		}
-		return event{}, false // remediation started or retried: their own events say it
+		return Event{}, false // remediation started or retried: their own events say it
 	case infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition:
-		return event{}, false // their Jobs' events say it, once per Job
+		return Event{}, false // their Jobs' events say it, once per Job
 	}
 	if !statusChanged {
-		return event{}, false
+		return Event{}, false
 	}
 	if bad(c) {
 		return warn("ConditionChanged")
 	}
-	return event{corev1.EventTypeNormal, "ConditionChanged", note}, true
+	return Event{corev1.EventTypeNormal, "ConditionChanged", note}, true
 }
