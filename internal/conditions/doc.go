@@ -1,12 +1,18 @@
 // Package conditions holds the rules that turn what a pass observed and
-// decided into the conditions it reports: Deleting and Paused, which every
-// pass reports, InputsApplied, what a decision to wait reports and on which
-// condition, what a finished Job reports (condition and event), whether
-// the state can be read (StateReadable), what a drift check and the
-// applies after it report (DriftDetected), which changes of a condition
-// emit an event (Transitions; Event is the one event type of a pass, a
-// role's included), Ready's summary of the others, the condition each operation
-// reports on and the defaults of a first visit.
+// decided into what it reports:
+//
+//   - Deleting and Paused, which every pass reports (Lifecycle);
+//   - InputsApplied;
+//   - what a decision to wait reports, and on which condition (Wait);
+//   - what a finished Job reports, condition and event (Job);
+//   - whether the state can be read (StateReadable);
+//   - what a drift check and the applies after it report (DriftDetected);
+//   - which changes of a condition emit an event (Transitions);
+//   - Ready's summary of the others, the condition each operation reports
+//     on, and the conditions of a first visit.
+//
+// Event is the one event type of a pass, a role's included.
+//
 // It is pure: it reads no object and no clock and links no client (a wall
 // test checks its dependency closure), so that every rule is a row of a
 // table test. The engine (internal/workspace) gathers the facts, calls
