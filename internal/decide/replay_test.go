@@ -3,11 +3,12 @@ package decide
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"captf.io/captf/internal/test/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/decisions.golden from this run")
@@ -208,39 +209,5 @@ func TestReplay(t *testing.T) {
 		fmt.Fprintf(&log, "%s:\n", sc.name)
 		sc.run(&replay{s: fresh(), log: &log})
 	}
-	path := filepath.Join("testdata", "decisions.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(log.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/decide -run TestReplay -update to write it)", err)
-	}
-	if got := log.String(); got != string(want) {
-		t.Errorf("the decisions differ from %s (if the change is meant, run with -update and review the diff):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff lists the lines that differ, numbered.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "%d:\n- %s\n+ %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
+	golden.Check(t, filepath.Join("testdata", "decisions.golden"), log.String(), "decisions", *update)
 }

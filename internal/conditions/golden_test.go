@@ -1,0 +1,147 @@
+package conditions
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/test/golden"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/reports.golden from this run")
+
+// reports is every report the rules can make, each from named facts:
+// what a user reads on the object's conditions and events, verbatim.
+func reports() []struct {
+	name string
+	got  func() ([]metav1.Condition, []Event)
+} {
+	conds := func(c ...metav1.Condition) ([]metav1.Condition, []Event) { return c, nil }
+	job := func(f JobFacts) func() ([]metav1.Condition, []Event) {
+		return func() ([]metav1.Condition, []Event) {
+			c, ev := Job(f)
+			return []metav1.Condition{c}, []Event{ev}
+		}
+	}
+	wait := func(r decide.Reason, op decide.Operation, f WaitFacts) func() ([]metav1.Condition, []Event) {
+		return func() ([]metav1.Condition, []Event) {
+			var out []metav1.Condition
+			for _, w := range Wait(decide.Decision{Action: decide.ActionWait, Op: op, Reason: r}, f) {
+				out = append(out, w.Condition)
+			}
+			return out, nil
+		}
+	}
+	inputsApplied := func(f InputsFacts, r decide.Reason) func() ([]metav1.Condition, []Event) {
+		return func() ([]metav1.Condition, []Event) {
+			c, ok := InputsApplied(f, decide.Decision{Action: decide.ActionWait, Reason: r})
+			if !ok {
+				return nil, nil
+			}
+			return []metav1.Condition{c}, nil
+		}
+	}
+	const name = "captf-c-demo-apply-a1-0abc12"
+	ended := JobFacts{Name: name, Op: decide.OpApply, DeadlineSeconds: 3600, Image: "registry.example/net:v1", Summary: "step apply: Error: quota exceeded"}
+	with := func(change func(*JobFacts)) JobFacts {
+		f := ended
+		change(&f)
+		f.Name = strings.Replace(f.Name, "-apply-", "-"+string(f.Op)+"-", 1)
+		return f
+	}
+	state := StateFacts{Secret: "tfstate-default-c-demo-0a1b2c3d"}
+	withState := func(change func(*StateFacts)) StateFacts { f := state; change(&f); return f }
+	found := DriftChecked(DriftFinding{Job: "d", Detected: true, Update: 1, Delete: 1, Resources: []string{"aws_instance.a", "aws_sg.b"}, Remediates: true})
+	return []struct {
+		name string
+		got  func() ([]metav1.Condition, []Event)
+	}{
+		{"lifecycle: live", func() ([]metav1.Condition, []Event) { return Lifecycle(false, false), nil }},
+		{"lifecycle: deleting while paused", func() ([]metav1.Condition, []Event) { return Lifecycle(true, true), nil }},
+		{"first visit of a cluster", func() ([]metav1.Condition, []Event) { return FirstVisit(true), nil }},
+		{"no apply yet", func() ([]metav1.Condition, []Event) { return conds(NoApplyYet) }},
+		{"ready", func() ([]metav1.Condition, []Event) {
+			return conds(Ready([]metav1.Condition{{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionTrue}}, ReadyInputs(true, false)))
+		}},
+		{"not ready", func() ([]metav1.Condition, []Event) {
+			return conds(Ready([]metav1.Condition{{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason}}, ReadyInputs(false, false)))
+		}},
+		{"inputs applied", inputsApplied(InputsFacts{StateObserved: true, InputsBuilt: true, InState: true}, decide.ReasonUpToDate)},
+		{"inputs held for approval", inputsApplied(InputsFacts{StateObserved: true, InputsBuilt: true, HeldPlan: "tfmp-pool-0abc"}, decide.ReasonUpToDate)},
+		{"inputs backing off", inputsApplied(InputsFacts{StateObserved: true, InputsBuilt: true}, decide.Backoff(decide.ReasonInputsChanged))},
+		{"wait: durable inputs missing for a destroy", wait(decide.ReasonDurableInputsMissing, decide.OpDestroy, WaitFacts{Message: "(the engine's message)"})},
+		{"wait: insecure jobs policy", wait(decide.ReasonJobPolicyInvalid, decide.OpApply, WaitFacts{InsecurePolicy: errors.New("spec.jobs.podSecurityContext.runAsNonRoot: must not be false")})},
+		{"wait: deletion policy unresolved", wait(decide.ReasonDeletionPolicyUnresolved, decide.OpDestroy, WaitFacts{})},
+		{"wait: inputs over the cap", wait(decide.ReasonUpToDate, decide.OpApply, WaitFacts{TooLarge: errors.New("the inputs are 1.2 MiB, over the 1 MiB cap")})},
+		{"job: apply succeeded", job(with(func(f *JobFacts) { f.Succeeded = true }))},
+		{"job: plan awaiting approval", job(with(func(f *JobFacts) { f.Op, f.Succeeded = decide.OpPlan, true }))},
+		{"job: plan unreadable", job(with(func(f *JobFacts) { f.Op, f.Succeeded, f.PlanUnreadable = decide.OpPlan, true, true }))},
+		{"job: image pull failed", job(with(func(f *JobFacts) { f.ImagePullFailed = true }))},
+		{"job: deadline", job(with(func(f *JobFacts) { f.Deadline = true }))},
+		{"job: interrupted destroy", job(with(func(f *JobFacts) { f.Op, f.Kind = decide.OpDestroy, infrav1.RunErrorInterrupted }))},
+		{"job: image contract broken", job(with(func(f *JobFacts) { f.Kind, f.Summary = infrav1.RunErrorImageLayout, "/module/main.tf is missing" }))},
+		{"job: destructive plan blocked", job(with(func(f *JobFacts) { f.Kind = infrav1.RunErrorBlocked }))},
+		{"job: approved plan changed", job(with(func(f *JobFacts) { f.Kind = infrav1.RunErrorPlanChanged }))},
+		{"job: failed", job(with(func(f *JobFacts) { f.Kind = infrav1.RunErrorStep }))},
+		{"state: read", func() ([]metav1.Condition, []Event) {
+			return conds(StateReadable(withState(func(f *StateFacts) { f.Read, f.Serial, f.Resources, f.CompressedBytes = true, 7, 3, 2048 })))
+		}},
+		{"state: retained", func() ([]metav1.Condition, []Event) {
+			return conds(StateReadable(withState(func(f *StateFacts) { f.RetainedFrom = "5d0c2a1e" })))
+		}},
+		{"state: lost", func() ([]metav1.Condition, []Event) {
+			return conds(StateReadable(withState(func(f *StateFacts) { f.NotFound, f.EverApplied = true, true })))
+		}},
+		{"state: apply outcome unknown, deleting", func() ([]metav1.Condition, []Event) {
+			return conds(StateReadable(withState(func(f *StateFacts) { f.NotFound, f.UnconfirmedJob, f.Deleting = true, name, true })))
+		}},
+		{"state: unreadable", func() ([]metav1.Condition, []Event) {
+			return conds(StateReadable(withState(func(f *StateFacts) { f.Unreadable = infrav1.StateEncryptedReason })))
+		}},
+		{"drift: found, to remediate", func() ([]metav1.Condition, []Event) { return conds(found) }},
+		{"drift: remediation backing off", func() ([]metav1.Condition, []Event) {
+			return conds(DriftBackingOff(found, time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)))
+		}},
+		{"drift: remediation cap reached", func() ([]metav1.Condition, []Event) {
+			c, _ := DriftAfterApply(ApplyAfterDrift{Job: name, Remediation: true, Limit: 3, Failures: 3})
+			return conds(c)
+		}},
+		{"transitions: a cluster goes unhealthy, drifts and is deleted", func() ([]metav1.Condition, []Event) {
+			before := []metav1.Condition{
+				{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionTrue, Reason: infrav1.HealthyReason, Message: "healthy"},
+				{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NoDriftReason},
+			}
+			after := append(Lifecycle(true, false),
+				metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.InstanceUnhealthyReason, Message: "the load balancer answers 503"},
+				found)
+			return nil, Transitions(before, after)
+		}},
+	}
+}
+
+// TestReportsGolden renders every report of reports() and compares them
+// with testdata/reports.golden, so that a change of what users read (a
+// condition's status, reason or message, an event) shows as a diff of
+// that file in review. Run with -update to rewrite it, then read the diff.
+func TestReportsGolden(t *testing.T) {
+	var b strings.Builder
+	for _, r := range reports() {
+		fmt.Fprintf(&b, "%s:\n", r.name)
+		conds, events := r.got()
+		for _, c := range conds {
+			fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for _, ev := range events {
+			fmt.Fprintf(&b, "  event %s %s: %s\n", ev.Type, ev.Reason, ev.Note)
+		}
+	}
+	golden.Check(t, filepath.Join("testdata", "reports.golden"), b.String(), "reports", *update)
+}
