@@ -37,14 +37,7 @@ func TestDriftChecked(t *testing.T) {
 			if c.Type != infrav1.DriftDetectedCondition || c.Status != tc.status || c.Reason != tc.reason {
 				t.Fatalf("DriftDetected = %+v, want %s/%s", c, tc.status, tc.reason)
 			}
-			for _, s := range tc.says {
-				if !strings.Contains(c.Message, s) {
-					t.Errorf("message %q does not say %q", c.Message, s)
-				}
-			}
-			if tc.notSays != "" && strings.Contains(c.Message, tc.notSays) {
-				t.Errorf("message %q says %q", c.Message, tc.notSays)
-			}
+			wantSays(t, c.Message, tc.says, tc.notSays)
 		})
 	}
 }

@@ -41,14 +41,20 @@ func TestStateReadable(t *testing.T) {
 			if c.Type != infrav1.StateReadableCondition || c.Status != tc.status || c.Reason != tc.reason {
 				t.Fatalf("StateReadable = %+v, want %s/%s", c, tc.status, tc.reason)
 			}
-			for _, s := range tc.says {
-				if !strings.Contains(c.Message, s) {
-					t.Errorf("message %q does not say %q", c.Message, s)
-				}
-			}
-			if tc.notSays != "" && strings.Contains(c.Message, tc.notSays) {
-				t.Errorf("message %q says %q", c.Message, tc.notSays)
-			}
+			wantSays(t, c.Message, tc.says, tc.notSays)
 		})
+	}
+}
+
+// wantSays fails unless msg says each of says, and not notSays (when set).
+func wantSays(t *testing.T, msg string, says []string, notSays string) {
+	t.Helper()
+	for _, s := range says {
+		if !strings.Contains(msg, s) {
+			t.Errorf("message %q does not say %q", msg, s)
+		}
+	}
+	if notSays != "" && strings.Contains(msg, notSays) {
+		t.Errorf("message %q says %q", msg, notSays)
 	}
 }
