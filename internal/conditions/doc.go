@@ -4,8 +4,9 @@
 //   - Deleting and Paused, which every pass reports (Lifecycle);
 //   - InputsApplied;
 //   - what a decision to wait reports, and on which condition (Wait);
-//   - what a finished Job reports, condition and event (Job);
-//   - whether the state can be read (StateReadable);
+//   - what a finished Job reports, condition and event (Job), and what a
+//     started, a running and a vanished Job report;
+//   - whether the state can be read (StateReadable, StateLocked);
 //   - what a drift check and the applies after it report (DriftDetected);
 //   - which changes of a condition emit an event (Transitions);
 //   - Ready's summary of the others, the condition each operation reports

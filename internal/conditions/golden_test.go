@@ -91,6 +91,18 @@ func reports() []struct {
 		{"job: destructive plan blocked", job(with(func(f *JobFacts) { f.Kind = infrav1.RunErrorBlocked }))},
 		{"job: approved plan changed", job(with(func(f *JobFacts) { f.Kind = infrav1.RunErrorPlanChanged }))},
 		{"job: failed", job(with(func(f *JobFacts) { f.Kind = infrav1.RunErrorStep }))},
+		{"job: started, provisioning", func() ([]metav1.Condition, []Event) { return JobStarted(name, decide.OpApply, true), nil }},
+		{"job: started, a drift check", func() ([]metav1.Condition, []Event) { return JobStarted(name, decide.OpDrift, false), nil }},
+		{"job: image pull failing", func() ([]metav1.Condition, []Event) {
+			return conds(ImagePullFailing(name, decide.OpApply, "registry.example/net:v1", "ErrImagePull", "manifest unknown"))
+		}},
+		{"job: an apply vanished", func() ([]metav1.Condition, []Event) {
+			c, ev := JobVanished(name, decide.OpApply)
+			return []metav1.Condition{c}, []Event{ev}
+		}},
+		{"state: locked", func() ([]metav1.Condition, []Event) {
+			return conds(StateLocked("alice@laptop", "OperationTypeApply", "2026-12-04 09:12:01.5 +0000 UTC"))
+		}},
 		{"state: read", func() ([]metav1.Condition, []Event) {
 			return conds(StateReadable(withState(func(f *StateFacts) { f.Read, f.Serial, f.Resources, f.CompressedBytes = true, 7, 3, 2048 })))
 		}},

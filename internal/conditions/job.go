@@ -87,3 +87,47 @@ func Job(f JobFacts) (metav1.Condition, Event) {
 	}
 	return report(metav1.ConditionFalse, failReason, corev1.EventTypeWarning, "JobFailed", fmt.Sprintf("Job %s: %s failed: %s", f.Name, f.Op, f.Summary))
 }
+
+// JobStarted is what a pass that started a Job reports: a refresh or
+// drift check runs; the first apply of an object never provisioned
+// provisions its infrastructure.
+func JobStarted(job string, op decide.Operation, provisions bool) []metav1.Condition {
+	var out []metav1.Condition
+	if op == decide.OpRefresh || op == decide.OpDrift {
+		out = append(out, metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason,
+			Message: fmt.Sprintf("Job %s runs a %s", job, op)})
+	}
+	if op == decide.OpApply && provisions {
+		out = append(out, metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ProvisioningReason,
+			Message: fmt.Sprintf("Job %s provisions the infrastructure", job)})
+	}
+	return out
+}
+
+// maxImagePullMessage bounds the message of a pod that cannot pull its
+// image, which quotes the kubelet's own.
+const maxImagePullMessage = 1024
+
+// ImagePullFailing is a running Job whose pod cannot pull its module image
+// (the kubelet's waiting reason and message).
+func ImagePullFailing(job string, op decide.Operation, image, reason, message string) metav1.Condition {
+	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", job, image, reason, message)
+	if len(msg) > maxImagePullMessage {
+		msg = msg[:maxImagePullMessage]
+	}
+	return metav1.Condition{Type: OpType(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: msg}
+}
+
+// JobVanished is a running Job that vanished before it reported a result:
+// an apply may have partly applied, and another is due; any other
+// operation is retried.
+func JobVanished(job string, op decide.Operation) (metav1.Condition, Event) {
+	msg := fmt.Sprintf("Job %s: %s vanished before it reported a result (Job deleted, node lost)", job, op)
+	if op == decide.OpApply {
+		msg += " and may have partially applied; an apply of the current inputs is due"
+	} else {
+		msg += "; it is retried"
+	}
+	return metav1.Condition{Type: OpType(op), Status: metav1.ConditionFalse, Reason: FailReason(op), Message: msg},
+		Event{Type: corev1.EventTypeWarning, Reason: "JobInterrupted", Note: msg}
+}

@@ -88,3 +88,36 @@ func TestJob(t *testing.T) {
 		})
 	}
 }
+
+// TestRunningJobReports: what a pass says of a Job it started, of one whose
+// pod cannot pull its image, and of one that vanished.
+func TestRunningJobReports(t *testing.T) {
+	if got := JobStarted("j", decide.OpApply, false); len(got) != 0 {
+		t.Errorf("an apply of a provisioned object reports %+v, want nothing", got)
+	}
+	if got := JobStarted("j", decide.OpApply, true); len(got) != 1 || got[0].Type != infrav1.InfrastructureHealthyCondition || got[0].Reason != infrav1.ProvisioningReason {
+		t.Errorf("a first apply reports %+v, want InfrastructureHealthy Provisioning", got)
+	}
+	for _, op := range []decide.Operation{decide.OpRefresh, decide.OpDrift} {
+		if got := JobStarted("j", op, true); len(got) != 1 || got[0].Type != infrav1.DriftJobSucceededCondition || got[0].Reason != infrav1.DriftJobRunningReason {
+			t.Errorf("a %s reports %+v, want DriftJobSucceeded DriftJobRunning", op, got)
+		}
+	}
+	if got := JobStarted("j", decide.OpDestroy, true); len(got) != 0 {
+		t.Errorf("a destroy reports %+v, want nothing", got)
+	}
+
+	pull := ImagePullFailing("j", decide.OpDrift, "registry.example/net:v1", "ErrImagePull", strings.Repeat("x", 2000))
+	if pull.Type != infrav1.DriftJobSucceededCondition || pull.Reason != infrav1.ImagePullFailedReason || len(pull.Message) != maxImagePullMessage ||
+		!strings.HasPrefix(pull.Message, "Job j cannot pull module image registry.example/net:v1 (ErrImagePull: xxx") {
+		t.Errorf("ImagePullFailing = %+v (%d bytes), want DriftJobSucceeded ImagePullFailed cut at %d bytes", pull, len(pull.Message), maxImagePullMessage)
+	}
+
+	for op, want := range map[decide.Operation]string{decide.OpApply: "may have partially applied", decide.OpDestroy: "it is retried"} {
+		c, ev := JobVanished("j", op)
+		if c.Status != metav1.ConditionFalse || c.Reason != FailReason(op) || !strings.Contains(c.Message, want) ||
+			ev.Type != corev1.EventTypeWarning || ev.Reason != "JobInterrupted" || ev.Note != c.Message {
+			t.Errorf("a vanished %s: %+v, %+v; want %s saying %q and a JobInterrupted warning", op, c, ev, FailReason(op), want)
+		}
+	}
+}

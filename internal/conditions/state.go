@@ -67,3 +67,11 @@ func StateReadable(f StateFacts) metav1.Condition {
 	}
 	return c
 }
+
+// StateLocked is a state whose lock another holder than the object's Jobs
+// holds (who, for which operation, since when): CAPTF never unlocks it.
+func StateLocked(who, operation, since string) metav1.Condition {
+	return metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.StateLockedReason,
+		Message: fmt.Sprintf("The state lock is held by %q (operation %q, since %s), which is not one of this object's Jobs; CAPTF never unlocks it (see the stale-lock runbook)",
+			who, operation, since)}
+}

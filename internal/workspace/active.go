@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -75,8 +74,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 // stops its Job once the grace is over.
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image string, w *corev1.ContainerStateWaiting) error {
 	op := jobs.Op(j)
-	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", j.Name, image, w.Reason, w.Message)
-	p.set(metav1.Condition{Type: conditions.OpType(op), Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason, Message: cut(msg, 1024)})
+	p.set(conditions.ImagePullFailing(j.Name, op, image, w.Reason, w.Message))
 	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
 		p.lookAgainIn(left) // the grace ends before the Job's own requeue
 		return nil

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -11,11 +10,10 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/pkg/state"
@@ -97,9 +95,7 @@ func (p *pass) checkLock(ctx context.Context) error {
 		p.forceUnlock = l.id
 		return nil
 	}
-	p.set(metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.StateLockedReason,
-		Message: fmt.Sprintf("The state lock is held by %q (operation %q, since %s), which is not one of this object's Jobs; CAPTF never unlocks it (see the stale-lock runbook)",
-			l.info.Who, l.info.Operation, l.info.Created)})
+	p.set(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
 	p.stateLocked = true
 	return nil
 }

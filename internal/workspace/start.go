@@ -320,13 +320,9 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		metrics.ObserveInputsHashChange(p.role.Kind())
 		p.eventf(corev1.EventTypeNormal, "InputsChanged", "The inputs changed (%s, state has %s): Job %s applies them", in.hash, p.stateInputsHash(), name)
 	}
-	if op == decide.OpRefresh || op == decide.OpDrift {
-		p.set(metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason,
-			Message: fmt.Sprintf("Job %s runs a %s", name, op)})
-	}
-	if op == decide.OpApply && d.Reason == decide.ReasonNoState && (p.w.Status.Initialization.Provisioned == nil || !*p.w.Status.Initialization.Provisioned) {
-		p.set(metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ProvisioningReason,
-			Message: fmt.Sprintf("Job %s provisions the infrastructure", name)})
+	prov := p.w.Status.Initialization.Provisioned
+	for _, c := range conditions.JobStarted(name, op, d.Reason == decide.ReasonNoState && (prov == nil || !*prov)) {
+		p.set(c)
 	}
 	return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
 }

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,18 +95,15 @@ func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []strin
 // unconfirmed; every operation is reported as interrupted.
 func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	op := decide.Operation(aj.Operation)
-	msg := fmt.Sprintf("Job %s: %s vanished before it reported a result (Job deleted, node lost)", aj.Name, op)
 	if op == decide.OpApply {
 		// It was the running Job: nothing of the object finished after it.
 		if err := p.markUnconfirmed(ctx, aj.Name, nil); err != nil {
 			return err
 		}
-		msg += " and may have partially applied; an apply of the current inputs is due"
-	} else {
-		msg += "; it is retried"
 	}
-	p.set(metav1.Condition{Type: conditions.OpType(op), Status: metav1.ConditionFalse, Reason: conditions.FailReason(op), Message: msg})
-	p.eventf(corev1.EventTypeWarning, "JobInterrupted", "%s", msg)
+	c, ev := conditions.JobVanished(aj.Name, op)
+	p.set(c)
+	p.events = append(p.events, ev)
 	// The run lease goes at once only when every pod of the Job finished.
 	// A pod still stopping, or gone without a trace (force-deleted, its
 	// node lost), may still write the state: the lease is waited out like
