@@ -2,6 +2,7 @@ package credentials_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestGarbageCollectorKeepsAMirrorWhileAnyOwnerExists(t *testing.T) {
 	if err := env.Client.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	m := mirrorBeingDeleted(t, tenant, id.Name)
+	m := mirrorBeingDeleted(t, tenant, id.Name, nil)
 	if released, err := credentials.ReleaseAbandonedMirror(ctx, env.Client, env.Client, m); err != nil || !released {
 		t.Fatalf("ReleaseAbandonedMirror: %v, %v; want the abandoned mirror released", released, err)
 	}
@@ -84,7 +85,7 @@ func TestAMirrorBeingDeletedIsKeptWhileAUserExists(t *testing.T) {
 	if err := env.Client.Delete(ctx, a, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
 	}
-	m := mirrorBeingDeleted(t, tenant, id.Name)
+	m := mirrorBeingDeleted(t, tenant, id.Name, a)
 	key := client.ObjectKeyFromObject(m)
 	if released, err := credentials.ReleaseAbandonedMirror(ctx, env.Client, env.Client, m); err != nil || released {
 		t.Fatalf("ReleaseAbandonedMirror: %v, %v; want the mirror kept for its user's destroy", released, err)
@@ -128,13 +129,31 @@ func mirrorGone(t *testing.T, ns, identity string) {
 
 // mirrorBeingDeleted waits until the garbage collector has deleted the
 // identity's mirror in ns, which its protection keeps, and returns its
-// metadata.
-func mirrorBeingDeleted(t *testing.T, ns, identity string) *metav1.PartialObjectMetadata {
+// metadata. foreground, when set, is the user deleted with foreground
+// propagation: the collector deletes its dependents and, none of them
+// blocking (a mirror's references do not block), removes its
+// foregroundDeletion finalizer, two work items run concurrently. When the
+// finalizer goes first, the mirror of a user that still exists waits for
+// the user's removal instead; the test then deletes it, as the collector
+// does when it reaches the mirror first.
+func mirrorBeingDeleted(t *testing.T, ns, identity string, foreground client.Object) *metav1.PartialObjectMetadata {
 	t.Helper()
 	key := client.ObjectKey{Namespace: ns, Name: credentials.MirrorName(identity)}
 	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, gcWait, true, func(ctx context.Context) (bool, error) {
-		return env.Client.Get(ctx, key, m) == nil && m.DeletionTimestamp != nil, nil
+		if err := env.Client.Get(ctx, key, m); err != nil || m.DeletionTimestamp != nil {
+			return err == nil, nil
+		}
+		if foreground == nil {
+			return false, nil
+		}
+		user := foreground.DeepCopyObject().(client.Object)
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreground), user); err != nil || user.GetDeletionTimestamp() == nil ||
+			slices.Contains(user.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+			return false, nil // the collector is still at it
+		}
+		t.Logf("the garbage collector left mirror %s to its user's removal: deleting it as it does when it comes first", key)
+		return false, client.IgnoreNotFound(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}}))
 	})
 	if err != nil {
 		t.Fatalf("the garbage collector did not delete mirror %s: %v", key, err)

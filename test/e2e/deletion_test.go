@@ -90,7 +90,7 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 			}
 			for _, s := range list.Items {
 				if s.DeletionTimestamp == nil {
-					return false, s.Name + " is not being deleted yet", nil
+					return false, s.Name + " is not being deleted yet", f.deleteAsTheCollector(ctx, &s)
 				}
 			}
 			_, err := state.Decode(suffix, list.Items)
@@ -98,6 +98,26 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 		})
 		f.teardown(ctx, objs, rt)
 	}
+}
+
+// deleteAsTheCollector deletes a state Secret of the quickstart's
+// TerraformCluster, deleted with foreground propagation, when the garbage
+// collector will not while the cluster exists: it deletes the cluster's
+// dependents and, the blocking ones gone (the state Secrets' references do
+// not block), removes its foregroundDeletion finalizer, work items run
+// concurrently. When the finalizer goes first, the state waits for the
+// cluster's removal instead; this does what the collector does when it
+// reaches the Secret first.
+func (f *flow) deleteAsTheCollector(ctx context.Context, s *corev1.Secret) error {
+	tc := &infrav1.TerraformCluster{}
+	if err := f.env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "quickstart"}, tc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if tc.DeletionTimestamp == nil || slices.Contains(tc.Finalizers, metav1.FinalizerDeleteDependents) {
+		return nil // the collector is still at it
+	}
+	f.t.Logf("the garbage collector left %s to the cluster's removal: deleting it as it does when it comes first", s.Name)
+	return client.IgnoreNotFound(f.env.Client.Delete(ctx, s))
 }
 
 // deleteNamespace deletes the whole namespace: Kubernetes refuses new
