@@ -2,7 +2,6 @@ package credentials_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -130,12 +129,8 @@ func mirrorGone(t *testing.T, ns, identity string) {
 // mirrorBeingDeleted waits until the garbage collector has deleted the
 // identity's mirror in ns, which its protection keeps, and returns its
 // metadata. foreground, when set, is the user deleted with foreground
-// propagation: the collector deletes its dependents and, none of them
-// blocking (a mirror's references do not block), removes its
-// foregroundDeletion finalizer, two work items run concurrently. When the
-// finalizer goes first, the mirror of a user that still exists waits for
-// the user's removal instead; the test then deletes it, as the collector
-// does when it reaches the mirror first.
+// propagation: the collector may leave the mirror of a user that still
+// exists to the user's removal (envtest.DeleteAsTheCollector).
 func mirrorBeingDeleted(t *testing.T, ns, identity string, foreground client.Object) *metav1.PartialObjectMetadata {
 	t.Helper()
 	key := client.ObjectKey{Namespace: ns, Name: credentials.MirrorName(identity)}
@@ -147,13 +142,11 @@ func mirrorBeingDeleted(t *testing.T, ns, identity string, foreground client.Obj
 		if foreground == nil {
 			return false, nil
 		}
-		user := foreground.DeepCopyObject().(client.Object)
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreground), user); err != nil || user.GetDeletionTimestamp() == nil ||
-			slices.Contains(user.GetFinalizers(), metav1.FinalizerDeleteDependents) {
-			return false, nil // the collector is still at it
+		deleted, err := envtest.DeleteAsTheCollector(ctx, env.Client, foreground, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}})
+		if deleted {
+			t.Logf("the garbage collector left mirror %s to its user's removal: deleted as it does when it comes first", key)
 		}
-		t.Logf("the garbage collector left mirror %s to its user's removal: deleting it as it does when it comes first", key)
-		return false, client.IgnoreNotFound(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}}))
+		return false, err
 	})
 	if err != nil {
 		t.Fatalf("the garbage collector did not delete mirror %s: %v", key, err)

@@ -21,6 +21,7 @@ import (
 	"captf.io/captf/internal/devenv"
 	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/localnode"
+	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
 )
 
@@ -102,22 +103,14 @@ func deleteInfraFirst(rt string) func(t *testing.T, ctx context.Context, f *flow
 
 // deleteAsTheCollector deletes a state Secret of the quickstart's
 // TerraformCluster, deleted with foreground propagation, when the garbage
-// collector will not while the cluster exists: it deletes the cluster's
-// dependents and, the blocking ones gone (the state Secrets' references do
-// not block), removes its foregroundDeletion finalizer, work items run
-// concurrently. When the finalizer goes first, the state waits for the
-// cluster's removal instead; this does what the collector does when it
-// reaches the Secret first.
+// collector leaves it to the cluster's removal (envtest.DeleteAsTheCollector).
 func (f *flow) deleteAsTheCollector(ctx context.Context, s *corev1.Secret) error {
-	tc := &infrav1.TerraformCluster{}
-	if err := f.env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "quickstart"}, tc); err != nil {
-		return client.IgnoreNotFound(err)
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "quickstart"}}
+	deleted, err := envtest.DeleteAsTheCollector(ctx, f.env.Client, tc, s)
+	if deleted {
+		f.t.Logf("the garbage collector left %s to the cluster's removal: deleted as it does when it comes first", s.Name)
 	}
-	if tc.DeletionTimestamp == nil || slices.Contains(tc.Finalizers, metav1.FinalizerDeleteDependents) {
-		return nil // the collector is still at it
-	}
-	f.t.Logf("the garbage collector left %s to the cluster's removal: deleting it as it does when it comes first", s.Name)
-	return client.IgnoreNotFound(f.env.Client.Delete(ctx, s))
+	return err
 }
 
 // deleteNamespace deletes the whole namespace: Kubernetes refuses new

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -79,7 +79,13 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 		if err != nil || s.DeletionTimestamp != nil {
 			return err == nil, err
 		}
-		return false, w.deleteAsTheCollector(tm, s)
+		// The collector may leave the paused machine's state to the
+		// machine's removal (envtest.DeleteAsTheCollector).
+		deleted, err := envtest.DeleteAsTheCollector(t.Context(), env.Client, tm, s)
+		if deleted {
+			t.Logf("the garbage collector left %s to the machine's removal: deleted as it does when it comes first", s.Name)
+		}
+		return false, err
 	})
 	w.update(tm, func(o client.Object) { delete(o.GetAnnotations(), infrav1.PausedAnnotation) })
 	for _, obj := range []client.Object{tm, tmp, tc} {
@@ -97,26 +103,6 @@ func TestForegroundDeletionDestroysWithTheKeptState(t *testing.T) {
 		}
 	}
 	w.wantNothingLeft()
-}
-
-// deleteAsTheCollector deletes dependent when the garbage collector will
-// not while owner exists. Deleting an owner with foreground propagation,
-// the collector deletes its dependents and, its blocking dependents gone
-// (the state Secrets' references do not block), removes the owner's
-// foregroundDeletion finalizer: two work items, run concurrently. When the
-// finalizer goes first, a dependent whose owner still exists (a paused
-// machine) waits for the owner's removal instead; this does what the
-// collector does when it reaches the dependent first.
-func (w *world) deleteAsTheCollector(owner, dependent client.Object) error {
-	o := owner.DeepCopyObject().(client.Object)
-	if err := env.Client.Get(w.t.Context(), client.ObjectKeyFromObject(owner), o); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if o.GetDeletionTimestamp() == nil || controllerutil.ContainsFinalizer(o, metav1.FinalizerDeleteDependents) {
-		return nil // the collector is still at it
-	}
-	w.t.Logf("the garbage collector left %s to %s's removal: deleting it as it does when it comes first", dependent.GetName(), o.GetName())
-	return client.IgnoreNotFound(env.Client.Delete(w.t.Context(), dependent))
 }
 
 // stateInstances reads an object's state from its Secrets, as the manager
