@@ -128,6 +128,9 @@ type Engine struct {
 	memos sync.Map
 	// skips counts the passes skipped that way.
 	skips atomic.Int64
+	// settling counts, per memo key, the passes in a row that found
+	// nothing due but wrote, and so looked again soon (settleSoon).
+	settling sync.Map
 	// restored, when set (a Checkpointer runs), is closed once the
 	// checkpoint's records are loaded: a replay waits for it.
 	restored chan struct{}
@@ -243,8 +246,7 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 		ctx, reads = readset.Start(ctx)
 	}
 	p, res, err := e.reconcile(ctx, role, key)
-	e.remember(ctx, role, key, p, reads, res, err)
-	return res, err
+	return e.remember(ctx, role, key, p, reads, res, err), err
 }
 
 // reconcile is one pass; p is nil when no pass ran (the object is gone,

@@ -39,6 +39,13 @@ func memoKey(role roles.Role, key client.ObjectKey) string { return role.Kind() 
 // Skips returns how many passes the engine skipped over settled objects.
 func (e *Engine) Skips() int64 { return e.skips.Load() }
 
+// Settled returns how many objects have the record of a settled pass.
+func (e *Engine) Settled() int {
+	n := 0
+	e.memos.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
 // recall returns the result of the object's last settled pass when
 // everything it read still reads the same and its requeue has not come.
 func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, bool) {
@@ -112,35 +119,79 @@ func (e *Engine) loading() bool {
 
 // remember keeps a settled pass's reads, and forgets any other's. It
 // starts the metadata caches the replay will read, so that they have
-// synced by the next pass.
-func (e *Engine) remember(ctx context.Context, role roles.Role, key client.ObjectKey, p *pass, reads *readset.Set, res ctrl.Result, err error) {
+// synced by the next pass. A pass that would have settled but for its own
+// writes looks again soon (settleSoon): the result to return says when.
+func (e *Engine) remember(ctx context.Context, role roles.Role, key client.ObjectKey, p *pass, reads *readset.Set, res ctrl.Result, err error) ctrl.Result {
 	if e.Memo == nil {
-		return
+		return res
 	}
 	k := memoKey(role, key)
-	if err != nil || p == nil || !p.settled() || reads.Wrote() || !reads.Replayable() || res.Requeue { //nolint:staticcheck // Requeue is still honoured
+	if err != nil || p == nil || !p.quiet() || res.Requeue { //nolint:staticcheck // Requeue is still honoured
+		e.settling.Delete(k)
 		e.forget(k)
-		return
+		return res
 	}
+	if !p.settled() || reads.Wrote() || !reads.Replayable() {
+		e.forget(k)
+		return e.settleSoon(k, res)
+	}
+	e.settling.Delete(k)
 	m := memo{reads: reads.Record(), obj: metrics.Object{Kind: role.Kind(), Namespace: key.Namespace, Name: key.Name}}
 	if err := e.Memo.Warm(m.reads); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Watching the metadata a settled pass read; its next pass runs in full")
 		e.forget(k)
-		return
+		return res
 	}
 	if res.RequeueAfter > 0 {
 		m.until = p.now.Add(res.RequeueAfter)
 	}
 	e.memos.Store(k, m)
 	e.memoChanged.Store(true)
+	return res
 }
 
-// settled: the pass found nothing due (UpToDate), no Job running or
-// bookkept, nothing to report, and the object is neither deleting nor
-// paused.
-func (p *pass) settled() bool {
+// SettleAfter is how soon a pass that found nothing due but wrote looks
+// again, and settleTries how many such passes in a row do.
+const (
+	SettleAfter = 2 * time.Second
+	settleTries = 3
+)
+
+// settleSoon: a pass that found nothing due but wrote (its status, its
+// records, a bookkept Job's marks, an event) leaves no record, since what
+// it read is not what it left; and the echo of its own writes wakes no
+// pass (echo.go). Nothing else may wake the object before the next
+// resync: until then each wake, a neighbour's change, costs a full pass,
+// and a manager restarted meanwhile finds no record of it in the
+// checkpoint, so its cold start passes over the object in full. So such a
+// pass looks again in SettleAfter: a pass that reads what this one left
+// and, finding nothing to do, settles. Passes that look again are counted
+// per object, and the settleTries-th in a row that still writes leaves the
+// object to its wakes, so that a pass that always writes does not spin.
+func (e *Engine) settleSoon(k string, res ctrl.Result) ctrl.Result {
+	n := 0
+	if v, ok := e.settling.Load(k); ok {
+		n = v.(int)
+	}
+	if n >= settleTries {
+		return res
+	}
+	e.settling.Store(k, n+1)
+	if res.RequeueAfter == 0 || res.RequeueAfter > SettleAfter {
+		res.RequeueAfter = SettleAfter
+	}
+	return res
+}
+
+// quiet: the pass found nothing due (UpToDate), no Job runs, and the
+// object is neither deleting nor paused.
+func (p *pass) quiet() bool {
 	d := p.decided
 	return d != nil && d.Action == decide.ActionWait && d.Reason == decide.ReasonUpToDate &&
-		p.active == nil && len(p.bookkept) == 0 && len(p.events) == 0 && !p.released &&
-		p.obj.GetDeletionTimestamp().IsZero() && !p.owner.Paused
+		p.active == nil && !p.released && p.obj.GetDeletionTimestamp().IsZero() && !p.owner.Paused
+}
+
+// settled: a quiet pass that bookkept no Job and has nothing to report.
+func (p *pass) settled() bool {
+	return p.quiet() && len(p.bookkept) == 0 && len(p.events) == 0
 }

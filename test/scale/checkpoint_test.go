@@ -22,7 +22,7 @@ func TestARestartedManagerReplaysItsCheckpoint(t *testing.T) {
 	const machines = 4
 	objects := int64(machines + 1) // and their TerraformCluster
 	ctx := t.Context()
-	w, m := provisionedWorld(t, "checkpoint", machines)
+	w, m := provisionedWorld(t, "checkpoint", machines, 2*time.Second)
 	t.Cleanup(func() {
 		if err := m.stop(); err != nil {
 			t.Error(err)
@@ -93,5 +93,44 @@ func TestARestartedManagerReplaysItsCheckpoint(t *testing.T) {
 	}
 	if len(after[captfmetrics.Object{Kind: state.KindMachine, Namespace: w.ns, Name: touched}]) == 0 {
 		t.Errorf("machine %s passed in full but publishes no series", touched)
+	}
+}
+
+// TestAManagerRestartedAsSoonAsItsObjectsSettleReplaysThem: the last pass
+// of a provisioning writes (the status, the events), and the echo of its
+// own write wakes no pass; the object still settles, with a record, soon
+// after, not at the next resync. A manager restarted then, long before
+// any resync, replays every object of its checkpoint instead of passing
+// over each in full (a cold start bound by the client's rate limits).
+func TestAManagerRestartedAsSoonAsItsObjectsSettleReplaysThem(t *testing.T) {
+	const machines = 3
+	objects := int64(machines + 1) // and their TerraformCluster
+	ctx := t.Context()
+	w, m := provisionedWorld(t, "settle", machines, time.Hour)
+	t.Cleanup(func() {
+		if err := m.stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := waitSettled(ctx, m, int(objects)); err != nil {
+		t.Fatalf("an hour before the first resync: %v", err)
+	}
+	if err := m.stop(); err != nil {
+		t.Fatal(err)
+	}
+	passes0, err := workloadPasses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = startManager(ctx, w.ns, shippedLimits, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	passes, err := caughtUp(ctx, passes0+objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skips := m.engine.Skips(); skips != passes-passes0 || skips != objects {
+		t.Errorf("the restarted manager skipped %d of %d passes, want every one of the %d objects' first; requests: %s",
+			skips, passes-passes0, objects, m.traffic.read().top(8))
 	}
 }

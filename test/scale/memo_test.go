@@ -25,7 +25,7 @@ func TestResyncOfASettledFleetSkipsItsPassesAndSeesARotatedCredential(t *testing
 	const machines = 3
 	objects := int64(machines + 1) // and their TerraformCluster
 	ctx := t.Context()
-	w, m := provisionedWorld(t, "memo", machines)
+	w, m := provisionedWorld(t, "memo", machines, 2*time.Second)
 	t.Cleanup(func() {
 		if err := m.stop(); err != nil {
 			t.Error(err)
@@ -93,6 +93,18 @@ func waitSkips(ctx context.Context, m *manager, n int64) error {
 	return nil
 }
 
+// waitSettled waits until the manager's engine holds the record of a
+// settled pass for n objects.
+func waitSettled(ctx context.Context, m *manager, n int) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute+time.Duration(n)*10*time.Millisecond, true, func(context.Context) (bool, error) {
+		return m.engine.Settled() >= n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d objects to settle (%d so far): %w", n, m.engine.Settled(), err)
+	}
+	return nil
+}
+
 // caughtUp waits until the workload controllers have finished at least
 // passes passes in all and have nothing queued or running, and returns
 // how many they finished.
@@ -120,9 +132,10 @@ func workloadPasses() (int64, error) {
 }
 
 // provisionedWorld makes a world of one cluster and machines machines,
-// and a manager watching only its namespace (no client-side limit, a 2 s
-// sync period) that has provisioned them; the caller stops the manager.
-func provisionedWorld(t *testing.T, prefix string, machines int) (*world, *manager) {
+// and a manager watching only its namespace (no client-side limit, the
+// sync period syncPeriod) that has provisioned them; the caller stops the
+// manager.
+func provisionedWorld(t *testing.T, prefix string, machines int, syncPeriod time.Duration) (*world, *manager) {
 	t.Helper()
 	envtest.Require(t, env)
 	ctx := t.Context()
@@ -133,7 +146,7 @@ func provisionedWorld(t *testing.T, prefix string, machines int) (*world, *manag
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := startManager(ctx, w.ns, unlimited, 2*time.Second)
+	m, err := startManager(ctx, w.ns, unlimited, syncPeriod)
 	if err != nil {
 		t.Fatal(err)
 	}

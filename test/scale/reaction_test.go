@@ -91,7 +91,7 @@ func (f *fleet) react(ctx context.Context, b *testing.B, clusters, probes int) (
 	if err != nil {
 		return r, err
 	}
-	cold, err := f.restart(ctx, prof)
+	cold, err := f.restart(ctx, prof, shippedLimits)
 	if err != nil {
 		return r, err
 	}
