@@ -84,6 +84,13 @@ type reaction struct {
 // limits, and times the probes.
 func (f *fleet) react(ctx context.Context, b *testing.B, clusters, probes int) (reaction, error) {
 	var r reaction
+	// A control plane of the fleet's own, stopped after the kubelet below
+	// (cleanups run last first).
+	stop, err := ownControlPlane(ctx)
+	if err != nil {
+		return r, err
+	}
+	b.Cleanup(func() { _ = stop() })
 	if err := f.provision(ctx, b, "react", clusters, fleetState); err != nil {
 		return r, err
 	}
