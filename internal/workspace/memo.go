@@ -127,7 +127,11 @@ func (e *Engine) remember(ctx context.Context, role roles.Role, key client.Objec
 	}
 	k := memoKey(role, key)
 	if err != nil || p == nil || !p.quiet() || res.Requeue { //nolint:staticcheck // Requeue is still honoured
-		e.settling.Delete(k)
+		// A failed pass leaves the count of looks alone: passes that
+		// alternate between failing and writing must not spin either.
+		if err == nil {
+			e.settling.Delete(k)
+		}
 		e.forget(k)
 		return res
 	}
@@ -168,6 +172,8 @@ const (
 // and, finding nothing to do, settles. Passes that look again are counted
 // per object, and the settleTries-th in a row that still writes leaves the
 // object to its wakes, so that a pass that always writes does not spin.
+// The count goes back to zero when a pass settles, or does something
+// (not quiet), or finds its object gone; a failed pass leaves it.
 func (e *Engine) settleSoon(k string, res ctrl.Result) ctrl.Result {
 	n := 0
 	if v, ok := e.settling.Load(k); ok {

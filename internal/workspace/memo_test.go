@@ -1,10 +1,16 @@
 package workspace
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/readset"
+	"captf.io/captf/internal/roles"
 )
 
 // TestSettleSoonLooksAgainAFewTimesAtMost: a pass that found nothing due
@@ -36,5 +42,25 @@ func TestSettleSoonLooksAgainAFewTimesAtMost(t *testing.T) {
 		if got := e.settleSoon("TerraformMachine/ns/"+tc.name, ctrl.Result{RequeueAfter: tc.own}).RequeueAfter; got != tc.want {
 			t.Errorf("%s (%s): requeue after %s, want %s", tc.name, tc.own, got, tc.want)
 		}
+	}
+}
+
+// TestAFailedPassLeavesTheCountOfLooks: passes that alternate between
+// failing and finding nothing due but writing stop looking again after
+// settleTries looks too; an object gone starts the count over.
+func TestAFailedPassLeavesTheCountOfLooks(t *testing.T) {
+	e := &Engine{Memo: &readset.View{}}
+	role, key := roles.Machine{}, client.ObjectKey{Namespace: "ns", Name: "m"}
+	k := memoKey(role, key)
+	for range settleTries {
+		e.settleSoon(k, ctrl.Result{})
+		e.remember(context.Background(), role, key, nil, nil, ctrl.Result{}, errors.New("the API server is away"))
+	}
+	if got := e.settleSoon(k, ctrl.Result{}).RequeueAfter; got != 0 {
+		t.Errorf("after %d looks between failed passes: requeue after %s, want none", settleTries, got)
+	}
+	e.remember(context.Background(), role, key, nil, nil, ctrl.Result{}, nil) // the object is gone
+	if got := e.settleSoon(k, ctrl.Result{}).RequeueAfter; got != SettleAfter {
+		t.Errorf("after the object was gone: requeue after %s, want %s", got, SettleAfter)
 	}
 }
