@@ -10,11 +10,14 @@ GOLANGCI_LINT := $(TOOLS_DIR)/bin/golangci-lint
 # Most of a test's time is spent waiting on Jobs, Leases and requeues, not
 # on a core: run more tests and packages side by side than the defaults
 # (GOMAXPROCS, 2 here). Test binaries are linked without DWARF (-w): each
-# of the ~48 links a run takes a quarter less CPU. They are built with
-# -trimpath: what Go's build cache keeps for them is then not tied to the
-# checkout's directory, so a fresh clone (CI's) compiles and links only
-# what changed instead of every CAPTF package and test binary again.
+# link takes a quarter less CPU. They are built with -trimpath: what Go's
+# build cache keeps for them is then not tied to the checkout's directory,
+# so a fresh clone (CI's) compiles only what changed instead of every CAPTF
+# package, and finds the test binaries of TEST_BIN_DIR up to date.
 GO_TEST_FLAGS ?= -count=1 -timeout=45m -parallel=8 -p=3 -trimpath -ldflags=-w
+# make test keeps the test binaries here between runs (hack/testrun): only
+# those of packages that changed, or import one that did, are linked again.
+TEST_BIN_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/captf/testbin
 BENCH_FLAGS ?= -run=^$$ -bench=. -benchmem
 
 .PHONY: help
@@ -56,19 +59,14 @@ verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.
 # lifecycle tests each run a control plane, a manager and many Jobs; side by
 # side they slowed every API request past the bounds of their steps. So
 # they run one after the other: the flows with the runner's tests (one run
-# at a time) and the short packages, then the lifecycle tests. Both runs
+# at a time) and the short packages, then the lifecycle tests. Both groups
 # report before the target fails.
-LATER_PACKAGES := ./test/lifecycle
-
 .PHONY: test
 test: ## Run every test against the real control plane and runtimes.
 	hack/tools/build.sh control-plane capi runtimes codegen monitoring shell
-	@# The longest packages first: go test starts them in the order given.
-	later=$$(go list $(LATER_PACKAGES)); \
-	short=$$(go list ./... | grep -v -x -F -e captf.io/captf/test/e2e -e captf.io/captf/internal/runner $$(printf -- '-e %s ' $$later)); \
-	first=0; CAPTF_TOOLS=$(TOOLS_DIR) go test $(GO_TEST_FLAGS) ./test/e2e ./internal/runner $$short || first=$$?; \
-	second=0; CAPTF_TOOLS=$(TOOLS_DIR) go test $(GO_TEST_FLAGS) $$later || second=$$?; \
-	exit $$(( first | second ))
+	@# The longest packages first: they start in the order given.
+	CAPTF_TOOLS=$(TOOLS_DIR) go run ./hack/testrun -bin-dir $(TEST_BIN_DIR) -flags "$(GO_TEST_FLAGS)" \
+		./test/e2e ./internal/runner ./... --then ./test/lifecycle
 
 .PHONY: e2e-clusterctl
 e2e-clusterctl: ## clusterctl init, upgrade and move for real, between local environments (the commands of docs/getting-started.md).
