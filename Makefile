@@ -65,7 +65,7 @@ verify: generate ## Fail on stale generated code, gofmt, vet or lint findings.
 test: ## Run every test against the real control plane and runtimes.
 	hack/tools/build.sh control-plane capi runtimes codegen monitoring shell
 	@# The longest packages first: they start in the order given.
-	CAPTF_TOOLS=$(TOOLS_DIR) go run ./hack/testrun -bin-dir $(TEST_BIN_DIR) -flags "$(GO_TEST_FLAGS)" \
+	CAPTF_TOOLS=$(TOOLS_DIR) go run ./hack/testrun -bin-dir $(TEST_BIN_DIR) $(GO_TEST_FLAGS) \
 		./test/e2e ./internal/runner ./... --then ./test/lifecycle
 
 .PHONY: e2e-clusterctl

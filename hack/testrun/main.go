@@ -9,7 +9,7 @@
 // the binaries of packages that changed, or that import one that did, are
 // linked again.
 //
-//	go run ./hack/testrun -bin-dir DIR -flags "$GO_TEST_FLAGS" PATTERN... [--then PATTERN...]...
+//	go run ./hack/testrun -bin-dir DIR $GO_TEST_FLAGS PATTERN... [--then PATTERN...]...
 //
 // Packages run in the order their patterns give them (the longest
 // first); a package named exactly (./test/lifecycle) runs in the group
@@ -18,20 +18,21 @@
 // in place of one that did not build. The binaries are built without the
 // checkout's paths (-trimpath), so another clone of the same code (CI's)
 // finds them up to date; a lock file keeps two runs from building over
-// each other's binaries.
+// each other's binaries. go test's flags that make no sense here
+// (-json, the profiles, -exec) are refused, naming what to do instead.
 package main
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,12 +43,9 @@ import (
 )
 
 func main() {
-	binDir := flag.String("bin-dir", "", "where the test binaries are kept between runs (outside the checkout)")
-	goTestFlags := flag.String("flags", "", "go test's flags, as GO_TEST_FLAGS holds them")
-	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *binDir, *goTestFlags, flag.Args(), os.Stdout); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "testrun: %v\n", err)
 		os.Exit(1)
 	}
@@ -55,42 +53,29 @@ func main() {
 
 var errFailed = errors.New("tests failed")
 
-func run(ctx context.Context, binDir, goTestFlags string, args []string, out io.Writer) error {
-	if binDir == "" || !filepath.IsAbs(binDir) {
-		return fmt.Errorf("-bin-dir %q: want an absolute directory outside the checkout", binDir)
-	}
-	f, err := splitFlags(strings.Fields(goTestFlags))
+func run(ctx context.Context, words []string, out io.Writer) error {
+	a, err := parseArgs(words)
 	if err != nil {
-		return fmt.Errorf("-flags: %w", err)
+		return err
 	}
-	var patterns [][]string
-	cur := []string{}
-	for _, a := range args {
-		if a == "--then" {
-			patterns, cur = append(patterns, cur), []string{}
-			continue
-		}
-		cur = append(cur, a)
-	}
-	patterns = append(patterns, cur)
-	matched := make([][]pkg, len(patterns))
-	for i, ps := range patterns {
-		if matched[i], err = listTested(ctx, ps); err != nil {
+	matched := make([][]pkg, len(a.groups))
+	for i, ps := range a.groups {
+		if matched[i], err = listTested(ctx, a.listFlags(), ps); err != nil {
 			return err
 		}
 	}
 	// One run at a time uses the binaries: another checkout's run
 	// would link its own code over them between our build and our run.
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
+	if err := os.MkdirAll(a.binDir, 0o755); err != nil {
 		return err
 	}
-	lock := filepath.Join(binDir, "lock")
+	lock := filepath.Join(a.binDir, "lock")
 	locked := make(chan struct{})
 	go func() {
 		select {
 		case <-locked:
 		case <-time.After(2 * time.Second):
-			fmt.Fprintf(out, "testrun: waiting for another make test to finish with %s\n", binDir)
+			fmt.Fprintf(out, "testrun: waiting for another make test to finish with %s\n", a.binDir)
 		}
 	}()
 	unlock, err := filelock.Lock(ctx, lock)
@@ -99,12 +84,12 @@ func run(ctx context.Context, binDir, goTestFlags string, args []string, out io.
 		return fmt.Errorf("locking %s: %w", lock, err)
 	}
 	defer unlock()
-	gs := groups(patterns, matched)
+	gs := groups(a.groups, matched)
 	var all []pkg
 	for _, g := range gs {
 		all = append(all, g...)
 	}
-	built, err := build(ctx, binDir, f.build, all, out)
+	built, err := build(ctx, a.binDir, a.build, all, out)
 	if err != nil {
 		return err
 	}
@@ -113,8 +98,11 @@ func run(ctx context.Context, binDir, goTestFlags string, args []string, out io.
 		for i := range g {
 			g[i].binary = built[g[i].ImportPath]
 		}
-		if !runGroup(ctx, f, g, out) {
+		if !runGroup(ctx, a, g, out) {
 			failed = true
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: the packages not reported above did not run")
 		}
 	}
 	if failed {
@@ -125,11 +113,12 @@ func run(ctx context.Context, binDir, goTestFlags string, args []string, out io.
 
 // listTested lists the packages of patterns that have tests, in the
 // patterns' order.
-func listTested(ctx context.Context, patterns []string) ([]pkg, error) {
+func listTested(ctx context.Context, buildFlags, patterns []string) ([]pkg, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-f", "{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}\t{{.Dir}}{{end}}"}, patterns...)...)
+	args := append([]string{"list", "-f", "{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}\t{{.Dir}}{{end}}"}, buildFlags...)
+	cmd := exec.CommandContext(ctx, "go", append(args, patterns...)...)
 	cmd.Stderr = os.Stderr
 	data, err := cmd.Output()
 	if err != nil {
@@ -169,21 +158,25 @@ func build(ctx context.Context, binDir string, buildFlags []string, pkgs []pkg, 
 	return built, nil
 }
 
-// runGroup runs the binaries of g, f.p at a time in g's order, and
+// runGroup runs the binaries of g, a.p at a time in g's order, and
 // reports each package as go test does once it is done: its output when
-// it failed or under -v, then ok or FAIL with its time.
-func runGroup(ctx context.Context, f flags, g []pkg, out io.Writer) bool {
+// it failed or under -v, then ok or FAIL with its time. It starts no
+// package once ctx is done.
+func runGroup(ctx context.Context, a args, g []pkg, out io.Writer) bool {
 	var mu sync.Mutex
 	ok := true
 	next := make(chan pkg)
 	var wg sync.WaitGroup
-	for range f.p {
+	for range a.p {
 		wg.Go(func() {
 			for p := range next {
-				text, elapsed, err := runPackage(ctx, f, p)
+				text, elapsed, err := runPackage(ctx, a, p)
 				mu.Lock()
-				if err != nil || f.verbose {
+				if err != nil || a.verbose {
 					_, _ = out.Write(text)
+					if len(text) > 0 && text[len(text)-1] != '\n' {
+						_, _ = io.WriteString(out, "\n")
+					}
 				}
 				if err != nil {
 					ok = false
@@ -196,6 +189,9 @@ func runGroup(ctx context.Context, f flags, g []pkg, out io.Writer) bool {
 		})
 	}
 	for _, p := range g {
+		if ctx.Err() != nil {
+			break
+		}
 		next <- p
 	}
 	close(next)
@@ -203,20 +199,49 @@ func runGroup(ctx context.Context, f flags, g []pkg, out io.Writer) bool {
 	return ok
 }
 
-// runPackage runs p's binary in p's directory, as go test does.
-func runPackage(ctx context.Context, f flags, p pkg) ([]byte, time.Duration, error) {
+// runPackage runs p's binary in p's directory, as go test does: given
+// max(5 s, timeout/10) to close its output once it exited, and killed
+// (with SIGQUIT first, for its goroutines' stacks) a minute after its
+// -test.timeout (or that delay, if longer); killed at once when the run
+// is interrupted.
+func runPackage(ctx context.Context, a args, p pkg) ([]byte, time.Duration, error) {
 	var buf bytes.Buffer
 	if _, err := os.Stat(p.binary); err != nil {
 		return []byte(fmt.Sprintf("testrun: go test -c wrote no test binary for %s: %v\n", p.ImportPath, err)), 0, err
 	}
+	waitDelay, killAfter := max(5*time.Second, a.timeout/10), time.Duration(0)
+	if a.timeout > 0 {
+		killAfter = a.timeout + max(time.Minute, waitDelay)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, killAfter)
+		defer cancel()
+	}
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, p.binary, append([]string{"-test.paniconexit0"}, f.test...)...)
+	cmd := exec.CommandContext(ctx, p.binary, append([]string{"-test.paniconexit0"}, a.test...)...)
 	cmd.Dir = p.Dir
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	// The whole process group: a test's children (control planes,
-	// managers, runtimes) go with it when the run is interrupted.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return cmd.Process.Signal(syscall.SIGQUIT)
+		}
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = waitDelay
+	// The binary dies with testrun even if testrun is killed outright;
+	// the signal is tied to the thread that started it, kept for the run.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err := cmd.Run()
-	return buf.Bytes(), time.Since(start), err
+	elapsed := time.Since(start)
+	switch {
+	case err == nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		fmt.Fprintf(&buf, "\n*** Test killed with quit: ran too long (%s).\n", killAfter)
+	case errors.Is(err, exec.ErrWaitDelay):
+		fmt.Fprintf(&buf, "\n*** Test I/O incomplete %s after exiting.\n", waitDelay)
+	default:
+		fmt.Fprintf(&buf, "\n%v\n", err)
+	}
+	return buf.Bytes(), elapsed, err
 }
