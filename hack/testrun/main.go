@@ -173,10 +173,7 @@ func runGroup(ctx context.Context, a args, g []pkg, out io.Writer) bool {
 				text, elapsed, err := runPackage(ctx, a, p)
 				mu.Lock()
 				if err != nil || a.verbose {
-					_, _ = out.Write(text)
-					if len(text) > 0 && text[len(text)-1] != '\n' {
-						_, _ = io.WriteString(out, "\n")
-					}
+					_, _ = out.Write(endLine(text))
 				}
 				if err != nil {
 					ok = false
@@ -234,14 +231,24 @@ func runPackage(ctx context.Context, a args, p pkg) ([]byte, time.Duration, erro
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err := cmd.Run()
 	elapsed := time.Since(start)
+	text := endLine(buf.Bytes())
 	switch {
 	case err == nil:
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		fmt.Fprintf(&buf, "\n*** Test killed with quit: ran too long (%s).\n", killAfter)
+		text = fmt.Appendf(text, "*** Test killed with quit: ran too long (%s).\n", killAfter)
 	case errors.Is(err, exec.ErrWaitDelay):
-		fmt.Fprintf(&buf, "\n*** Test I/O incomplete %s after exiting.\n", waitDelay)
+		text = fmt.Appendf(text, "*** Test I/O incomplete %s after exiting.\n", waitDelay)
 	default:
-		fmt.Fprintf(&buf, "\n%v\n", err)
+		text = fmt.Appendf(text, "%v\n", err)
 	}
-	return buf.Bytes(), elapsed, err
+	return text, elapsed, err
+}
+
+// endLine ends text with a newline, unless it is empty, so that the
+// next line printed starts a line of its own (golang.org/issue/49317).
+func endLine(text []byte) []byte {
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		return append(text, '\n')
+	}
+	return text
 }

@@ -33,7 +33,7 @@ func toolsOrSkip(t *testing.T) string {
 	return envtest.RequireTools(t, "etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "capi-manager", "tofu", "terraform")
 }
 
-// up returns the package's environment (see sharedEnv).
+// tail returns the last n bytes of b.
 func tail(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[len(b)-n:]
