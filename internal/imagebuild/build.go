@@ -79,9 +79,12 @@ func appendFiles(img v1.Image, files []File, comment string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The layer is compressed once: for its digest, here, and the same
+	// bytes are kept for the layout's blob (without the cache, writing
+	// it compressed it again: half an image build's CPU).
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestSpeed))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestSpeed), tarball.WithCompressedCaching)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -25,4 +26,22 @@ func AsRead(j *batchv1.Job) *batchv1.Job {
 	r.SetManagedFields(nil)
 	r.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	return r
+}
+
+// imagePullWaiting are the waiting reasons of a container whose image
+// cannot be pulled.
+var imagePullWaiting = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// ImagePullFailing returns the status of pod's module container
+// (SourceContainer) while it waits for an image it cannot pull, and nil
+// otherwise. A pass reads it of its running Job's pod, and the Job's pod
+// wakes its object when it starts or stops failing so.
+func ImagePullFailing(pod *corev1.Pod) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		if w := cs.State.Waiting; w != nil && cs.Name == SourceContainer && imagePullWaiting[w.Reason] {
+			return cs
+		}
+	}
+	return nil
 }

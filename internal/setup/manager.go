@@ -96,6 +96,11 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod, ByObject: map[client.Object]cache.ByObject{
 		&batchv1.Job{}: {Label: managed},
 		secretMeta:     {Label: mirrored},
+		// Only the pods of CAPTF's Jobs, and of them only what their
+		// watch reads (the workload controllers wake an object whose
+		// module image cannot be pulled): every pod a pass reads, it
+		// reads live.
+		&corev1.Pod{}: {Label: managed, Transform: podAsWatched},
 	}}
 	if o.Namespace != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
@@ -179,6 +184,20 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 		return Built{}, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	return Built{Manager: mgr, Engine: engine}, nil
+}
+
+// podAsWatched keeps of a pod what the manager's pod watch reads: its
+// name, namespace, labels and container statuses (not its spec, nor the
+// rest of its metadata and status).
+func podAsWatched(o any) (any, error) {
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return o, nil
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Labels: pod.Labels},
+		Status:     corev1.PodStatus{ContainerStatuses: pod.Status.ContainerStatuses},
+	}, nil
 }
 
 // memoView is what the engine replays a settled pass's reads against:

@@ -27,10 +27,6 @@ const (
 	ImagePullGrace = 2 * time.Minute
 )
 
-// imagePullWaiting are the waiting reasons of a container whose image
-// cannot be pulled.
-var imagePullWaiting = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
-
 // checkActive looks at the running Job's pod: a Job whose per-run Secret
 // is gone and whose pod never started is deleted so that a new one starts
 // (StuckJobDeleted); a pod that cannot pull its image is reported, and
@@ -43,12 +39,12 @@ func (p *pass) checkActive(ctx context.Context) error {
 	}
 	started := false
 	for _, pod := range pods.Items {
+		if cs := jobs.ImagePullFailing(&pod); cs != nil {
+			return p.imagePullFailing(ctx, j, cs.Image, cs.State.Waiting)
+		}
 		for _, cs := range pod.Status.ContainerStatuses {
 			if cs.State.Running != nil || cs.State.Terminated != nil {
 				started = true
-			}
-			if w := cs.State.Waiting; w != nil && cs.Name == jobs.SourceContainer && imagePullWaiting[w.Reason] {
-				return p.imagePullFailing(ctx, j, cs.Image, w)
 			}
 		}
 	}

@@ -60,10 +60,16 @@ func TestQuickstartProvisionsAndDestroys(t *testing.T) {
 	defer cancel()
 	// The manager image, built again from this checkout as `make images`
 	// builds it, beside the demo: the runner each Job copies must be its.
+	// Its binaries go where the environments link theirs: go build links
+	// them again there only when they are not this checkout's (that two
+	// links give the same bytes is internal/imagebuild's test).
 	managerDigest := make(chan string, 1)
 	built := make(chan struct{})
 	t.Cleanup(func() { <-built })
-	bins := filepath.Join(t.TempDir(), "bin")
+	bins, err := devenv.ManagerBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		defer close(built)
 		img, err := imagebuild.ManagerImage(ctx, env.Repo, bins, runtime.GOARCH, imagebuild.Meta{Version: "dev"})

@@ -115,7 +115,7 @@ func BenchmarkProvisioningThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = env.Down() }()
-	t := &throughput{b: b, env: env, root: root, dir: dir, tools: tools, bin: buildDev(b, ctx, root, dir),
+	t := &throughput{b: b, env: env, root: root, dir: dir, tools: tools, bin: buildDev(b, ctx, root),
 		procEnv: append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "KUBECONFIG=")}
 	for i := range b.N {
 		unlimited := t.scaleUp(ctx, fmt.Sprintf("tput-unlimited-%d", i), machines, "--max-active-jobs=0", "--cluster-max-active-jobs=0")

@@ -15,7 +15,9 @@ package workload
 // evacuation namespace (package evacuation), when its own is terminating.
 // +kubebuilder:rbac:groups=core,resources=namespaces,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=serviceaccounts,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list
+// Only the pods of CAPTF's Jobs are watched: one whose module image
+// cannot be pulled wakes its object.
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=captf-runner,verbs=bind
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete

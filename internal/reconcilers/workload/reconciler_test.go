@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -160,6 +161,56 @@ func TestShardKeep(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("--watch-filter=%q keeps %v, want %v", value, got, want)
 		}
+	}
+}
+
+// A pod of a CAPTF Job wakes, through its Job read from the real API
+// server, the object the Job runs for, of this controller's kind only; a
+// pod whose Job is gone, or that no Job labels, wakes nothing.
+func TestPodToObject(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	ns := "pod-to-object"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "captf-m-web-0-apply-a1-abcdef",
+			Labels:      map[string]string{infrav1.OwnerKindLabel: "TerraformMachine", infrav1.ManagedLabel: "true"},
+			Annotations: map[string]string{infrav1.OwnerAnnotation: "web-0", infrav1.OwnerUIDAnnotation: "uid-1"}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: jobs.SourceContainer, Image: "local/noop:tofu"}}}}},
+	}
+	if err := env.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(jobName string) client.Object {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
+		if jobName != "" {
+			p.Labels = map[string]string{batchv1.JobNameLabel: jobName}
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		role roles.Role
+		pod  client.Object
+		want []string
+	}{
+		{"the pod of a machine's Job", roles.Machine{}, pod(job.Name), []string{ns + "/web-0"}},
+		{"the pod of a machine's Job, for the clusters' controller", roles.Cluster{}, pod(job.Name), nil},
+		{"a pod whose Job is gone", roles.Machine{}, pod("captf-m-web-0-apply-a1-gone00"), nil},
+		{"a pod of no Job", roles.Machine{}, pod(""), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range (shard{reader: env.Client, role: tc.role}).podToObject(ctx, tc.pod) {
+				got = append(got, r.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("wakes %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

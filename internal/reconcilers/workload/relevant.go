@@ -1,6 +1,7 @@
 package workload
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -75,6 +76,26 @@ var readByMembers = readChanged(roles.InfraAsRead)
 
 // jobRead: what a pass reads of its object's Jobs (jobs.AsRead): three or
 // four updates a Job (its pod counters, the conditions just before its
-// end) carry nothing of it. A pass reads the running Job's pod itself, at
-// its requeue (checkActive).
+// end) carry nothing of it.
 var jobRead = readChanged(jobs.AsRead)
+
+// podPull: what a pass reads of its running Job's pod (checkActive)
+// that no Job event tells: its module container starting or ceasing to
+// wait for an image it cannot pull (jobs.ImagePullFailing). The pass then
+// reports ImagePullFailed at once, and clears it once the image came,
+// rather than at the running Job's requeue (a minute). The kubelet's
+// turns between ErrImagePull and ImagePullBackOff, and every other update
+// of the pod, wake nothing; the grace after which the Job is stopped is
+// the pass's own requeue. A pod's creation and deletion come with its
+// Job's events.
+var podPull = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return pullFailing(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return pullFailing(e.ObjectOld) != pullFailing(e.ObjectNew) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func pullFailing(o client.Object) bool {
+	pod, ok := o.(*corev1.Pod)
+	return ok && jobs.ImagePullFailing(pod) != nil
+}

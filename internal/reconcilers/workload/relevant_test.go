@@ -19,6 +19,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/test/envtest"
 )
 
@@ -64,12 +65,30 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 		}
 		return j
 	}
+	pod := func(reason string) client.Object {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "captf-m-m-apply-a1-abcdef-x1", ResourceVersion: "1"}}
+		switch reason {
+		case "":
+		case "Running":
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobs.SourceContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		default:
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobs.SourceContainer, Image: "local/gone:1",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "pulling " + reason}}}}
+		}
+		return p
+	}
 	for _, tt := range []struct {
 		name       string
 		watch      predicate.Predicate
 		old, new   client.Object
 		wantsAPass bool
 	}{
+		{"a Job's pod whose module image cannot be pulled", podPull, pod("ContainerCreating"), pod("ErrImagePull"), true},
+		{"a Job's pod the kubelet backs off pulling", podPull, pod("ErrImagePull"), pod("ImagePullBackOff"), false},
+		{"a Job's pod pulling again", podPull, pod("ImagePullBackOff"), pod("ErrImagePull"), false},
+		{"a Job's pod whose image came", podPull, pod("ImagePullBackOff"), pod("Running"), true},
+		{"a Job's pod started", podPull, pod(""), pod("Running"), false},
+		{"a Job's pod scheduled", podPull, pod(""), pod("ContainerCreating"), false},
 		{"a Cluster's resync", clusterRead, cluster(nil), cluster(nil), false},
 		{"a Cluster's conditions", clusterRead, cluster(nil), cluster(func(c *clusterv1.Cluster) {
 			c.ResourceVersion, c.Status.Conditions, c.Status.Phase = "2", []metav1.Condition{cond}, "Provisioned"
@@ -166,6 +185,19 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 				t.Errorf("the update wakes a pass: %v, want %v", got, tt.wantsAPass)
 			}
 		})
+	}
+	// A pod is created with its Job (whose event wakes the object), and
+	// goes with it: only a pod seen first while it cannot pull wakes it.
+	for _, tt := range []struct {
+		pod        client.Object
+		wantsAPass bool
+	}{{pod(""), false}, {pod("Running"), false}, {pod("ErrImagePull"), true}} {
+		if got := podPull.Create(event.CreateEvent{Object: tt.pod}); got != tt.wantsAPass {
+			t.Errorf("a pod seen first with %+v wakes a pass: %v, want %v", tt.pod.(*corev1.Pod).Status.ContainerStatuses, got, tt.wantsAPass)
+		}
+		if podPull.Delete(event.DeleteEvent{Object: tt.pod}) {
+			t.Errorf("a pod's deletion wakes a pass; its Job's events do")
+		}
 	}
 }
 

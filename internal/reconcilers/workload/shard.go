@@ -143,6 +143,23 @@ func (s shard) jobToObject(ctx context.Context, o client.Object) []reconcile.Req
 	return unownedJobToObject(s.role.Kind())(ctx, o)
 }
 
+// podToObject maps a pod of one of CAPTF's Jobs to the object the Job
+// runs for (jobToObject), reading the Job, named by the pod's job-name
+// label, from the cache. A pod whose Job the cache does not hold (yet, or
+// any more) maps to nothing: the object's pass reads the pod at its
+// requeue all the same.
+func (s shard) podToObject(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[batchv1.JobNameLabel]
+	if name == "" {
+		return nil
+	}
+	job := &batchv1.Job{}
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: name}, job); err != nil {
+		return nil
+	}
+	return s.jobToObject(ctx, job)
+}
+
 // ownerToObject maps an object controlled by one of kind's objects (a Job,
 // a TerraformPlan) to that object.
 func ownerToObject(kind string) handler.MapFunc {
