@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +30,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/reconcilers/identity"
 	"captf.io/captf/internal/reconcilers/machinetemplate"
@@ -96,11 +98,13 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	cacheOpts := cache.Options{SyncPeriod: &o.SyncPeriod, ByObject: map[client.Object]cache.ByObject{
 		&batchv1.Job{}: {Label: managed},
 		secretMeta:     {Label: mirrored},
-		// Only the pods of CAPTF's Jobs, and of them only what their
-		// watch reads (the workload controllers wake an object whose
-		// module image cannot be pulled): every pod a pass reads, it
-		// reads live.
-		&corev1.Pod{}: {Label: managed, Transform: podAsWatched},
+		// Only the pods of CAPTF's Jobs that have not ended, and of them
+		// only what their watch reads (the workload controllers wake an
+		// object whose module image cannot be pulled; a pod that ends
+		// leaves the selection as a deletion, which wakes nothing, and
+		// its Job's end wakes the object). Every pod a pass reads, it
+		// reads live (Client.Cache.DisableFor below).
+		&corev1.Pod{}: {Label: managed, Field: podsNotEnded, Transform: podAsWatched},
 	}}
 	if o.Namespace != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
@@ -111,7 +115,7 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 		Metrics: o.diagnosticsOptions(tlsOpts),
 		// Secret data is never cached: every typed Secret read goes to the
 		// API server, and watches of managed Secrets are metadata-only.
-		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.Pod{}}}},
 		HealthProbeBindAddress:        o.HealthAddr,
 		PprofBindAddress:              o.ProfilerAddress,
 		LeaderElection:                o.LeaderElect,
@@ -186,18 +190,36 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	return Built{Manager: mgr, Engine: engine}, nil
 }
 
+// podsNotEnded selects the pods that neither succeeded nor failed.
+var podsNotEnded = fields.AndSelectors(
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)))
+
 // podAsWatched keeps of a pod what the manager's pod watch reads: its
-// name, namespace, labels and container statuses (not its spec, nor the
-// rest of its metadata and status).
+// name, namespace, Job (the job-name label) and the waiting reason of its
+// module container (jobs.ImagePullFailing); not its spec, its other
+// labels, nor the rest of its status (the termination message holds the
+// runner's result).
 func podAsWatched(o any) (any, error) {
 	pod, ok := o.(*corev1.Pod)
 	if !ok {
 		return o, nil
 	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Labels: pod.Labels},
-		Status:     corev1.PodStatus{ContainerStatuses: pod.Status.ContainerStatuses},
-	}, nil
+	kept := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion}}
+	if job, ok := pod.Labels[batchv1.JobNameLabel]; ok {
+		kept.Labels = map[string]string{batchv1.JobNameLabel: job}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != jobs.SourceContainer {
+			continue
+		}
+		c := corev1.ContainerStatus{Name: cs.Name, Image: cs.Image}
+		if w := cs.State.Waiting; w != nil {
+			c.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
+		}
+		kept.Status.ContainerStatuses = append(kept.Status.ContainerStatuses, c)
+	}
+	return kept, nil
 }
 
 // memoView is what the engine replays a settled pass's reads against:

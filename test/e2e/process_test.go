@@ -198,7 +198,9 @@ func adminClient(t *testing.T, kubeconfig string) client.Client {
 // set of flags (beside the manager image's binaries): go build leaves a
 // binary there as it is while it is up to date, where one in a test's
 // own directory was linked again on every run (8 CPU seconds). Builds
-// into one directory take turns.
+// into one directory take turns, and each test runs a link of its own
+// to the binary it built (removed after it), which another checkout's
+// build cannot replace.
 func buildDev(t testing.TB, ctx context.Context, root string, flags ...string) string {
 	t.Helper()
 	bins, err := devenv.ManagerBinaries()
@@ -221,7 +223,19 @@ func buildDev(t testing.TB, ctx context.Context, root string, flags ...string) s
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/captf-dev: %v\n%s", err, out)
 	}
-	return bin
+	own, err := os.CreateTemp(dir, "captf-dev-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = own.Close()
+	if err := os.Remove(own.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(bin, own.Name()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(own.Name()) })
+	return own.Name()
 }
 
 // startDev starts bin with args in a process group of its own (so that
