@@ -195,9 +195,26 @@ func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key cli
 	if err := e.client().List(ctx, &list, client.InNamespace(key.Namespace), selector); err != nil {
 		return fmt.Errorf("listing the Jobs of %s %s: %w", role.Kind(), key, err)
 	}
+	var orphans []*batchv1.Job
 	for i := range list.Items {
 		j := &list.Items[i]
-		if metav1.GetControllerOf(j) != nil || j.Annotations[infrav1.OwnerAnnotation] != key.Name || !j.DeletionTimestamp.IsZero() {
+		if metav1.GetControllerOf(j) == nil && j.Annotations[infrav1.OwnerAnnotation] == key.Name && j.DeletionTimestamp.IsZero() {
+			orphans = append(orphans, j)
+		}
+	}
+	if len(orphans) == 0 {
+		return nil
+	}
+	// The NotFound that brought the pass here may be older than the list:
+	// a pass woken by the Machine before its TerraformMachine was created
+	// lists the Jobs made since for the new object. Read after listing, an
+	// object that exists keeps the Jobs that name its UID.
+	obj := role.New()
+	if err := e.APIReader.Get(ctx, key, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading %s %s again: %w", role.Kind(), key, err)
+	}
+	for _, j := range orphans {
+		if uid := j.Annotations[infrav1.OwnerUIDAnnotation]; obj.GetUID() != "" && (uid == "" || uid == string(obj.GetUID())) {
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleting a Job whose object is gone", "job", j.Name)

@@ -86,8 +86,9 @@ var jobRead = readChanged(jobs.AsRead)
 // rather than at the running Job's requeue (a minute). The kubelet's
 // turns between ErrImagePull and ImagePullBackOff, and every other update
 // of the pod, wake nothing; the grace after which the Job is stopped is
-// the pass's own requeue. A pod's creation and deletion come with its
-// Job's events.
+// the pass's own requeue. A pod first seen already failing (the cache's
+// first list, after a manager start or a relist) wakes its object too; a
+// pod's deletion wakes nothing: its Job's events tell what matters.
 var podPull = predicate.Funcs{
 	CreateFunc:  func(e event.CreateEvent) bool { return pullFailing(e.Object) },
 	UpdateFunc:  func(e event.UpdateEvent) bool { return pullFailing(e.ObjectOld) != pullFailing(e.ObjectNew) },
