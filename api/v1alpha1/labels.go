@@ -171,6 +171,10 @@ const (
 	// ImagePullFailedAnnotation marks a Job whose image was not pulled for
 	// two minutes.
 	ImagePullFailedAnnotation = "captf.io/image-pull-failed"
+	// RunnerImagePullFailedAnnotation, with ImagePullFailedAnnotation, says
+	// that the image not pulled was the runner's (the init container's,
+	// --runner-image), not the module's.
+	RunnerImagePullFailedAnnotation = "captf.io/runner-image-pull-failed"
 	// OwnerUIDAnnotation on a Job is the UID of the object it runs for,
 	// and OwnerAnnotation that object's name: a Job started while its
 	// object is being deleted has no owner reference (the garbage

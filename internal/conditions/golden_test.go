@@ -85,6 +85,9 @@ func reports() []struct {
 		{"job: plan awaiting approval", job(with(func(f *JobFacts) { f.Op, f.Succeeded = decide.OpPlan, true }))},
 		{"job: plan unreadable", job(with(func(f *JobFacts) { f.Op, f.Succeeded, f.PlanUnreadable = decide.OpPlan, true, true }))},
 		{"job: image pull failed", job(with(func(f *JobFacts) { f.ImagePullFailed = true }))},
+		{"job: runner image pull failed", job(with(func(f *JobFacts) {
+			f.ImagePullFailed, f.RunnerImage, f.Image = true, true, "registry.example/captf-manager:v0.4.0"
+		}))},
 		{"job: deadline", job(with(func(f *JobFacts) { f.Deadline = true }))},
 		{"job: interrupted destroy", job(with(func(f *JobFacts) { f.Op, f.Kind = decide.OpDestroy, infrav1.RunErrorInterrupted }))},
 		{"job: image contract broken", job(with(func(f *JobFacts) { f.Kind, f.Summary = infrav1.RunErrorImageLayout, "/module/main.tf is missing" }))},
@@ -94,7 +97,10 @@ func reports() []struct {
 		{"job: started, provisioning", func() ([]metav1.Condition, []Event) { return JobStarted(name, decide.OpApply, true), nil }},
 		{"job: started, a drift check", func() ([]metav1.Condition, []Event) { return JobStarted(name, decide.OpDrift, false), nil }},
 		{"job: image pull failing", func() ([]metav1.Condition, []Event) {
-			return conds(ImagePullFailing(name, decide.OpApply, "registry.example/net:v1", "ErrImagePull", "manifest unknown"))
+			return conds(ImagePullFailing(name, decide.OpApply, false, "registry.example/net:v1", "ErrImagePull", "manifest unknown"))
+		}},
+		{"job: runner image pull failing", func() ([]metav1.Condition, []Event) {
+			return conds(ImagePullFailing(name, decide.OpApply, true, "registry.example/captf-manager:v0.4.0", "ImagePullBackOff", "Back-off pulling image"))
 		}},
 		{"job: an apply vanished", func() ([]metav1.Condition, []Event) {
 			c, ev := JobVanished(name, decide.OpApply)

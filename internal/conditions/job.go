@@ -19,10 +19,11 @@ type JobFacts struct {
 	// have run out of its activeDeadlineSeconds, DeadlineSeconds).
 	Succeeded, Deadline bool
 	DeadlineSeconds     int64
-	// ImagePullFailed: the Job was stopped because its module image
-	// could not be pulled; Image is that image.
-	ImagePullFailed bool
-	Image           string
+	// ImagePullFailed: the Job was stopped because its module image (or,
+	// when RunnerImage, its init container's runner image) could not be
+	// pulled; Image is that image.
+	ImagePullFailed, RunnerImage bool
+	Image                        string
 	// PlanUnreadable: a plan Job left no readable plan.
 	PlanUnreadable bool
 	// Kind is the kind of the runner's error ("" when none), and Summary
@@ -58,6 +59,9 @@ func Job(f JobFacts) (metav1.Condition, Event) {
 		return c, Event{eventType, eventReason, msg}
 	}
 	switch {
+	case !f.Succeeded && f.ImagePullFailed && f.RunnerImage:
+		return report(metav1.ConditionFalse, infrav1.ImagePullFailedReason, corev1.EventTypeWarning, "JobFailed",
+			fmt.Sprintf("Job %s: the runner image %s could not be pulled, so the Job was stopped; check the manager's --runner-image and the image pull secrets (spec.jobs.imagePullSecrets)", f.Name, f.Image))
 	case !f.Succeeded && f.ImagePullFailed:
 		return report(metav1.ConditionFalse, infrav1.ImagePullFailedReason, corev1.EventTypeWarning, "JobFailed",
 			fmt.Sprintf("Job %s: the module image %s could not be pulled, so the Job was stopped; check spec.source.image and the image pull secrets", f.Name, f.Image))
@@ -108,10 +112,15 @@ func JobStarted(job string, op decide.Operation, provisions bool) []metav1.Condi
 // image, which quotes the kubelet's own.
 const maxImagePullMessage = 1024
 
-// ImagePullFailing is a running Job whose pod cannot pull its module image
-// (the kubelet's waiting reason and message).
-func ImagePullFailing(job string, op decide.Operation, image, reason, message string) metav1.Condition {
+// ImagePullFailing is a running Job whose pod cannot pull its module
+// image or, when runner, the runner image of its init container (the
+// kubelet's waiting reason and message).
+func ImagePullFailing(job string, op decide.Operation, runner bool, image, reason, message string) metav1.Condition {
 	msg := fmt.Sprintf("Job %s cannot pull module image %s (%s: %s); check spec.source.image and the image pull secrets", job, image, reason, message)
+	if runner {
+		msg = fmt.Sprintf("Job %s cannot pull runner image %s (%s: %s); check the manager's --runner-image and the image pull secrets (spec.jobs.imagePullSecrets)",
+			job, image, reason, message)
+	}
 	if len(msg) > maxImagePullMessage {
 		msg = msg[:maxImagePullMessage]
 	}

@@ -52,6 +52,10 @@ func TestJob(t *testing.T) {
 			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobDeadlineExceededReason, corev1.EventTypeWarning, "JobDeadlineExceeded", "(3600s)"},
 		{"a destroy past its deadline", ended(decide.OpDestroy, false, func(f *JobFacts) { f.Deadline = true }),
 			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobDeadlineExceededReason, corev1.EventTypeWarning, "JobDeadlineExceeded", "destroy exceeded"},
+		{"a runner image that could not be pulled", ended(decide.OpApply, false, func(f *JobFacts) {
+			f.ImagePullFailed, f.RunnerImage, f.Image = true, true, "registry.example/captf-manager:v0.4.0"
+		}),
+			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ImagePullFailedReason, corev1.EventTypeWarning, "JobFailed", "runner image registry.example/captf-manager:v0.4.0 could not be pulled"},
 		{"an image that could not be pulled stops the Job before its deadline counts", ended(decide.OpApply, false, func(f *JobFacts) { f.ImagePullFailed, f.Deadline = true, true }),
 			infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ImagePullFailedReason, corev1.EventTypeWarning, "JobFailed", "could not be pulled"},
 		{"a drift check past its deadline", ended(decide.OpDrift, false, func(f *JobFacts) { f.Deadline = true }),
@@ -107,10 +111,14 @@ func TestRunningJobReports(t *testing.T) {
 		t.Errorf("a destroy reports %+v, want nothing", got)
 	}
 
-	pull := ImagePullFailing("j", decide.OpDrift, "registry.example/net:v1", "ErrImagePull", strings.Repeat("x", 2000))
+	pull := ImagePullFailing("j", decide.OpDrift, false, "registry.example/net:v1", "ErrImagePull", strings.Repeat("x", 2000))
 	if pull.Type != infrav1.DriftJobSucceededCondition || pull.Reason != infrav1.ImagePullFailedReason || len(pull.Message) != maxImagePullMessage ||
 		!strings.HasPrefix(pull.Message, "Job j cannot pull module image registry.example/net:v1 (ErrImagePull: xxx") {
 		t.Errorf("ImagePullFailing = %+v (%d bytes), want DriftJobSucceeded ImagePullFailed cut at %d bytes", pull, len(pull.Message), maxImagePullMessage)
+	}
+	if runner := ImagePullFailing("j", decide.OpApply, true, "registry.example/captf-manager:v0.4.0", "ImagePullBackOff", "m"); runner.Type != infrav1.ApplyJobSucceededCondition ||
+		!strings.Contains(runner.Message, "cannot pull runner image registry.example/captf-manager:v0.4.0") || !strings.Contains(runner.Message, "--runner-image") {
+		t.Errorf("a runner image that cannot be pulled: %+v, want ApplyJobSucceeded naming the runner image and --runner-image", runner)
 	}
 
 	for op, want := range map[decide.Operation]string{decide.OpApply: "may have partially applied", decide.OpDestroy: "it is retried"} {

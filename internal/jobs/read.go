@@ -32,15 +32,22 @@ func AsRead(j *batchv1.Job) *batchv1.Job {
 // cannot be pulled.
 var imagePullWaiting = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
 
-// ImagePullFailing returns the status of pod's module container
-// (SourceContainer) while it waits for an image it cannot pull, and nil
-// otherwise. A pass reads it of its running Job's pod, and the Job's pod
-// wakes its object when it starts or stops failing so.
+// ImagePullFailing returns the status of the container of pod that waits
+// for an image it cannot pull: the runner init container
+// (RunnerContainer, --runner-image), which runs first, or the module
+// container (SourceContainer); nil when neither does. A pass reads it of
+// its running Job's pod, and the Job's pod wakes its object when it starts
+// or stops failing so.
 func ImagePullFailing(pod *corev1.Pod) *corev1.ContainerStatus {
-	for i := range pod.Status.ContainerStatuses {
-		cs := &pod.Status.ContainerStatuses[i]
-		if w := cs.State.Waiting; w != nil && cs.Name == SourceContainer && imagePullWaiting[w.Reason] {
-			return cs
+	for _, of := range []struct {
+		statuses  []corev1.ContainerStatus
+		container string
+	}{{pod.Status.InitContainerStatuses, RunnerContainer}, {pod.Status.ContainerStatuses, SourceContainer}} {
+		for i := range of.statuses {
+			cs := &of.statuses[i]
+			if w := cs.State.Waiting; w != nil && cs.Name == of.container && imagePullWaiting[w.Reason] {
+				return cs
+			}
 		}
 	}
 	return nil

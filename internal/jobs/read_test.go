@@ -41,4 +41,26 @@ func TestImagePullFailing(t *testing.T) {
 			}
 		})
 	}
+	// The runner init container runs first: while it cannot pull the
+	// runner image, the module container waits in PodInitializing.
+	for _, tc := range []struct {
+		name string
+		init []corev1.ContainerStatus
+		want string
+	}{
+		{"the runner image cannot be pulled", []corev1.ContainerStatus{waiting(RunnerContainer, "ImagePullBackOff")}, RunnerContainer},
+		{"the runner ran", []corev1.ContainerStatus{{Name: RunnerContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}, ""},
+		{"another init container that cannot pull its image", []corev1.ContainerStatus{waiting("setup", "ErrImagePull")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Status: corev1.PodStatus{InitContainerStatuses: tc.init, ContainerStatuses: []corev1.ContainerStatus{waiting(SourceContainer, "PodInitializing")}}}
+			got := ""
+			if cs := ImagePullFailing(pod); cs != nil {
+				got = cs.Name
+			}
+			if got != tc.want {
+				t.Errorf("failing container %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

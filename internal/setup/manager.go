@@ -196,8 +196,9 @@ var podsNotEnded = fields.AndSelectors(
 	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)))
 
 // podAsWatched keeps of a pod what the manager's pod watch reads: its
-// name, namespace, Job (the job-name label) and the waiting reason of its
-// module container (jobs.ImagePullFailing); not its spec, its other
+// name, namespace, Job (the job-name label) and the waiting reasons of
+// its runner init container and module container (jobs.ImagePullFailing);
+// not its spec, its images, its other
 // labels, nor the rest of its status (the termination message holds the
 // runner's result).
 func podAsWatched(o any) (any, error) {
@@ -209,17 +210,25 @@ func podAsWatched(o any) (any, error) {
 	if job, ok := pod.Labels[batchv1.JobNameLabel]; ok {
 		kept.Labels = map[string]string{batchv1.JobNameLabel: job}
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != jobs.SourceContainer {
+	kept.Status.InitContainerStatuses = waitingOf(pod.Status.InitContainerStatuses, jobs.RunnerContainer)
+	kept.Status.ContainerStatuses = waitingOf(pod.Status.ContainerStatuses, jobs.SourceContainer)
+	return kept, nil
+}
+
+// waitingOf keeps, of the status of the container named name, its name
+// and waiting reason.
+func waitingOf(statuses []corev1.ContainerStatus, name string) []corev1.ContainerStatus {
+	for _, cs := range statuses {
+		if cs.Name != name {
 			continue
 		}
-		c := corev1.ContainerStatus{Name: cs.Name, Image: cs.Image}
+		c := corev1.ContainerStatus{Name: cs.Name}
 		if w := cs.State.Waiting; w != nil {
 			c.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
 		}
-		kept.Status.ContainerStatuses = append(kept.Status.ContainerStatuses, c)
+		return []corev1.ContainerStatus{c}
 	}
-	return kept, nil
+	return nil
 }
 
 // memoView is what the engine replays a settled pass's reads against:

@@ -40,7 +40,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 	started := false
 	for _, pod := range pods.Items {
 		if cs := jobs.ImagePullFailing(&pod); cs != nil {
-			return p.imagePullFailing(ctx, j, cs.Image, cs.State.Waiting)
+			return p.imagePullFailing(ctx, j, cs)
 		}
 		for _, cs := range pod.Status.ContainerStatuses {
 			if cs.State.Running != nil || cs.State.Terminated != nil {
@@ -66,11 +66,13 @@ func (p *pass) checkActive(ctx context.Context) error {
 	return p.releaseRunLease(ctx, j.Name)
 }
 
-// imagePullFailing reports a pod that cannot pull its module image, and
-// stops its Job once the grace is over.
-func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image string, w *corev1.ContainerStateWaiting) error {
-	op := jobs.Op(j)
-	p.set(conditions.ImagePullFailing(j.Name, op, image, w.Reason, w.Message))
+// imagePullFailing reports a pod whose container cs cannot pull its
+// image, and once the grace is over falls back to the next module image
+// or stops the Job. The runner image (the init container's) never falls
+// back: it is the manager's.
+func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.ContainerStatus) error {
+	op, image, w, runner := jobs.Op(j), cs.Image, cs.State.Waiting, cs.Name == jobs.RunnerContainer
+	p.set(conditions.ImagePullFailing(j.Name, op, runner, image, w.Reason, w.Message))
 	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
 		p.lookAgainIn(left) // the grace ends before the Job's own requeue
 		return nil
@@ -78,7 +80,7 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {
 		return nil
 	}
-	if next := records.SplitList(j.Annotations[infrav1.ImageFallbacksAnnotation]); len(next) > 0 {
+	if next := records.SplitList(j.Annotations[infrav1.ImageFallbacksAnnotation]); len(next) > 0 && !runner {
 		if ok, err := p.fallBack(ctx, j, image, w.Reason, next[0]); err != nil || ok {
 			return err
 		}
@@ -90,6 +92,9 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, image strin
 		j.Annotations = map[string]string{}
 	}
 	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
+	if runner {
+		j.Annotations[infrav1.RunnerImagePullFailedAnnotation] = "true"
+	}
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
 	return client.IgnoreNotFound(p.e.client().Patch(ctx, j, patch))
 }

@@ -71,6 +71,11 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 		case "":
 		case "Running":
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobs.SourceContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		case "runner ErrImagePull":
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: jobs.RunnerContainer, Image: "local/runner-gone:1",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobs.SourceContainer,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
 		default:
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobs.SourceContainer, Image: "local/gone:1",
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "pulling " + reason}}}}
@@ -87,6 +92,8 @@ func TestWatchesWakeOnWhatPassesRead(t *testing.T) {
 		{"a Job's pod the kubelet backs off pulling", podPull, pod("ErrImagePull"), pod("ImagePullBackOff"), false},
 		{"a Job's pod pulling again", podPull, pod("ImagePullBackOff"), pod("ErrImagePull"), false},
 		{"a Job's pod whose image came", podPull, pod("ImagePullBackOff"), pod("Running"), true},
+		{"a Job's pod whose runner image cannot be pulled", podPull, pod(""), pod("runner ErrImagePull"), true},
+		{"a Job's pod whose runner image came", podPull, pod("runner ErrImagePull"), pod("Running"), true},
 		{"a Job's pod started", podPull, pod(""), pod("Running"), false},
 		{"a Job's pod scheduled", podPull, pod(""), pod("ContainerCreating"), false},
 		{"a Cluster's resync", clusterRead, cluster(nil), cluster(nil), false},
