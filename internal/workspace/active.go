@@ -72,7 +72,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 // back: it is the manager's.
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.ContainerStatus) error {
 	op, image, w, runner := jobs.Op(j), cs.Image, cs.State.Waiting, cs.Name == jobs.RunnerContainer
-	p.set(conditions.ImagePullFailing(j.Name, op, runner, image, w.Reason, w.Message))
+	p.reportLive(conditions.ImagePullFailing(j.Name, op, runner, image, w.Reason, w.Message))
 	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
 		p.lookAgainIn(left) // the grace ends before the Job's own requeue
 		return nil

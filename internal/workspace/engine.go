@@ -100,9 +100,9 @@ type Engine struct {
 	// emitted last, so that a wait's event goes out once even when a pass
 	// reads a status the previous pass's patch has not reached yet.
 	waits sync.Map
-	// replaced remembers, per object UID, what ApplyJobSucceeded said
-	// before a wait for a Job's start replaced it, to say again once the
-	// Job starts.
+	// replaced remembers, per object and operation condition (liveKey),
+	// the record a live report covers, to say again once the report ends
+	// (live.go).
 	replaced sync.Map
 	// states holds, per object UID, the newest decoded state: a pass whose
 	// state Secrets have the same names and resourceVersions reuses it
@@ -308,7 +308,7 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 	if p.released {
 		// The object is gone: its series go too (the Job counters stay).
 		metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
-		e.replaced.Delete(p.obj.GetUID())
+		e.forgetLiveReports(p.obj.GetUID())
 		e.Gone(p.obj)
 	}
 	p.emit()

@@ -27,17 +27,12 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// setWait reports a wait before a Job on its operation's condition,
-// remembering what ApplyJobSucceeded said before the wait began (see
-// endStaleWait).
+// setWait reports a wait before a Job on its operation's condition: a
+// live report while it is one of startWaits (live.go).
 func (p *pass) setWait(c metav1.Condition) {
-	if c.Type == infrav1.ApplyJobSucceededCondition && startWaits[c.Reason] {
-		switch cur := p.current(c.Type); {
-		case cur == nil:
-			p.e.replaced.Store(p.obj.GetUID(), conditions.NoApplyYet)
-		case !startWaits[cur.Reason]:
-			p.e.replaced.Store(p.obj.GetUID(), metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
-		}
+	if startWaits[c.Reason] {
+		p.reportLive(c)
+		return
 	}
 	p.set(c)
 }

@@ -81,9 +81,7 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 		gen = p.w.Status.ObservedGeneration
 	}
 	st := p.w.Status
-	if ok {
-		p.endStaleWait(st)
-	}
+	p.endLiveReports(st, ok)
 	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
 		p.reportApplyFromState(ok)
 	}
@@ -183,36 +181,6 @@ func (p *pass) inputsInState() bool {
 		return !p.role.Mutable() && stateHash != ""
 	}
 	return p.inputs.hash == stateHash
-}
-
-// startWaits are the reasons a Job's operation condition carries while
-// the Job waits to start: once it starts, the wait is over.
-var startWaits = map[string]bool{
-	infrav1.WaitingForRunLeaseReason: true, infrav1.WaitingForClusterOperationReason: true, infrav1.WaitingForMachineOperationsReason: true,
-	infrav1.WaitingForJobSlotReason: true, infrav1.IdentityNotAllowedReason: true, infrav1.DurableInputsMissingReason: true,
-	infrav1.RuntimeCannotKeepStateReason: true, infrav1.NamespaceTerminatingReason: true,
-}
-
-// endStaleWait ends a wait before a Job that no pass reports any more:
-// each pass that waits reports its wait again, so a completed pass that
-// left ApplyJobSucceeded alone while it names such a wait (the Job
-// started, or is no longer due) says again what the condition said before
-// the wait began. Only the manager that saw the wait begin knows that:
-// another one (a restart, a new leader) leaves the wait's reason until a
-// Job reports.
-func (p *pass) endStaleWait(st *infrav1.WorkspaceStatus) {
-	cur := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition)
-	if cur == nil || !startWaits[cur.Reason] {
-		return
-	}
-	for _, c := range p.conds {
-		if c.Type == infrav1.ApplyJobSucceededCondition {
-			return // set by this pass: the wait again, or a Job's outcome
-		}
-	}
-	if before, ok := p.e.replaced.LoadAndDelete(p.obj.GetUID()); ok {
-		p.set(before.(metav1.Condition))
-	}
 }
 
 // setDefaultTo sets c when this pass did not set its type.

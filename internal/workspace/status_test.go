@@ -10,6 +10,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -138,30 +139,47 @@ func TestFirstVisit(t *testing.T) {
 	}
 }
 
-// TestWaitEndsWhenItsJobStarts: a wait before a Job replaces
-// ApplyJobSucceeded; once a completed pass no longer reports it (the Job
-// started, or is no longer due), the condition says again what it said
-// before the wait, however many waits followed one another. A manager
-// that did not see the wait begin leaves it.
-func TestWaitEndsWhenItsJobStarts(t *testing.T) {
+// TestLiveReportEnds: a wait before a Job, or a running Job's pod that
+// cannot pull its image, replaces the operation's condition; once a
+// completed pass no longer reports it (the Job started, its image came),
+// the condition says again what it said before, however many live
+// reports followed one another. A Job's outcome ends the episode: it
+// stays. A manager that did not see the report begin leaves it.
+func TestLiveReportEnds(t *testing.T) {
 	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1: apply succeeded"}
-	wait := func(reason string) metav1.Condition {
-		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}
+	driftRuns := metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason, Message: "Job d1 runs a drift"}
+	wait := func(reason string) step {
+		return step{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}}
 	}
+	pull := func(op decide.Operation) step {
+		return step{live: true, c: conditions.ImagePullFailing("j", op, false, "example.test/m:1", "ErrImagePull", "not found")}
+	}
+	stopped := step{c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason,
+		Message: "Job j: the module image example.test/m:1 could not be pulled, so the Job was stopped"}}
 	testCases := []struct {
 		name       string
-		before     *metav1.Condition // on the status before the waits
-		waits      []string
-		restart    bool // another manager sees the Job start
+		before     *metav1.Condition // on the status before the reports
+		steps      []step            // one pass each
+		again      bool              // the last pass reports its step again
+		restart    bool              // another manager sees the report end
+		condType   string
 		wantReason string
 	}{
-		{"after a slot wait, the last apply again", &applied, []string{infrav1.WaitingForJobSlotReason}, false, infrav1.ApplySucceededReason},
-		{"after a slot wait then a lease wait", &applied, []string{infrav1.WaitingForJobSlotReason, infrav1.WaitingForRunLeaseReason}, false, infrav1.ApplySucceededReason},
-		{"a first apply: no apply yet", nil, []string{infrav1.WaitingForClusterOperationReason}, false, infrav1.NoApplyYetReason},
-		{"a destroy that waited for its credentials", &applied, []string{infrav1.IdentityNotAllowedReason}, false, infrav1.ApplySucceededReason},
-		{"another manager did not see the wait begin", &applied, []string{infrav1.WaitingForJobSlotReason}, true, infrav1.WaitingForJobSlotReason},
-		{"no wait: the condition stays", &applied, nil, false, infrav1.ApplySucceededReason},
-		{"a pass that waits again keeps the wait", &applied, []string{infrav1.WaitingForJobSlotReason, "again"}, false, infrav1.WaitingForJobSlotReason},
+		{"after a slot wait, the last apply again", &applied, []step{wait(infrav1.WaitingForJobSlotReason)}, false, false, "", infrav1.ApplySucceededReason},
+		{"after a slot wait then a lease wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason), wait(infrav1.WaitingForRunLeaseReason)}, false, false, "", infrav1.ApplySucceededReason},
+		{"a first apply: no apply yet", nil, []step{wait(infrav1.WaitingForClusterOperationReason)}, false, false, "", infrav1.NoApplyYetReason},
+		{"a destroy that waited for its credentials", &applied, []step{wait(infrav1.IdentityNotAllowedReason)}, false, false, "", infrav1.ApplySucceededReason},
+		{"another manager did not see the wait begin", &applied, []step{wait(infrav1.WaitingForJobSlotReason)}, false, true, "", infrav1.WaitingForJobSlotReason},
+		{"no wait: the condition stays", &applied, nil, false, false, "", infrav1.ApplySucceededReason},
+		{"a pass that waits again keeps the wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason)}, true, false, "", infrav1.WaitingForJobSlotReason},
+		{"an apply's image came: the last apply again", &applied, []step{pull(decide.OpApply)}, false, false, "", infrav1.ApplySucceededReason},
+		{"a slot wait, then an image that came", &applied, []step{wait(infrav1.WaitingForJobSlotReason), pull(decide.OpApply)}, false, false, "", infrav1.ApplySucceededReason},
+		{"a first apply's image came: no apply yet", nil, []step{pull(decide.OpApply)}, false, false, "", infrav1.NoApplyYetReason},
+		{"an image still not pulled stays reported", &applied, []step{pull(decide.OpApply)}, true, false, "", infrav1.ImagePullFailedReason},
+		{"a Job stopped for its image: its outcome stays", &applied, []step{pull(decide.OpApply), stopped}, false, false, "", infrav1.ImagePullFailedReason},
+		{"the next Job's image came after one was stopped", &applied, []step{pull(decide.OpApply), stopped, pull(decide.OpApply)}, false, false, "", infrav1.ImagePullFailedReason},
+		{"a drift Job's image came: it runs", &driftRuns, []step{pull(decide.OpDrift)}, false, false, infrav1.DriftJobSucceededCondition, infrav1.DriftJobRunningReason},
+		{"another manager did not see the pull failure begin", &applied, []step{pull(decide.OpApply)}, false, true, "", infrav1.ImagePullFailedReason},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,23 +188,42 @@ func TestWaitEndsWhenItsJobStarts(t *testing.T) {
 				tm.Status.Conditions = []metav1.Condition{*tc.before}
 			}
 			p := &pass{e: &Engine{}, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
-			for _, r := range tc.waits {
-				if r == "again" { // the last pass waits again for the same
-					p.setWait(wait(infrav1.WaitingForJobSlotReason))
-					break
-				}
-				p.setWait(wait(r))
-				// Each wait is its own pass: the status carries it.
-				meta.SetStatusCondition(&tm.Status.Conditions, wait(r))
+			for _, s := range tc.steps {
+				s.report(p)
+				// Each report is its own completed pass: the status carries it.
+				p.endLiveReports(&tm.Status.WorkspaceStatus, true)
+				meta.SetStatusCondition(&tm.Status.Conditions, s.c)
 				p.conds = nil
+			}
+			if tc.again {
+				tc.steps[len(tc.steps)-1].report(p)
 			}
 			if tc.restart {
 				p.e = &Engine{}
 			}
-			p.endStaleWait(&tm.Status.WorkspaceStatus)
-			if got := p.current(infrav1.ApplyJobSucceededCondition); got == nil || got.Reason != tc.wantReason {
-				t.Errorf("ApplyJobSucceeded after the Job started = %+v, want reason %s", got, tc.wantReason)
+			p.endLiveReports(&tm.Status.WorkspaceStatus, true)
+			condType := tc.condType
+			if condType == "" {
+				condType = infrav1.ApplyJobSucceededCondition
+			}
+			if got := p.current(condType); got == nil || got.Reason != tc.wantReason {
+				t.Errorf("%s once the report ended = %+v, want reason %s", condType, got, tc.wantReason)
 			}
 		})
 	}
+}
+
+// step is one pass's report on an operation condition: live (a wait, a
+// pull failure) or a Job's outcome.
+type step struct {
+	live bool
+	c    metav1.Condition
+}
+
+func (s step) report(p *pass) {
+	if s.live {
+		p.reportLive(s.c)
+		return
+	}
+	p.reportRecord(s.c)
 }
