@@ -60,9 +60,9 @@ func (w *worker) start(c *corev1.Container, st *container, init bool) (*running,
 		st.imageID = refDigest(c.Image)
 		return nil, startStoodIn
 	}
-	img, err := w.n.images.pull(c.Image)
-	if err != nil {
-		return nil, w.cannotStart(st, reasonErrImagePull, fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
+	img, ok := w.pull(c, st)
+	if !ok {
+		return nil, startAbandoned
 	}
 	env, ok := w.resolveEnv(c, st)
 	if !ok {
@@ -115,6 +115,39 @@ func (w *worker) cannotStart(st *container, reason, msg string) startResult {
 	w.report(false)
 	return startStuck
 }
+
+// pull pulls c's image, as a kubelet does: a failed pull shows
+// ErrImagePull, then ImagePullBackOff, and is tried again after a backoff
+// that doubles from PullBackoff up to maxPullBackoff. False when the pod
+// was deleted, or the node stopped, first.
+func (w *worker) pull(c *corev1.Container, st *container) (image, bool) {
+	backoff := w.n.opts.PullBackoff
+	for {
+		img, err := w.n.images.pull(c.Image)
+		if err == nil {
+			return img, true
+		}
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		w.n.event(w.pod, corev1.EventTypeWarning, "Failed", msg)
+		st.waiting = &corev1.ContainerStateWaiting{Reason: reasonErrImagePull, Message: msg}
+		w.report(false)
+		if !w.pauseFor(backoff / 2) {
+			return image{}, false
+		}
+		msg = fmt.Sprintf("Back-off pulling image %q", c.Image)
+		w.n.event(w.pod, corev1.EventTypeNormal, "BackOff", msg)
+		st.waiting = &corev1.ContainerStateWaiting{Reason: reasonImagePullBackOff, Message: msg}
+		w.report(false)
+		if !w.pauseFor(backoff - backoff/2) {
+			return image{}, false
+		}
+		backoff = min(2*backoff, maxPullBackoff)
+	}
+}
+
+// maxPullBackoff is the longest wait between two pulls of an image, as a
+// kubelet's.
+const maxPullBackoff = 5 * time.Minute
 
 // resolveEnv resolves c's env, waiting in CreateContainerConfigError while
 // a Secret or ConfigMap it names is missing.

@@ -10,7 +10,9 @@
 // runs the init containers in order and then the containers, and reports
 // the pod's status the way a kubelet does: Pending with the reason a
 // container waits for (ErrImagePull for an image reference it does not
-// have, PodInitializing while a volume's Secret does not exist yet,
+// have, then ImagePullBackOff until it tries again, with a backoff that
+// doubles up to 5 minutes: an image added meanwhile (AddImage, or written
+// to the store) is pulled then; PodInitializing while a volume's Secret does not exist yet,
 // CreateContainerConfigError for an env source that is missing), Running,
 // then Succeeded or Failed with each container's exit code and its
 // termination message read back from the file at terminationMessagePath. A

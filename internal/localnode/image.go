@@ -64,6 +64,17 @@ type image struct {
 // resolveImages checks that every path of every image exists and computes
 // the image IDs: <repository>@<manifest digest> for an image that has one
 // (UnpackImage), as a registry's image reports it.
+// AddImage gives the node ref's image in memory, as a push to a registry
+// would: a container waiting to pull ref gets it at its next pull.
+func (n *Node) AddImage(ref string, img Image) error {
+	resolved, err := resolveImages(map[string]Image{ref: img})
+	if err != nil {
+		return fmt.Errorf("localnode: %w", err)
+	}
+	n.images.add(ref, resolved[ref])
+	return nil
+}
+
 func resolveImages(images map[string]Image) (map[string]image, error) {
 	out := make(map[string]image, len(images))
 	for ref, img := range images {

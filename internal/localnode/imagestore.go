@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // An image store is a directory of image root filesystems, the local
@@ -122,8 +123,16 @@ func rootImage(root string) (Image, error) {
 // imageSet is what a node has: the images given in memory, then those of
 // its image store.
 type imageSet struct {
+	mu    sync.RWMutex
 	mem   map[string]image
 	store string
+}
+
+// add makes ref's image one the node has in memory.
+func (s *imageSet) add(ref string, img image) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mem[ref] = img
 }
 
 // pull finds the image of ref: in memory by reference or image ID, else in
@@ -131,12 +140,15 @@ type imageSet struct {
 // by image ID among the repository's tags. Its error says what was looked
 // for, as a kubelet's failed pull does.
 func (s *imageSet) pull(ref string) (image, error) {
-	if img, ok := lookup(s.mem, ref); ok {
-		return img, nil
-	}
+	s.mu.RLock()
+	img, ok := lookup(s.mem, ref)
 	var why []string
-	if len(s.mem) > 0 {
+	if !ok && len(s.mem) > 0 {
 		why = append(why, "it has "+strings.Join(knownRefs(s.mem), ", "))
+	}
+	s.mu.RUnlock()
+	if ok {
+		return img, nil
 	}
 	if s.store != "" {
 		img, err := s.fromStore(ref)

@@ -72,6 +72,11 @@ type Options struct {
 	// StopGrace bounds the grace period given to running containers when
 	// the node stops (default 30s).
 	StopGrace time.Duration
+	// PullBackoff is how long a container whose image could not be pulled
+	// waits before the next pull, doubling up to 5 minutes, as a
+	// kubelet's image pull backoff (default 10s): the first half of each
+	// wait it shows ErrImagePull, the second ImagePullBackOff.
+	PullBackoff time.Duration
 	// Log receives the node's own lines.
 	Log logr.Logger
 }
@@ -114,7 +119,7 @@ type Node struct {
 	cs      kubernetes.Interface
 	config  *rest.Config
 	name    string
-	images  imageSet
+	images  *imageSet
 	rt      containerRuntime
 	podsDir string
 
@@ -144,6 +149,9 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = 30 * time.Second
 	}
+	if opts.PullBackoff <= 0 {
+		opts.PullBackoff = 10 * time.Second
+	}
 	images, err := resolveImages(opts.Images)
 	if err != nil {
 		return nil, fmt.Errorf("localnode: %w", err)
@@ -154,7 +162,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	n := &Node{
-		opts: opts, log: opts.Log, config: cfg, images: imageSet{mem: images, store: opts.ImageStore}, podsDir: filepath.Join(opts.StateDir, "pods"),
+		opts: opts, log: opts.Log, config: cfg, images: &imageSet{mem: images, store: opts.ImageStore}, podsDir: filepath.Join(opts.StateDir, "pods"),
 		workers: map[types.UID]*worker{}, finalizing: map[types.UID]bool{}, waiting: map[types.UID]*corev1.Pod{},
 	}
 	if n.cs, err = kubernetes.NewForConfig(cfg); err != nil {

@@ -1,8 +1,11 @@
 package localnode_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,20 +152,38 @@ func TestActiveDeadlineFailsThePod(t *testing.T) {
 }
 
 // An image the node does not have leaves the pod Pending in ErrImagePull,
-// naming the image.
+// naming the image, then in ImagePullBackOff until the next pull, as a
+// kubelet does; an image pushed meanwhile is pulled then, and the pod
+// runs.
 func TestUnknownImageIsErrImagePull(t *testing.T) {
-	startNode(t)
+	n := startNodeWith(t, func(o *localnode.Options) { o.PullBackoff = 400 * time.Millisecond })
 	ns := namespace(t, "default")
 	pod := shellPod(ns, "nowhere", "true")
-	pod.Spec.Containers[0].Image = "local/missing:tofu"
+	const missing = "local/missing:tofu"
+	pod.Spec.Containers[0].Image = missing
 	create(t, pod)
-	got := waitPod(t, client.ObjectKeyFromObject(pod), "in ErrImagePull", func(p *corev1.Pod) bool {
-		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
-			p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImagePull"
-	})
-	if got.Status.Phase != corev1.PodPending || !strings.Contains(got.Status.ContainerStatuses[0].State.Waiting.Message, `"local/missing:tofu"`) {
+	waiting := func(reason string) func(p *corev1.Pod) bool {
+		return func(p *corev1.Pod) bool {
+			return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+				p.Status.ContainerStatuses[0].State.Waiting.Reason == reason
+		}
+	}
+	got := waitPod(t, client.ObjectKeyFromObject(pod), "in ErrImagePull", waiting("ErrImagePull"))
+	if got.Status.Phase != corev1.PodPending || !strings.Contains(got.Status.ContainerStatuses[0].State.Waiting.Message, `"`+missing+`"`) {
 		t.Errorf("the pod is %s, waiting %+v", got.Status.Phase, got.Status.ContainerStatuses[0].State.Waiting)
 	}
+	got = waitPod(t, client.ObjectKeyFromObject(pod), "in ImagePullBackOff", waiting("ImagePullBackOff"))
+	if got.Status.Phase != corev1.PodPending || !strings.Contains(got.Status.ContainerStatuses[0].State.Waiting.Message, `"`+missing+`"`) {
+		t.Errorf("the pod is %s, waiting %+v", got.Status.Phase, got.Status.ContainerStatuses[0].State.Waiting)
+	}
+	marker := filepath.Join(t.TempDir(), "marker")
+	if err := os.WriteFile(marker, []byte("pushed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.AddImage(missing, localnode.Image{Paths: map[string]string{markerPath: marker}}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, client.ObjectKeyFromObject(pod), "run once its image was pushed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
 }
 
 // With MaxPods, the node runs that many pods at once, as a kubelet does

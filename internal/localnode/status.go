@@ -25,6 +25,7 @@ const maxMessageBytes = 4096
 // Reasons a kubelet reports.
 const (
 	reasonErrImagePull     = "ErrImagePull"
+	reasonImagePullBackOff = "ImagePullBackOff"
 	reasonPodInitializing  = "PodInitializing"
 	reasonConfigError      = "CreateContainerConfigError"
 	reasonCreateError      = "CreateContainerError"

@@ -193,13 +193,19 @@ func (w *worker) prepare() bool {
 
 // pause waits retryInterval; false when the pod was deleted or the node
 // stopped meanwhile.
-func (w *worker) pause() bool {
+func (w *worker) pause() bool { return w.pauseFor(retryInterval) }
+
+// pauseFor waits d; false when the pod was deleted or the node stopped
+// first.
+func (w *worker) pauseFor(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-w.deleted:
 		return false
 	case <-w.n.ctx.Done():
 		return false
-	case <-time.After(retryInterval):
+	case <-t.C:
 		return true
 	}
 }

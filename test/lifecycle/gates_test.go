@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -128,6 +130,44 @@ func TestUnpullableImage(t *testing.T) {
 	})
 	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "local/no-such-module:tofu") {
 		t.Errorf("ImagePullFailed message %q does not name the image", c.Message)
+	}
+}
+
+// TestImagePushedLateRuns: an apply whose module image cannot be pulled
+// says so at once; once the image is pushed (within the grace), the
+// kubelet pulls it at its next try and the Job runs, and the machine no
+// longer says it cannot pull its image while its apply runs: its
+// condition says again what it said before (no apply yet).
+func TestImagePushedLateRuns(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "tofu")
+	k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
+	w.checkStatuses()
+	w.waitProvisioned(w.newCluster(nil))
+	tm := w.newMachine("late-0", "late")
+	w.eventually(time.Minute, "ImagePullFailed reported", func() (bool, error) {
+		w.get(tm)
+		c := conditionOf(tm, infrav1.ApplyJobSucceededCondition)
+		return c != nil && c.Reason == infrav1.ImagePullFailedReason, nil
+	})
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The slow module: its apply runs 45 s, long enough to be seen running.
+	k.Push(t, env, kubelet.ExampleImage("late", "tofu"), kubelet.Image{ModuleDir: filepath.Join(root, "examples", "modules", "slow"), Runtime: "tofu"})
+	w.eventually(time.Minute, "the apply runs, no longer reported as an image that cannot be pulled", func() (bool, error) {
+		w.get(tm)
+		c := conditionOf(tm, infrav1.ApplyJobSucceededCondition)
+		return tm.Status.ActiveJob != nil && c != nil && c.Reason != infrav1.ImagePullFailedReason, nil
+	})
+	if c := conditionOf(tm, infrav1.ApplyJobSucceededCondition); c.Reason != infrav1.NoApplyYetReason {
+		t.Errorf("ApplyJobSucceeded = %s/%s (%s) while the first apply runs, want Unknown/NoApplyYet as before the pull failed", c.Status, c.Reason, c.Message)
+	}
+	for _, j := range w.jobsOf(state.KindMachine, tm.Name, "") {
+		if j.Annotations[infrav1.ImagePullFailedAnnotation] != "" {
+			t.Errorf("Job %s was stopped for its image, which came within the grace", j.Name)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -94,6 +95,7 @@ func StartIn(t testing.TB, env *envtest.Env, namespace string, images map[string
 	node, err := localnode.Start(context.Background(), localnode.Options{
 		Kubeconfig: kubeconfig, Images: moduleImages(t, env.Tools, images), StateDir: dir,
 		Mode: localnode.ModeInProcess, LabelSelector: infrav1.ManagedLabel + "=true", Namespace: namespace, Log: logr.Discard(),
+		PullBackoff: pullBackoff,
 	})
 	if err != nil {
 		t.Fatalf("kubelet: %v", err)
@@ -101,6 +103,22 @@ func StartIn(t testing.TB, env *envtest.Env, namespace string, images map[string
 	k := &Kubelet{Node: node}
 	t.Cleanup(func() { k.stop(t) })
 	return k
+}
+
+// pullBackoff is how long a pod waits to pull again an image it could not
+// pull, at first (a kubelet's 10 s): the tests that add an image late see
+// it pulled within a second or two.
+const pullBackoff = time.Second
+
+// Push gives the kubelet the module image ref, as a push to a
+// registry would: a pod that could not pull it pulls it at its next try.
+func (k *Kubelet) Push(t testing.TB, env *envtest.Env, ref string, img Image) {
+	t.Helper()
+	for r, i := range moduleImages(t, env.Tools, map[string]Image{ref: img}) {
+		if err := k.Node.AddImage(r, i); err != nil {
+			t.Fatalf("kubelet: %v", err)
+		}
+	}
 }
 
 // moduleImages lays out each Image per the image contract; a missing
