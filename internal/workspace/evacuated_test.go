@@ -29,14 +29,8 @@ func TestEvacuatedJobMarksTheRecordAtHome(t *testing.T) {
 	ctx := t.Context()
 	role := roles.Cluster{}
 	const home, evac = "evacuated-home", "captf-evac-recordtest"
-	for _, ns := range []string{home, evac} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: home, Name: "c"},
-		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
-	if err := env.Client.Create(ctx, obj); err != nil {
+	obj := newCluster(t, home, "c")
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: evac}}); err != nil {
 		t.Fatal(err)
 	}
 	rec := records.Record{Job: "c-apply-1", InputsHash: "h3:x", MainTF: []byte("{}"), Tfvars: []byte("{}")}

@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -35,14 +34,7 @@ func TestStalePassPlanKey(t *testing.T) {
 		{name: "made by a pass of a live object", ns: "live-plankey"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns}}); err != nil {
-				t.Fatal(err)
-			}
-			obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: "c", Finalizers: []string{role.Finalizer()}},
-				Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
-			if err := env.Client.Create(ctx, obj); err != nil {
-				t.Fatal(err)
-			}
+			obj := newCluster(t, tc.ns, "c", role.Finalizer())
 			read := obj
 			if tc.deleteRelease {
 				if err := env.Client.Delete(ctx, obj); err != nil {

@@ -30,14 +30,7 @@ func TestRunnerImagePullIsReported(t *testing.T) {
 	ctx := t.Context()
 	role := roles.Cluster{}
 	const ns, runnerImage = "runner-pull", "example.test/captf-manager:gone"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"},
-		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
-	if err := env.Client.Create(ctx, obj); err != nil {
-		t.Fatal(err)
-	}
+	obj := newCluster(t, ns, "c")
 	podSpec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 		InitContainers: []corev1.Container{{Name: jobs.RunnerContainer, Image: runnerImage}},
 		Containers:     []corev1.Container{{Name: jobs.SourceContainer, Image: "example.test/cluster@sha256:" + strings.Repeat("a", 64)}}}

@@ -3,7 +3,6 @@ package workspace
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,15 +26,7 @@ func cond(t string, s metav1.ConditionStatus, reason string) metav1.Condition {
 func TestFailedPassKeepsObservedGeneration(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
-	ns := "observed-generation"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"},
-		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
-	if err := env.Client.Create(ctx, tc); err != nil {
-		t.Fatal(err)
-	}
+	tc := newCluster(t, "observed-generation", "c")
 	role := roles.Cluster{}
 	for _, step := range []struct {
 		name    string

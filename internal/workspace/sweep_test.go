@@ -28,14 +28,7 @@ func TestSweepSparesTheJobsOfALiveObject(t *testing.T) {
 	ctx := t.Context()
 	role := roles.Cluster{}
 	const ns = "sweep-live"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	live := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "alive"},
-		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
-	if err := env.Client.Create(ctx, live); err != nil {
-		t.Fatal(err)
-	}
+	live := newCluster(t, ns, "alive")
 	job := func(name, object, uid string) *batchv1.Job {
 		t.Helper()
 		owner := state.OwnerLabels(role.Kind(), object, "")

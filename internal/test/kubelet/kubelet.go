@@ -115,7 +115,7 @@ const pullBackoff = time.Second
 func (k *Kubelet) Push(t testing.TB, env *envtest.Env, ref string, img Image) {
 	t.Helper()
 	for r, i := range moduleImages(t, env.Tools, map[string]Image{ref: img}) {
-		if err := k.Node.AddImage(r, i); err != nil {
+		if err := k.AddImage(r, i); err != nil {
 			t.Fatalf("kubelet: %v", err)
 		}
 	}
