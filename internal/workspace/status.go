@@ -82,21 +82,11 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	}
 	st := p.w.Status
 	p.endLiveReports(st, ok)
-	if c := meta.FindStatusCondition(st.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason == infrav1.NoApplyYetReason {
-		p.reportApplyFromState(ok)
-	}
-	for _, c := range conditions.FirstVisit(p.caps().Dependents) {
-		if meta.FindStatusCondition(st.Conditions, c.Type) == nil {
-			p.setDefaultTo(c)
-		}
-	}
-	for _, c := range p.conds {
-		meta.SetStatusCondition(&st.Conditions, c)
-	}
-	prov := p.w.Status.Initialization.Provisioned
-	r := conditions.Ready(st.Conditions, conditions.ReadyInputs(prov != nil && *prov, p.caps().ReadyFollowsApplies))
-	meta.SetStatusCondition(&st.Conditions, r)
-	observed(st, gen)
+	prov := st.Initialization.Provisioned
+	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, FromState: p.applyFromState(ok),
+		Dependents: p.caps().Dependents, Provisioned: prov != nil && *prov, ReadyFollowsApplies: p.caps().ReadyFollowsApplies,
+		Generation: gen, Now: metav1.NewTime(p.now)})
+	st.ObservedGeneration = gen
 	p.events = append(p.events, conditions.Transitions(p.role.View(p.before).Status.Conditions, st.Conditions)...)
 	// Counters move once the status they count is written: a failed patch
 	// redoes the pass.
@@ -156,21 +146,21 @@ func (p *pass) statusPatch() (client.Patch, bool, error) {
 	return client.RawPatch(client.Merge.Type(), data), string(data) == "{}", nil
 }
 
-// reportApplyFromState sets ApplyJobSucceeded where no Job has reported
-// one: True when a pass that completed (ok) read a state holding an apply
-// of the current inputs and the attempt record (which moves with the
-// object) knows of no later apply that may have changed it, else Unknown
-// NoApplyYet. Status is not carried by clusterctl move and finished Jobs
-// can be deleted, while the state, its inputs hash and the records stay.
-func (p *pass) reportApplyFromState(ok bool) {
+// applyFromState is what ApplyJobSucceeded says where no Job has
+// reported one (conditions.Status): True when a pass that completed (ok)
+// read a state holding an apply of the current inputs and the attempt
+// record (which moves with the object) knows of no later apply that may
+// have changed it, else Unknown NoApplyYet. Status is not carried by
+// clusterctl move and finished Jobs can be deleted, while the state, its
+// inputs hash and the records stay.
+func (p *pass) applyFromState(ok bool) metav1.Condition {
 	a := p.inputs.attempt
 	settled := a == nil || (a.UnconfirmedApply == "" && !a.MayHaveApplied && a.PartialExports == "")
 	if ok && settled && p.st != nil && p.inputsInState() {
-		p.setDefaultTo(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)})
-		return
+		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
+			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)}
 	}
-	p.setDefaultTo(conditions.NoApplyYet)
+	return conditions.NoApplyYet
 }
 
 // inputsInState: the state was written by an apply of the current inputs
@@ -181,16 +171,6 @@ func (p *pass) inputsInState() bool {
 		return !p.role.Mutable() && stateHash != ""
 	}
 	return p.inputs.hash == stateHash
-}
-
-// setDefaultTo sets c when this pass did not set its type.
-func (p *pass) setDefaultTo(c metav1.Condition) {
-	for _, set := range p.conds {
-		if set.Type == c.Type {
-			return
-		}
-	}
-	p.set(c)
 }
 
 // stateReadErrorReasons name the StateReadable reasons in
