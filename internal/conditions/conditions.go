@@ -79,6 +79,11 @@ func FirstVisit(dependents bool) []metav1.Condition {
 	return conds
 }
 
+// NotProvisioned is InfrastructureHealthy once a first apply ended
+// without leaving a state.
+var NotProvisioned = metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForProvisioningReason,
+	Message: "No apply has provisioned the infrastructure yet"}
+
 // ReadyInputs are the conditions Ready summarises: all of them before the
 // object is provisioned; after, only health (and, for a kind whose Ready
 // follows its applies, a pool, its applies) so that a failed re-apply

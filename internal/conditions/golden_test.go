@@ -33,11 +33,7 @@ func reports() []struct {
 	}
 	wait := func(r decide.Reason, op decide.Operation, f WaitFacts) func() ([]metav1.Condition, []Event) {
 		return func() ([]metav1.Condition, []Event) {
-			var out []metav1.Condition
-			for _, w := range Wait(decide.Decision{Action: decide.ActionWait, Op: op, Reason: r}, f) {
-				out = append(out, w.Condition)
-			}
-			return out, nil
+			return Wait(decide.Decision{Action: decide.ActionWait, Op: op, Reason: r}, f), nil
 		}
 	}
 	inputsApplied := func(f InputsFacts, r decide.Reason) func() ([]metav1.Condition, []Event) {

@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,6 +112,14 @@ func JobStarted(job string, op decide.Operation, provisions bool) []metav1.Condi
 // maxImagePullMessage bounds the message of a pod that cannot pull its
 // image, which quotes the kubelet's own.
 const maxImagePullMessage = 1024
+
+// PullFailing: c reports a running Job's pod that cannot pull its image
+// (ImagePullFailing), not a Job stopped for it (Job): a fact of now, not a
+// Job's result.
+func PullFailing(c metav1.Condition) bool {
+	return c.Reason == infrav1.ImagePullFailedReason &&
+		(strings.Contains(c.Message, " cannot pull module image ") || strings.Contains(c.Message, " cannot pull runner image "))
+}
 
 // ImagePullFailing is a running Job whose pod cannot pull its module
 // image or, when runner, the runner image of its init container (the

@@ -14,6 +14,9 @@ type Pass struct {
 	// Reported are the pass's reports, one per type (a live report that
 	// ended is reported as the record it covered).
 	Reported []metav1.Condition
+	// Dropped are the types the pass found absent again (a live report
+	// that ended had covered no condition), unless it reported them.
+	Dropped []string
 	// FromState is what ApplyJobSucceeded says where no Job reported one
 	// (the state vouches for the current inputs, or NoApplyYet).
 	FromState metav1.Condition
@@ -31,7 +34,7 @@ type Pass struct {
 
 // Status computes every condition of a workload that a pass leaves, in
 // one place and from the pass's facts alone:
-//   - a type the pass reported takes its report;
+//   - a type the pass reported takes its report, and one it dropped goes;
 //   - ApplyJobSucceeded, while absent or NoApplyYet and not reported,
 //     says what the state vouches for (FromState);
 //   - a type the object never had takes its first-visit value;
@@ -55,6 +58,11 @@ func Status(in Pass) []metav1.Condition {
 	for _, c := range in.Reported {
 		reported[c.Type] = true
 		set(c)
+	}
+	for _, t := range in.Dropped {
+		if !reported[t] {
+			meta.RemoveStatusCondition(&out, t)
+		}
 	}
 	unset := func(t string) bool { return !reported[t] && meta.FindStatusCondition(in.Previous, t) == nil }
 	if c := meta.FindStatusCondition(in.Previous, infrav1.ApplyJobSucceededCondition); !reported[infrav1.ApplyJobSucceededCondition] &&

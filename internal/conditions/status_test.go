@@ -72,6 +72,13 @@ func TestStatus(t *testing.T) {
 			want: map[string]string{infrav1.ApplyJobSucceededCondition: "False/" + infrav1.ApplyFailedReason},
 		},
 		{
+			name: "a dropped type goes, unless reported",
+			in: Pass{Previous: []metav1.Condition{applied, c(infrav1.RestoreJobSucceededCondition, "Unknown", infrav1.WaitingForJobSlotReason), identity},
+				Reported: []metav1.Condition{report(identity)}, Dropped: []string{infrav1.RestoreJobSucceededCondition, infrav1.IdentityAllowedCondition}},
+			want: map[string]string{infrav1.RestoreJobSucceededCondition: "", infrav1.IdentityAllowedCondition: "False/" + infrav1.IdentityNotFoundReason,
+				infrav1.ApplyJobSucceededCondition: "True/" + infrav1.ApplySucceededReason},
+		},
+		{
 			name: "a provisioned object's Ready follows its health, not its applies",
 			in:   Pass{Previous: []metav1.Condition{failed, healthy}, Provisioned: true},
 			want: map[string]string{infrav1.ReadyCondition: "True/" + infrav1.ReadyReason},

@@ -23,14 +23,6 @@ type WaitFacts struct {
 	TooLarge error
 }
 
-// Reported is a condition a wait reports. Wait marks the waits before a
-// Job on its operation's condition, which end once the Job starts (the
-// engine remembers what such a wait replaced).
-type Reported struct {
-	metav1.Condition
-	Wait bool
-}
-
 // Wait is what a decision to wait reports, on the condition it concerns.
 // The waits whose cause another condition already reports add nothing:
 // StateLost, StateUnreadable, DeletionHeld and ApplyOutcomeUnknown
@@ -39,18 +31,20 @@ type Reported struct {
 // conditions). Inputs over the cap are reported whatever else waits, last,
 // so that they have ApplyJobSucceeded's last word. The waits a Job's start
 // meets (a Job slot, the run lease, the cluster gate, a recorded identity,
-// a new image's runtime) are reported as the engine meets them.
-func Wait(d decide.Decision, f WaitFacts) []Reported {
-	var out []Reported
-	report := func(typ string, status metav1.ConditionStatus, reason, msg string, wait bool) {
-		out = append(out, Reported{metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg}, wait})
+// a new image's runtime) are reported as the engine meets them. Which of
+// these reports are live (end when no pass reports them again) is the
+// engine's rule (internal/workspace/live.go).
+func Wait(d decide.Decision, f WaitFacts) []metav1.Condition {
+	var out []metav1.Condition
+	report := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		out = append(out, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg})
 	}
 	switch d.Reason {
 	case decide.ReasonDurableInputsMissing:
 		if d.Op == decide.OpDestroy {
-			report(OpType(d.Op), metav1.ConditionFalse, infrav1.DestroyFailedReason, f.Message, true)
+			report(OpType(d.Op), metav1.ConditionFalse, infrav1.DestroyFailedReason, f.Message)
 		} else {
-			report(OpType(d.Op), metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, f.Message, true)
+			report(OpType(d.Op), metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, f.Message)
 		}
 	case decide.ReasonJobPolicyInvalid:
 		// No Job of any operation runs with a policy that weakens its
@@ -63,26 +57,26 @@ func Wait(d decide.Decision, f WaitFacts) []Reported {
 			err = f.InvalidPolicy
 		}
 		if err != nil {
-			report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error(), false)
+			report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, err.Error())
 		}
 	case decide.ReasonNamespaceTerminating:
-		report(OpType(d.Op), metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, f.Message, true)
+		report(OpType(d.Op), metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, f.Message)
 	case decide.ReasonDeletionPolicyUnresolved:
 		report(infrav1.DeletingCondition, metav1.ConditionTrue, infrav1.DeletionPolicyUnresolvedReason,
-			"The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy", false)
+			"The object sets no deletionPolicy and its TerraformCluster cannot be found to inherit one: it is neither destroyed nor retained; set spec.deletionPolicy")
 	case decide.ReasonPlanAwaitingApproval:
 		if f.ApplyReason != infrav1.PlanChangedReason { // the approved plan just changed: that is the news
-			report(infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, f.Message, false)
+			report(infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, f.Message)
 		}
 	case decide.ReasonStateRescued:
-		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, f.Message, false)
+		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, f.Message)
 	case decide.ReasonAwaitingApproval:
-		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, f.Message, false)
+		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, f.Message)
 	case decide.ReasonDependentsExist:
-		report(infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, f.Message, false)
+		report(infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, f.Message)
 	}
 	if f.TooLarge != nil {
-		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, f.TooLarge.Error(), false)
+		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, f.TooLarge.Error())
 	}
 	return out
 }

@@ -22,7 +22,6 @@ func TestWait(t *testing.T) {
 		status metav1.ConditionStatus
 		reason string
 		msg    string
-		wait   bool
 	}
 	testCases := []struct {
 		name  string
@@ -31,28 +30,28 @@ func TestWait(t *testing.T) {
 		want  []want
 	}{
 		{"a destroy without durable inputs fails", wait(decide.ReasonDurableInputsMissing, decide.OpDestroy), WaitFacts{Message: "no record"},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestroyFailedReason, "no record", true}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestroyFailedReason, "no record"}}},
 		{"a drift check without durable inputs waits", wait(decide.ReasonDurableInputsMissing, decide.OpDrift), WaitFacts{Message: "no record"},
-			[]want{{infrav1.DriftJobSucceededCondition, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, "no record", true}}},
+			[]want{{infrav1.DriftJobSucceededCondition, metav1.ConditionUnknown, infrav1.DurableInputsMissingReason, "no record"}}},
 		{"an insecure policy holds every operation", wait(decide.ReasonJobPolicyInvalid, decide.OpDestroy), WaitFacts{InsecurePolicy: insecure, InvalidPolicy: invalid},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, insecure.Error(), false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, insecure.Error()}}},
 		{"an invalid policy holds an apply", wait(decide.ReasonJobPolicyInvalid, decide.OpApply), WaitFacts{InsecurePolicy: insecure, InvalidPolicy: invalid},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, invalid.Error(), false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.JobPolicyInvalidReason, invalid.Error()}}},
 		{"a policy that is only invalid lets a restore be", wait(decide.ReasonJobPolicyInvalid, decide.OpRestore), WaitFacts{InvalidPolicy: invalid}, nil},
 		{"a terminating namespace", wait(decide.ReasonNamespaceTerminating, decide.OpDestroy), WaitFacts{Message: "namespace going"},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, "namespace going", true}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, "namespace going"}}},
 		{"no deletion policy to inherit", wait(decide.ReasonDeletionPolicyUnresolved, ""), WaitFacts{},
-			[]want{{infrav1.DeletingCondition, metav1.ConditionTrue, infrav1.DeletionPolicyUnresolvedReason, "", false}}},
+			[]want{{infrav1.DeletingCondition, metav1.ConditionTrue, infrav1.DeletionPolicyUnresolvedReason, ""}}},
 		{"a Manual plan waits for approval", wait(decide.ReasonPlanAwaitingApproval, decide.OpApply), WaitFacts{Message: "approve it"},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, "approve it", false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.PlanAwaitingApprovalReason, "approve it"}}},
 		{"an approved plan that changed stays the news", wait(decide.ReasonPlanAwaitingApproval, decide.OpApply),
 			WaitFacts{Message: "approve it", ApplyReason: infrav1.PlanChangedReason}, nil},
 		{"a rescued state waits for its restore", wait(decide.ReasonStateRescued, decide.OpApply), WaitFacts{Message: "restore it"},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, "restore it", false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, "restore it"}}},
 		{"a destructive plan is blocked", wait(decide.ReasonAwaitingApproval, decide.OpApply), WaitFacts{Message: "approve it"},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "approve it", false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "approve it"}}},
 		{"dependents hold a cluster's deletion", wait(decide.ReasonDependentsExist, ""), WaitFacts{Message: "2 machines"},
-			[]want{{infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, "2 machines", false}}},
+			[]want{{infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, "2 machines"}}},
 		{"a lost state: StateReadable says why", wait(decide.ReasonStateLost, decide.OpApply), WaitFacts{}, nil},
 		{"an unreadable state: StateReadable says why", wait(decide.ReasonStateUnreadable, decide.OpApply), WaitFacts{}, nil},
 		{"a held deletion: StateReadable says why", wait(decide.ReasonDeletionHeld, decide.OpDestroy), WaitFacts{}, nil},
@@ -61,11 +60,11 @@ func TestWait(t *testing.T) {
 		{"an owner mismatch: DependenciesReady says why", wait(decide.ReasonOwnerMismatch, decide.OpApply), WaitFacts{}, nil},
 		{"credentials: their own conditions say why", wait(decide.ReasonCredentialsNotReady, decide.OpApply), WaitFacts{}, nil},
 		{"inputs over the cap, whatever waits", wait(decide.ReasonOwnerMismatch, decide.OpApply), WaitFacts{TooLarge: errors.New("inputs are 2 MiB")},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB", false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB"}}},
 		{"inputs over the cap have the last word on ApplyJobSucceeded", wait(decide.ReasonAwaitingApproval, decide.OpApply),
 			WaitFacts{Message: "approve it", TooLarge: errors.New("inputs are 2 MiB")},
-			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "approve it", false},
-				{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB", false}}},
+			[]want{{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, "approve it"},
+				{infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, "inputs are 2 MiB"}}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +74,7 @@ func TestWait(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				g := got[i]
-				if g.Type != w.typ || g.Status != w.status || g.Reason != w.reason || g.Wait != w.wait || (w.msg != "" && g.Message != w.msg) || g.Message == "" {
+				if g.Type != w.typ || g.Status != w.status || g.Reason != w.reason || (w.msg != "" && g.Message != w.msg) || g.Message == "" {
 					t.Errorf("Wait[%d] = %+v, want %+v", i, g, w)
 				}
 			}

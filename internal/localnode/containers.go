@@ -118,7 +118,7 @@ func (w *worker) cannotStart(st *container, reason, msg string) startResult {
 
 // pull pulls c's image, as a kubelet does: a failed pull shows
 // ErrImagePull, then ImagePullBackOff, and is tried again after a backoff
-// that doubles from PullBackoff up to maxPullBackoff. False when the pod
+// that doubles from PullBackoff up to PullBackoffMax. False when the pod
 // was deleted, or the node stopped, first.
 func (w *worker) pull(c *corev1.Container, st *container) (image, bool) {
 	backoff := w.n.opts.PullBackoff
@@ -141,7 +141,7 @@ func (w *worker) pull(c *corev1.Container, st *container) (image, bool) {
 		if !w.pauseFor(backoff - backoff/2) {
 			return image{}, false
 		}
-		backoff = min(2*backoff, maxPullBackoff)
+		backoff = min(2*backoff, w.n.opts.PullBackoffMax)
 	}
 }
 

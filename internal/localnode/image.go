@@ -61,9 +61,6 @@ type image struct {
 	id string
 }
 
-// resolveImages checks that every path of every image exists and computes
-// the image IDs: <repository>@<manifest digest> for an image that has one
-// (UnpackImage), as a registry's image reports it.
 // AddImage gives the node ref's image in memory, as a push to a registry
 // would: a container waiting to pull ref gets it at its next pull.
 func (n *Node) AddImage(ref string, img Image) error {
@@ -75,6 +72,9 @@ func (n *Node) AddImage(ref string, img Image) error {
 	return nil
 }
 
+// resolveImages checks that every path of every image exists and computes
+// the image IDs: <repository>@<manifest digest> for an image that has one
+// (UnpackImage), as a registry's image reports it.
 func resolveImages(images map[string]Image) (map[string]image, error) {
 	out := make(map[string]image, len(images))
 	for ref, img := range images {

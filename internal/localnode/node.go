@@ -76,7 +76,8 @@ type Options struct {
 	// waits before the next pull, doubling up to 5 minutes, as a
 	// kubelet's image pull backoff (default 10s): the first half of each
 	// wait it shows ErrImagePull, the second ImagePullBackOff.
-	PullBackoff time.Duration
+	// PullBackoffMax, when set, is the longest wait instead of 5 minutes.
+	PullBackoff, PullBackoffMax time.Duration
 	// Log receives the node's own lines.
 	Log logr.Logger
 }
@@ -151,6 +152,9 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	if opts.PullBackoff <= 0 {
 		opts.PullBackoff = 10 * time.Second
+	}
+	if opts.PullBackoffMax <= 0 {
+		opts.PullBackoffMax = maxPullBackoff
 	}
 	images, err := resolveImages(opts.Images)
 	if err != nil {

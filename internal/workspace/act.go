@@ -201,11 +201,7 @@ func (p *pass) reportWait(d decide.Decision) {
 		f.ApplyReason = c.Reason
 	}
 	for _, r := range conditions.Wait(d, f) {
-		if r.Wait {
-			p.setWait(r.Condition)
-		} else {
-			p.set(r.Condition)
-		}
+		p.setWait(r)
 	}
 }
 

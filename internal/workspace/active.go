@@ -48,6 +48,13 @@ func (p *pass) checkActive(ctx context.Context) error {
 			}
 		}
 	}
+	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {
+		// Stopped for its image, its pod may be gone before the Job
+		// fails: it says so until its end is bookkept.
+		if cur := p.current(conditions.OpType(jobs.Op(j))); cur != nil && conditions.PullFailing(*cur) {
+			p.reportLive(*cur)
+		}
+	}
 	if started || p.now.Sub(j.CreationTimestamp.Time) < StuckJobAge {
 		return nil
 	}

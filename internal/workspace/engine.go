@@ -223,8 +223,10 @@ type pass struct {
 	restore       *state.Backup
 	backupSecrets []corev1.Secret
 
-	conds  []metav1.Condition
-	events []conditions.Event
+	conds []metav1.Condition
+	// dropped are the condition types the pass removes (endLiveReports).
+	dropped []string
+	events  []conditions.Event
 	// observations record metrics once the status patch succeeded.
 	observations []func()
 }
@@ -308,7 +310,6 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 	if p.released {
 		// The object is gone: its series go too (the Job counters stay).
 		metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
-		e.forgetLiveReports(p.obj.GetUID())
 		e.Gone(p.obj)
 	}
 	p.emit()

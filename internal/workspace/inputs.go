@@ -55,8 +55,17 @@ func (p *pass) loadRecords(ctx context.Context) error {
 // reported on DependenciesReady (or ApplyJobSucceeded for the size cap).
 func (p *pass) buildInputs(ctx context.Context) error {
 	prov := p.w.Status.Initialization.Provisioned
-	if (!p.role.Mutable() && prov != nil && *prov) || p.owner.NotReady != nil {
-		return nil // nothing to build, or nothing to build from
+	if p.owner.NotReady != nil {
+		return nil // nothing to build from
+	}
+	if !p.role.Mutable() && prov != nil && *prov {
+		// Nothing to build: its inputs were rendered once. An owner
+		// problem it reported since (engine.go) is over.
+		if c := p.current(infrav1.DependenciesReadyCondition); c != nil && c.Status != metav1.ConditionTrue {
+			p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
+				Message: "Its owners are there; its inputs were rendered when it was provisioned"})
+		}
+		return nil
 	}
 	var recorded []byte
 	if p.inputs.attempt != nil {

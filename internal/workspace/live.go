@@ -10,22 +10,26 @@ import (
 )
 
 // Live reports on an operation's condition (ApplyJobSucceeded,
-// DriftJobSucceeded, RestoreJobSucceeded): a wait before a Job's start
-// (startWaits) and a running Job's pod that cannot pull its image. They
-// are facts of now, which each pass that finds them reports again; the
-// condition's record is what the last Job (or the state) said, and once
-// the fact ends the condition says its record again. The manager that
-// saw a live report begin remembers the record it covered, per object and
-// condition type (Engine.replaced), and the first completed pass that no
-// longer reports it says the record again (endLiveReports). Another
-// manager (a restart, a new leader) leaves the live report until a Job
-// reports.
+// DriftJobSucceeded, RestoreJobSucceeded) are facts of now, not a Job's
+// result: a wait before a Job's start (startWaits), a Job held by an
+// invalid policy or by inputs too large, and a running Job's pod that
+// cannot pull its image. Each pass that finds them reports them again;
+// the condition's record is what the last Job (or the state) said, and
+// once the fact ends the condition says its record again. The manager
+// that saw a live report begin remembers the record it covered, per
+// object and condition type (Engine.replaced), and the first completed
+// pass that reached its decision without reporting it again says the
+// record again (endLiveReports). Another manager (a restart, a new
+// leader) leaves the live report until a Job reports.
 
 // liveKey names the condition of one object a live report covers.
 type liveKey struct {
 	uid      types.UID
 	condType string
 }
+
+// liveCondTypes are the conditions a live report can cover.
+var liveCondTypes = []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition}
 
 // startWaits are the reasons a Job's operation condition carries while
 // the Job waits to start: once it starts, the wait is over.
@@ -35,38 +39,40 @@ var startWaits = map[string]bool{
 	infrav1.RuntimeCannotKeepStateReason: true, infrav1.NamespaceTerminatingReason: true,
 }
 
-// liveReason: a live report gives reason (a running Job's image pull
-// failure and a stopped Job's share ImagePullFailed; the Job's outcome
-// forgets the record, bookkeep).
-func liveReason(reason string) bool {
-	return startWaits[reason] || reason == infrav1.ImagePullFailedReason
+// heldReasons hold a due Job for what the object says: each pass that
+// decides on the Job reports them again.
+var heldReasons = map[string]bool{infrav1.JobPolicyInvalidReason: true, infrav1.InputsTooLargeReason: true}
+
+// live: c is a live report (a Job stopped for its image is a record).
+func live(c metav1.Condition) bool {
+	return startWaits[c.Reason] || heldReasons[c.Reason] || conditions.PullFailing(c)
 }
 
-// firstRecord is what an operation condition that was never set says
-// (false: a RestoreJobSucceeded, which only a restore request brings).
-func firstRecord(t string) (metav1.Condition, bool) {
+// firstRecord is what an operation condition that was never set says: a
+// condition of no Status for a RestoreJobSucceeded, which only a restore
+// request brings (it goes again).
+func firstRecord(t string) metav1.Condition {
 	if t == infrav1.ApplyJobSucceededCondition {
-		return conditions.NoApplyYet, true
+		return conditions.NoApplyYet
 	}
-	c := meta.FindStatusCondition(conditions.FirstVisit(false), t)
-	if c == nil {
-		return metav1.Condition{}, false
+	if c := meta.FindStatusCondition(conditions.FirstVisit(false), t); c != nil {
+		return *c
 	}
-	return *c, true
+	return metav1.Condition{Type: t}
 }
 
-// reportLive sets c, a live report, remembering the record it covers
-// unless an earlier live report of the same episode already did.
+// reportLive sets c, a live report, remembering the record it covers: the
+// condition as it was, unless a live report already covers it (that one
+// remembered the record, or another manager did).
 func (p *pass) reportLive(c metav1.Condition) {
 	k := liveKey{p.obj.GetUID(), c.Type}
-	cur := p.current(c.Type)
-	if _, covered := p.e.replaced.Load(k); !covered || cur == nil || !liveReason(cur.Reason) {
-		switch rec, ok := firstRecord(c.Type); {
-		case cur != nil:
-			p.e.replaced.Store(k, metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
-		case ok:
-			p.e.replaced.Store(k, rec)
+	switch cur := p.current(c.Type); {
+	case cur == nil:
+		if _, covered := p.e.replaced.Load(k); !covered {
+			p.e.replaced.Store(k, firstRecord(c.Type))
 		}
+	case !live(*cur):
+		p.e.replaced.Store(k, metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
 	}
 	p.set(c)
 }
@@ -78,33 +84,42 @@ func (p *pass) reportRecord(c metav1.Condition) {
 	p.set(c)
 }
 
-// endLiveReports says again, after a completed pass (ok), the record of
-// each operation condition a live report covered and this pass did not
-// report again (the Job started, its image came, it is no longer due). A
-// pass that set the condition otherwise ends the episode: the record it
-// remembered is stale.
+// endLiveReports says again the record of each operation condition a
+// live report covered and this pass did not report again, when the pass
+// completed (ok) and reached its decision (the Job started, its image
+// came, it is no longer due or held): a pass that stopped earlier (paused,
+// waiting for its owner) did not look. The record is forgotten once the
+// status saying it is written. A pass that set the condition otherwise
+// ends the episode: the record it remembered is stale.
 func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
-	for _, t := range []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition} {
+	for _, t := range liveCondTypes {
 		k := liveKey{p.obj.GetUID(), t}
 		if set := p.reported(t); set != nil {
-			if !liveReason(set.Reason) {
+			if !live(*set) {
 				p.e.replaced.Delete(k)
 			}
 			continue
 		}
-		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || cur == nil || !liveReason(cur.Reason) {
+		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || p.decided == nil || cur == nil || !live(*cur) {
 			continue
 		}
-		if rec, ok := p.e.replaced.LoadAndDelete(k); ok {
-			p.set(rec.(metav1.Condition))
+		rec, found := p.e.replaced.Load(k)
+		if !found {
+			continue
 		}
+		if c := rec.(metav1.Condition); c.Status == "" {
+			p.dropped = append(p.dropped, t)
+		} else {
+			p.set(c)
+		}
+		p.observe(func() { p.e.replaced.CompareAndDelete(k, rec) })
 	}
 }
 
 // forgetLiveReports drops what the live reports of an object that is
 // gone remembered.
 func (e *Engine) forgetLiveReports(uid types.UID) {
-	for _, t := range []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition} {
+	for _, t := range liveCondTypes {
 		e.replaced.Delete(liveKey{uid, t})
 	}
 }

@@ -170,6 +170,11 @@ func (p *pass) observeState(ctx context.Context) error {
 		p.applyOutputs()
 	case errors.Is(p.stErr, state.ErrNotFound):
 		f.NotFound, f.EverApplied, f.UnconfirmedJob = true, p.everApplied(), p.unconfirmed()
+		if c := p.current(infrav1.InfrastructureHealthyCondition); c != nil && c.Reason == infrav1.ProvisioningReason {
+			// The first apply ended without a state: nothing provisions now
+			// (a new apply says so again when it starts).
+			p.set(conditions.NotProvisioned)
+		}
 	default:
 		reason, _ := state.ReasonOf(p.stErr)
 		f.Unreadable = string(reason)

@@ -28,9 +28,9 @@ import (
 )
 
 // setWait reports a wait before a Job on its operation's condition: a
-// live report while it is one of startWaits (live.go).
+// live report when it is one (live.go).
 func (p *pass) setWait(c metav1.Condition) {
-	if startWaits[c.Reason] {
+	if live(c) {
 		p.reportLive(c)
 		return
 	}

@@ -83,7 +83,7 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	st := p.w.Status
 	p.endLiveReports(st, ok)
 	prov := st.Initialization.Provisioned
-	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, FromState: p.applyFromState(ok),
+	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: p.applyFromState(ok),
 		Dependents: p.caps().Dependents, Provisioned: prov != nil && *prov, ReadyFollowsApplies: p.caps().ReadyFollowsApplies,
 		Generation: gen, Now: metav1.NewTime(p.now)})
 	st.ObservedGeneration = gen

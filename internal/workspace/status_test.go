@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -126,91 +127,137 @@ func TestFirstVisit(t *testing.T) {
 	}
 }
 
-// TestLiveReportEnds: a wait before a Job, or a running Job's pod that
-// cannot pull its image, replaces the operation's condition; once a
-// completed pass no longer reports it (the Job started, its image came),
-// the condition says again what it said before, however many live
-// reports followed one another. A Job's outcome ends the episode: it
-// stays. A manager that did not see the report begin leaves it.
+// TestLiveReportEnds: a live report (a wait before a Job, a Job held by
+// its policy or by inputs over the cap, a running Job's pod that cannot
+// pull its image) replaces the operation's condition; once a completed
+// pass that reached its decision no longer reports it (the Job started,
+// its image came, the hold is gone), the condition says again what it
+// said before, however many live reports followed one another. A Job's
+// outcome ends the episode: it stays. A failed pass, or one that stopped
+// before deciding, leaves the live report; so does a manager that did not
+// see it begin.
 func TestLiveReportEnds(t *testing.T) {
 	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1: apply succeeded"}
 	driftRuns := metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason, Message: "Job d1 runs a drift"}
-	wait := func(reason string) step {
-		return step{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}}
+	on := func(t, reason string) step {
+		return step{live: true, c: metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}}
 	}
+	wait := func(reason string) step { return on(infrav1.ApplyJobSucceededCondition, reason) }
 	pull := func(op decide.Operation) step {
 		return step{live: true, c: conditions.ImagePullFailing("j", op, false, "example.test/m:1", "ErrImagePull", "not found")}
 	}
-	stopped := step{c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ImagePullFailedReason,
-		Message: "Job j: the module image example.test/m:1 could not be pulled, so the Job was stopped"}}
-	testCases := []struct {
+	stoppedCond, _ := conditions.Job(conditions.JobFacts{Name: "j", Op: decide.OpApply, ImagePullFailed: true, Image: "example.test/m:1"})
+	stopped := step{c: stoppedCond}
+	// A pass that ends the episode: completed, decided, reporting nothing
+	// on the condition.
+	quiet := step{}
+	for _, tc := range []struct {
 		name       string
 		before     *metav1.Condition // on the status before the reports
-		steps      []step            // one pass each
-		again      bool              // the last pass reports its step again
-		restart    bool              // another manager sees the report end
+		steps      []step            // one pass each, the last one the pass that looks
+		restart    bool              // another manager runs the last pass
 		condType   string
-		wantReason string
+		wantReason string // "" : no condition
 	}{
-		{"after a slot wait, the last apply again", &applied, []step{wait(infrav1.WaitingForJobSlotReason)}, false, false, "", infrav1.ApplySucceededReason},
-		{"after a slot wait then a lease wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason), wait(infrav1.WaitingForRunLeaseReason)}, false, false, "", infrav1.ApplySucceededReason},
-		{"a first apply: no apply yet", nil, []step{wait(infrav1.WaitingForClusterOperationReason)}, false, false, "", infrav1.NoApplyYetReason},
-		{"a destroy that waited for its credentials", &applied, []step{wait(infrav1.IdentityNotAllowedReason)}, false, false, "", infrav1.ApplySucceededReason},
-		{"another manager did not see the wait begin", &applied, []step{wait(infrav1.WaitingForJobSlotReason)}, false, true, "", infrav1.WaitingForJobSlotReason},
-		{"no wait: the condition stays", &applied, nil, false, false, "", infrav1.ApplySucceededReason},
-		{"a pass that waits again keeps the wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason)}, true, false, "", infrav1.WaitingForJobSlotReason},
-		{"an apply's image came: the last apply again", &applied, []step{pull(decide.OpApply)}, false, false, "", infrav1.ApplySucceededReason},
-		{"a slot wait, then an image that came", &applied, []step{wait(infrav1.WaitingForJobSlotReason), pull(decide.OpApply)}, false, false, "", infrav1.ApplySucceededReason},
-		{"a first apply's image came: no apply yet", nil, []step{pull(decide.OpApply)}, false, false, "", infrav1.NoApplyYetReason},
-		{"an image still not pulled stays reported", &applied, []step{pull(decide.OpApply)}, true, false, "", infrav1.ImagePullFailedReason},
-		{"a Job stopped for its image: its outcome stays", &applied, []step{pull(decide.OpApply), stopped}, false, false, "", infrav1.ImagePullFailedReason},
-		{"the next Job's image came after one was stopped", &applied, []step{pull(decide.OpApply), stopped, pull(decide.OpApply)}, false, false, "", infrav1.ImagePullFailedReason},
-		{"a drift Job's image came: it runs", &driftRuns, []step{pull(decide.OpDrift)}, false, false, infrav1.DriftJobSucceededCondition, infrav1.DriftJobRunningReason},
-		{"another manager did not see the pull failure begin", &applied, []step{pull(decide.OpApply)}, false, true, "", infrav1.ImagePullFailedReason},
-	}
-	for _, tc := range testCases {
+		{"after a slot wait, the last apply again", &applied, []step{wait(infrav1.WaitingForJobSlotReason), quiet}, false, "", infrav1.ApplySucceededReason},
+		{"after a slot wait then a lease wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason), wait(infrav1.WaitingForRunLeaseReason), quiet}, false, "", infrav1.ApplySucceededReason},
+		{"a first apply: no apply yet", nil, []step{wait(infrav1.WaitingForClusterOperationReason), quiet}, false, "", infrav1.NoApplyYetReason},
+		{"a destroy that waited for its credentials", &applied, []step{wait(infrav1.IdentityNotAllowedReason), quiet}, false, "", infrav1.ApplySucceededReason},
+		{"another manager did not see the wait begin", &applied, []step{wait(infrav1.WaitingForJobSlotReason), quiet}, true, "", infrav1.WaitingForJobSlotReason},
+		{"no wait: the condition stays", &applied, []step{quiet}, false, "", infrav1.ApplySucceededReason},
+		{"a pass that waits again keeps the wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason), wait(infrav1.WaitingForJobSlotReason)}, false, "", infrav1.WaitingForJobSlotReason},
+		{"a failed pass leaves the wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {failed: true}}, false, "", infrav1.WaitingForJobSlotReason},
+		{"a pass that stopped before deciding leaves the wait", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {undecided: true}}, false, "", infrav1.WaitingForJobSlotReason},
+		{"then one that decides ends it", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {undecided: true}, {failed: true}, quiet}, false, "", infrav1.ApplySucceededReason},
+		{"an apply's image came: the last apply again", &applied, []step{pull(decide.OpApply), quiet}, false, "", infrav1.ApplySucceededReason},
+		{"a slot wait, then an image that came", &applied, []step{wait(infrav1.WaitingForJobSlotReason), pull(decide.OpApply), quiet}, false, "", infrav1.ApplySucceededReason},
+		{"a first apply's image came: no apply yet", nil, []step{pull(decide.OpApply), quiet}, false, "", infrav1.NoApplyYetReason},
+		{"an image still not pulled stays reported", &applied, []step{pull(decide.OpApply), pull(decide.OpApply)}, false, "", infrav1.ImagePullFailedReason},
+		{"a Job stopped for its image: its outcome stays", &applied, []step{pull(decide.OpApply), stopped, quiet}, false, "", infrav1.ImagePullFailedReason},
+		{"the next Job's image came after one was stopped: that outcome again", &applied, []step{pull(decide.OpApply), stopped, pull(decide.OpApply), quiet}, false, "", infrav1.ImagePullFailedReason},
+		{"a drift Job's image came: it runs", &driftRuns, []step{pull(decide.OpDrift), quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftJobRunningReason},
+		{"another manager did not see the pull failure begin", &applied, []step{pull(decide.OpApply), quiet}, true, "", infrav1.ImagePullFailedReason},
+		{"a restart over a wait, then an image that came: the image failure stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {restart: true}, pull(decide.OpApply), quiet}, false, "", infrav1.ImagePullFailedReason},
+		{"a first restore's wait and image: no result while it runs", nil, []step{on(infrav1.RestoreJobSucceededCondition, infrav1.WaitingForJobSlotReason), pull(decide.OpRestore), quiet}, false, infrav1.RestoreJobSucceededCondition, ""},
+		{"a Job held by its policy, fixed", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: "lock timeout"}}, quiet}, false, "", infrav1.ApplySucceededReason},
+		{"inputs back under the cap", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason, Message: "2 MiB"}}, quiet}, false, "", infrav1.ApplySucceededReason},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tm := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}
 			if tc.before != nil {
 				tm.Status.Conditions = []metav1.Condition{*tc.before}
 			}
-			p := &pass{e: &Engine{}, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
-			for _, s := range tc.steps {
+			e := &Engine{}
+			for i, s := range tc.steps {
+				if s.restart || (tc.restart && i == len(tc.steps)-1) {
+					e = &Engine{}
+				}
+				p := &pass{e: e, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
+				if !s.undecided {
+					p.decided = &decide.Decision{}
+				}
 				s.report(p)
-				// Each report is its own completed pass: the status carries it.
-				p.endLiveReports(&tm.Status.WorkspaceStatus, true)
-				meta.SetStatusCondition(&tm.Status.Conditions, s.c)
-				p.conds = nil
+				st := &tm.Status.WorkspaceStatus
+				p.endLiveReports(st, !s.failed)
+				st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
+				for _, f := range p.observations { // the status was written
+					f()
+				}
 			}
-			if tc.again {
-				tc.steps[len(tc.steps)-1].report(p)
-			}
-			if tc.restart {
-				p.e = &Engine{}
-			}
-			p.endLiveReports(&tm.Status.WorkspaceStatus, true)
 			condType := tc.condType
 			if condType == "" {
 				condType = infrav1.ApplyJobSucceededCondition
 			}
-			if got := p.current(condType); got == nil || got.Reason != tc.wantReason {
+			got := meta.FindStatusCondition(tm.Status.Conditions, condType)
+			switch {
+			case tc.wantReason == "" && got != nil:
+				t.Errorf("%s = %+v, want none", condType, got)
+			case tc.wantReason != "" && (got == nil || got.Reason != tc.wantReason):
 				t.Errorf("%s once the report ended = %+v, want reason %s", condType, got, tc.wantReason)
 			}
 		})
 	}
 }
 
-// step is one pass's report on an operation condition: live (a wait, a
-// pull failure) or a Job's outcome.
+// step is one pass: its report on an operation condition, live (a wait,
+// a pull failure) or a Job's outcome, or none; whether it failed, or
+// stopped before deciding; whether another manager runs it.
 type step struct {
-	live bool
-	c    metav1.Condition
+	live, failed, undecided, restart bool
+	c                                metav1.Condition
 }
 
 func (s step) report(p *pass) {
-	if s.live {
+	switch {
+	case s.c.Type == "":
+	case s.live:
 		p.reportLive(s.c)
-		return
+	default:
+		p.reportRecord(s.c)
 	}
-	p.reportRecord(s.c)
+}
+
+// TestProvisionedMachineOwnerRecovers: a provisioned TerraformMachine
+// renders no inputs again, so the step that says DependenciesReady=True
+// never runs for it; once an owner problem it reported is over, it says
+// True again rather than keep the problem.
+func TestProvisionedMachineOwnerRecovers(t *testing.T) {
+	tm := &infrav1.TerraformMachine{}
+	tm.Status.Initialization.Provisioned = ptr.To(true)
+	tm.Status.Conditions = []metav1.Condition{{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.OwnerMismatchReason}}
+	p := &pass{e: &Engine{}, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
+	p.owner.NotReady = &tm.Status.Conditions[0]
+	if err := p.buildInputs(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.reported(infrav1.DependenciesReadyCondition); c != nil {
+		t.Errorf("while the owner problem lasts, the inputs step reports %+v", c)
+	}
+	p = &pass{e: &Engine{}, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
+	if err := p.buildInputs(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.current(infrav1.DependenciesReadyCondition); c.Status != metav1.ConditionTrue {
+		t.Errorf("DependenciesReady once the owner is fine = %+v, want True", c)
+	}
 }

@@ -131,6 +131,16 @@ func TestUnpullableImage(t *testing.T) {
 	if c := conditionOf(tc, infrav1.ApplyJobSucceededCondition); !strings.Contains(c.Message, "local/no-such-module:tofu") {
 		t.Errorf("ImagePullFailed message %q does not name the image", c.Message)
 	}
+	// After the grace the Job is stopped; the first apply left no state,
+	// and nothing provisions while it backs off.
+	w.eventually(2*time.Minute, "the Job stopped for its image", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.ApplyJobSucceededCondition)
+		return tc.Status.ActiveJob == nil && c != nil && c.Reason == infrav1.ImagePullFailedReason && strings.Contains(c.Message, "so the Job was stopped"), nil
+	})
+	if c := conditionOf(tc, infrav1.InfrastructureHealthyCondition); c == nil || c.Reason != infrav1.WaitingForProvisioningReason {
+		t.Errorf("InfrastructureHealthy = %+v once the first apply was stopped, want WaitingForProvisioning, not Provisioning", c)
+	}
 }
 
 // TestImagePushedLateRuns: an apply whose module image cannot be pulled

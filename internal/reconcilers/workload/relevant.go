@@ -80,8 +80,9 @@ var readByMembers = readChanged(roles.InfraAsRead)
 var jobRead = readChanged(jobs.AsRead)
 
 // podPull: what a pass reads of its running Job's pod (checkActive)
-// that no Job event tells: its module container starting or ceasing to
-// wait for an image it cannot pull (jobs.ImagePullFailing). The pass then
+// that no Job event tells: its runner init container or module container
+// starting or ceasing to wait for an image it cannot pull
+// (jobs.ImagePullFailing). The pass then
 // reports ImagePullFailed at once, and clears it once the image came,
 // rather than at the running Job's requeue (a minute). The kubelet's
 // turns between ErrImagePull and ImagePullBackOff, and every other update

@@ -95,7 +95,7 @@ func StartIn(t testing.TB, env *envtest.Env, namespace string, images map[string
 	node, err := localnode.Start(context.Background(), localnode.Options{
 		Kubeconfig: kubeconfig, Images: moduleImages(t, env.Tools, images), StateDir: dir,
 		Mode: localnode.ModeInProcess, LabelSelector: infrav1.ManagedLabel + "=true", Namespace: namespace, Log: logr.Discard(),
-		PullBackoff: pullBackoff,
+		PullBackoff: pullBackoff, PullBackoffMax: 2 * pullBackoff,
 	})
 	if err != nil {
 		t.Fatalf("kubelet: %v", err)
@@ -106,8 +106,8 @@ func StartIn(t testing.TB, env *envtest.Env, namespace string, images map[string
 }
 
 // pullBackoff is how long a pod waits to pull again an image it could not
-// pull, at first (a kubelet's 10 s): the tests that add an image late see
-// it pulled within a second or two.
+// pull, at first (a kubelet's 10 s), and half the longest wait: the tests
+// that push an image late see it pulled within two seconds.
 const pullBackoff = time.Second
 
 // Push gives the kubelet the module image ref, as a push to a
