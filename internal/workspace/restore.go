@@ -28,8 +28,13 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 	if !ok {
 		// Removing the request of a failed restore re-arms its serial: set
 		// it again to retry. A success removed it itself and stays recorded.
-		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreFailedReason {
+		// A request for a backup that was not found said nothing of a
+		// restore: withdrawn, it goes.
+		switch c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); {
+		case c != nil && c.Reason == infrav1.RestoreFailedReason:
 			p.w.Status.LastRestoredSerial = 0
+		case c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason:
+			p.dropped = append(p.dropped, infrav1.RestoreJobSucceededCondition)
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -259,5 +260,29 @@ func TestProvisionedMachineOwnerRecovers(t *testing.T) {
 	}
 	if c := p.current(infrav1.DependenciesReadyCondition); c.Status != metav1.ConditionTrue {
 		t.Errorf("DependenciesReady once the owner is fine = %+v, want True", c)
+	}
+}
+
+// TestWithdrawnRestoreRequest: a restore request for a backup that was
+// not found reports RestoreBackupNotFound; once the request is withdrawn
+// (the annotation removed), the condition goes: it said nothing of a
+// restore. A failed restore's stays, its serial re-armed.
+func TestWithdrawnRestoreRequest(t *testing.T) {
+	for reason, drops := range map[string]bool{infrav1.RestoreBackupNotFoundReason: true, infrav1.RestoreFailedReason: false, infrav1.StateRestoredReason: false} {
+		t.Run(reason, func(t *testing.T) {
+			tc := &infrav1.TerraformCluster{}
+			tc.Status.LastRestoredSerial = 4
+			tc.Status.Conditions = []metav1.Condition{{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionFalse, Reason: reason}}
+			p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
+			if err := p.restoreRequest(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(p.dropped, infrav1.RestoreJobSucceededCondition); got != drops {
+				t.Errorf("RestoreJobSucceeded %s dropped: %t, want %t", reason, got, drops)
+			}
+			if rearmed := tc.Status.LastRestoredSerial == 0; rearmed != (reason == infrav1.RestoreFailedReason) {
+				t.Errorf("serial re-armed: %t after %s", rearmed, reason)
+			}
+		})
 	}
 }
