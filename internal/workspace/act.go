@@ -201,7 +201,7 @@ func (p *pass) reportWait(d decide.Decision) {
 		f.ApplyReason = c.Reason
 	}
 	for _, r := range conditions.Wait(d, f) {
-		p.setWait(r)
+		p.report(r)
 	}
 }
 

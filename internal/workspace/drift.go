@@ -19,10 +19,8 @@ import (
 // current is a condition as this pass leaves it: set this pass, else as
 // read.
 func (p *pass) current(condType string) *metav1.Condition {
-	for i := range p.conds {
-		if p.conds[i].Type == condType {
-			return &p.conds[i]
-		}
+	if c := p.reported(condType); c != nil {
+		return c
 	}
 	return meta.FindStatusCondition(p.w.Status.Conditions, condType)
 }

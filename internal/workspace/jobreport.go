@@ -19,14 +19,14 @@ import (
 func jobFacts(o outcome, kind infrav1.RunErrorKind) conditions.JobFacts {
 	j := o.job
 	return conditions.JobFacts{Name: j.Name, Op: o.op, Succeeded: o.succeeded, Deadline: o.deadline, DeadlineSeconds: deref(j.Spec.ActiveDeadlineSeconds),
-		ImagePullFailed: j.Annotations[infrav1.ImagePullFailedAnnotation] == "true", Image: sourceImage(j),
+		ImagePullFailed: j.Annotations[infrav1.ImagePullFailedAnnotation] == "true", Image: reportedImage(j),
 		RunnerImage:    j.Annotations[infrav1.RunnerImagePullFailedAnnotation] == "true",
 		PlanUnreadable: o.op == decide.OpPlan && planUnreadable(o), Kind: kind, Summary: tail(o)}
 }
 
-// sourceImage is the module image of a Job, or its runner image when the
-// runner's could not be pulled.
-func sourceImage(j *batchv1.Job) string {
+// reportedImage is the image a Job's report names: its module image, or
+// its runner image when that one could not be pulled.
+func reportedImage(j *batchv1.Job) string {
 	containers, name := j.Spec.Template.Spec.Containers, jobs.SourceContainer
 	if j.Annotations[infrav1.RunnerImagePullFailedAnnotation] == "true" {
 		containers, name = j.Spec.Template.Spec.InitContainers, jobs.RunnerContainer

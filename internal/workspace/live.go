@@ -77,10 +77,12 @@ func (p *pass) reportLive(c metav1.Condition) {
 	p.set(c)
 }
 
-// reportRecord sets c, a Job's outcome: the record itself, which no live
-// report covers any more.
-func (p *pass) reportRecord(c metav1.Condition) {
-	p.e.replaced.Delete(liveKey{p.obj.GetUID(), c.Type})
+// report sets c, as a live report when it is one.
+func (p *pass) report(c metav1.Condition) {
+	if live(c) {
+		p.reportLive(c)
+		return
+	}
 	p.set(c)
 }
 

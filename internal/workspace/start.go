@@ -27,19 +27,9 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// setWait reports a wait before a Job on its operation's condition: a
-// live report when it is one (live.go).
-func (p *pass) setWait(c metav1.Condition) {
-	if live(c) {
-		p.reportLive(c)
-		return
-	}
-	p.set(c)
-}
-
 // waitOn reports a wait before a Job on the operation's condition.
 func (p *pass) waitOn(op decide.Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
-	p.setWait(metav1.Condition{Type: conditions.OpType(op), Status: status, Reason: reason, Message: msg})
+	p.report(metav1.Condition{Type: conditions.OpType(op), Status: status, Reason: reason, Message: msg})
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 

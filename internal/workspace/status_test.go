@@ -234,7 +234,7 @@ func (s step) report(p *pass) {
 	case s.live:
 		p.reportLive(s.c)
 	default:
-		p.reportRecord(s.c)
+		p.set(s.c)
 	}
 }
 
