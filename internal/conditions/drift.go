@@ -50,12 +50,56 @@ func DriftChecked(f DriftFinding) metav1.Condition {
 		}
 		msg += ")"
 	}
-	if f.Remediates {
+	return driftFor(msg, f.Remediates)
+}
+
+// What a standing finding's message ends with: what its action does
+// about it.
+const (
+	remediationDue  = "; a remediation apply of the current inputs is due"
+	reportOnly      = "; drift.action is Report: nothing is changed"
+	remediationWait = "; the remediation apply waits out the backoff"
+)
+
+// driftFor is a standing finding whose message says what was found
+// (finding), told for the action: a remediation is due, or nothing is
+// changed.
+func driftFor(finding string, remediates bool) metav1.Condition {
+	if remediates {
 		return metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
-			Message: msg + "; a remediation apply of the current inputs is due"}
+			Message: finding + remediationDue}
 	}
 	return metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftReportedReason,
-		Message: msg + "; drift.action is Report: nothing is changed"}
+		Message: finding + reportOnly}
+}
+
+// findingOf is what a standing finding's message says was found, without
+// what the action does about it.
+func findingOf(msg string) string {
+	for _, end := range []string{remediationDue, reportOnly, remediationWait} {
+		if i := strings.Index(msg, end); i >= 0 {
+			return msg[:i]
+		}
+	}
+	finding, _, _ := strings.Cut(msg, "; ")
+	return finding
+}
+
+// DriftFollowsAction is a standing finding (current) told again for the
+// drift action the object has now (remediates): a finding whose
+// remediation was due says nothing is changed once the action is Report,
+// and a reported one says a remediation is due once it is Remediate. ok
+// is false when it stays as it is (no finding, its action unchanged, or
+// its remediation apply running).
+func DriftFollowsAction(current metav1.Condition, remediates bool) (c metav1.Condition, ok bool) {
+	if current.Type != infrav1.DriftDetectedCondition || current.Status != metav1.ConditionTrue {
+		return c, false
+	}
+	switch {
+	case current.Reason == infrav1.DriftPendingReason && !remediates, current.Reason == infrav1.DriftReportedReason && remediates:
+		return driftFor(findingOf(current.Message), remediates), true
+	}
+	return c, false
 }
 
 // ApplyAfterDrift is an apply Job that ended while a drift finding stood.
@@ -96,9 +140,8 @@ func DriftAfterApply(a ApplyAfterDrift) (c metav1.Condition, ok bool) {
 // DriftBackingOff is a standing finding (current) whose remediation is
 // due but waits out the backoff of earlier failed applies, until.
 func DriftBackingOff(current metav1.Condition, until time.Time) metav1.Condition {
-	base, _, _ := strings.Cut(current.Message, "; ")
 	return metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason,
-		Message: fmt.Sprintf("%s; the remediation apply waits out the backoff of the failed applies before it, until %s", base, until.UTC().Format(time.RFC3339))}
+		Message: fmt.Sprintf("%s%s of the failed applies before it, until %s", findingOf(current.Message), remediationWait, until.UTC().Format(time.RFC3339))}
 }
 
 // DriftRemediating is a finding whose remediation apply Job runs.

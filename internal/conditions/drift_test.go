@@ -103,3 +103,43 @@ func TestOrdinal(t *testing.T) {
 		}
 	}
 }
+
+// TestDriftFollowsAction: a standing finding says what the object's drift
+// action does about it now, not what it did when the finding was made: a
+// remediation due once the action is Remediate again, nothing changed once
+// it is Report. What was found is kept word for word, addresses included.
+func TestDriftFollowsAction(t *testing.T) {
+	finding := DriftFinding{Job: "j", Detected: true, Update: 1, Resources: []string{`a.x["b; c"]`, "a.y"}}
+	reported := DriftChecked(finding)
+	finding.Remediates = true
+	pending := DriftChecked(finding)
+	found := strings.TrimSuffix(pending.Message, remediationDue)
+	backingOff := DriftBackingOff(pending, time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC))
+	failed, _ := DriftAfterApply(ApplyAfterDrift{Job: "r1", Remediation: true, Limit: 3, Failures: 1})
+	for _, tc := range []struct {
+		name       string
+		current    metav1.Condition
+		remediates bool
+		reason     string // "" : it stays
+		says       string
+	}{
+		{"remediation due, action now Report", pending, false, infrav1.DriftReportedReason, found + reportOnly},
+		{"backing off, action now Report", backingOff, false, infrav1.DriftReportedReason, found + reportOnly},
+		{"reported, action now Remediate", reported, true, infrav1.DriftPendingReason, found + remediationDue},
+		{"a failed remediation, action now Report", failed, false, infrav1.DriftReportedReason, "The remediation apply Job r1 did not succeed" + reportOnly},
+		{"remediation due, still Remediate", pending, true, "", ""},
+		{"reported, still Report", reported, false, "", ""},
+		{"a remediation runs", DriftRemediating("r2"), false, "", ""},
+		{"no drift", DriftChecked(DriftFinding{Job: "j"}), true, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := DriftFollowsAction(tc.current, tc.remediates)
+			switch {
+			case tc.reason == "" && ok:
+				t.Errorf("DriftFollowsAction = %+v, want the finding to stay", c)
+			case tc.reason != "" && (!ok || c.Reason != tc.reason || c.Message != tc.says || c.Status != metav1.ConditionTrue):
+				t.Errorf("DriftFollowsAction = %+v (%v), want True %s %q", c, ok, tc.reason, tc.says)
+			}
+		})
+	}
+}

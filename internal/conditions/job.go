@@ -98,15 +98,24 @@ func Job(f JobFacts) (metav1.Condition, Event) {
 // provisions its infrastructure.
 func JobStarted(job string, op decide.Operation, provisions bool) []metav1.Condition {
 	var out []metav1.Condition
-	if op == decide.OpRefresh || op == decide.OpDrift {
-		out = append(out, metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason,
-			Message: fmt.Sprintf("Job %s runs a %s", job, op)})
+	if c, ok := DriftJobRunning(job, op); ok {
+		out = append(out, c)
 	}
 	if op == decide.OpApply && provisions {
 		out = append(out, metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ProvisioningReason,
 			Message: fmt.Sprintf("Job %s provisions the infrastructure", job)})
 	}
 	return out
+}
+
+// DriftJobRunning is DriftJobSucceeded while a refresh or drift Job runs
+// (ok false for another operation).
+func DriftJobRunning(job string, op decide.Operation) (c metav1.Condition, ok bool) {
+	if op != decide.OpRefresh && op != decide.OpDrift {
+		return c, false
+	}
+	return metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason,
+		Message: fmt.Sprintf("Job %s runs a %s", job, op)}, true
 }
 
 // maxImagePullMessage bounds the message of a pod that cannot pull its

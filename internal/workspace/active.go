@@ -73,6 +73,20 @@ func (p *pass) checkActive(ctx context.Context) error {
 	return p.releaseRunLease(ctx, j.Name)
 }
 
+// sayRunning says a refresh or drift Job still runs, unless the pass
+// reported on its condition (its pod cannot pull its image) or the Job is
+// gone: a live report, which goes with the Job whatever ends it (its
+// outcome, its deletion for a fallback image or as stuck).
+func (p *pass) sayRunning() {
+	if p.active == nil {
+		return
+	}
+	op := jobs.Op(p.active)
+	if c, ok := conditions.DriftJobRunning(p.active.Name, op); ok && p.reported(c.Type) == nil {
+		p.report(c)
+	}
+}
+
 // imagePullFailing reports a pod whose container cs cannot pull its
 // image, and once the grace is over falls back to the next module image
 // or stops the Job. The runner image (the init container's) never falls

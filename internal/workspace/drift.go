@@ -71,6 +71,16 @@ func (p *pass) remediationFailures() int {
 	return s.RemediationFailures()
 }
 
+// driftFollowsAction tells a standing finding again for the drift action
+// the object has now (conditions.DriftFollowsAction).
+func (p *pass) driftFollowsAction() {
+	if c := p.current(infrav1.DriftDetectedCondition); c != nil {
+		if next, ok := conditions.DriftFollowsAction(*c, p.remediates()); ok {
+			p.set(next)
+		}
+	}
+}
+
 // remediationBackingOff says on DriftDetected that the remediation is due
 // but waits out the backoff of earlier failed applies.
 func (p *pass) remediationBackingOff(after time.Duration) {

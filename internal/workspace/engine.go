@@ -212,7 +212,6 @@ type pass struct {
 	// (a deadline the decision's own requeue does not know of).
 	soonest     time.Duration
 	forceUnlock string
-	stateLocked bool
 	// nsTerminating: the namespace of a deleting object is being deleted.
 	nsTerminating bool
 	// evacNS is the object's evacuation namespace, once found or made.
@@ -388,6 +387,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		if err := p.checkActive(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
+		p.sayRunning()
 	}
 	if err := p.prune(ctx); err != nil {
 		return ctrl.Result{}, err
@@ -444,6 +444,8 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 				}
 			}
 		}
+	} else if err := p.checkForeignLock(ctx); err != nil {
+		return ctrl.Result{}, err
 	}
 	// A deleting object renders its records; a mutable one falls back to
 	// its current inputs when it has none.

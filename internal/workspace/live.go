@@ -9,18 +9,20 @@ import (
 	"captf.io/captf/internal/conditions"
 )
 
-// Live reports on an operation's condition (ApplyJobSucceeded,
-// DriftJobSucceeded, RestoreJobSucceeded) are facts of now, not a Job's
-// result: a wait before a Job's start (startWaits), a Job held by an
-// invalid policy or by inputs too large, and a running Job's pod that
-// cannot pull its image. Each pass that finds them reports them again;
-// the condition's record is what the last Job (or the state) said, and
-// once the fact ends the condition says its record again. The manager
-// that saw a live report begin remembers the record it covered, per
-// object and condition type (Engine.replaced), and the first completed
-// pass that reached its decision without reporting it again says the
-// record again (endLiveReports). Another manager (a restart, a new
-// leader) leaves the live report until a Job reports.
+// Live reports are facts of now, not a record: on an operation condition
+// (ApplyJobSucceeded, DriftJobSucceeded, RestoreJobSucceeded) a wait
+// before a Job's start (startWaits), a Job held by an invalid policy or by
+// inputs too large, a running refresh or drift Job (DriftJobRunning) and
+// a running Job's pod that cannot pull its image; on StateReadable a
+// state lock another holder keeps (StateLocked). Each pass that finds
+// them reports them again; the condition's record is what the last Job
+// (or the state) said, and once the fact ends the condition says its
+// record again. The manager that saw a live report begin remembers the
+// record it covered, per object and condition type (Engine.replaced),
+// and the first completed pass that reached its decision without
+// reporting it again says the record again (endLiveReports). Another
+// manager (a restart, a new leader) leaves the live report until a Job
+// (or, for StateReadable, a read of the state) reports.
 
 // liveKey names the condition of one object a live report covers.
 type liveKey struct {
@@ -29,7 +31,8 @@ type liveKey struct {
 }
 
 // liveCondTypes are the conditions a live report can cover.
-var liveCondTypes = []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition}
+var liveCondTypes = []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition,
+	infrav1.StateReadableCondition}
 
 // startWaits are the reasons a Job's operation condition carries while
 // the Job waits to start: once it starts, the wait is over.
@@ -43,9 +46,14 @@ var startWaits = map[string]bool{
 // decides on the Job reports them again.
 var heldReasons = map[string]bool{infrav1.JobPolicyInvalidReason: true, infrav1.InputsTooLargeReason: true}
 
+// runningReasons say a Job or a holder is at work now: a refresh or drift
+// Job runs (each pass that finds it running says so again), another
+// holder keeps the state lock (each pass that reads the lock).
+var runningReasons = map[string]bool{infrav1.DriftJobRunningReason: true, infrav1.StateLockedReason: true}
+
 // live: c is a live report (a Job stopped for its image is a record).
 func live(c metav1.Condition) bool {
-	return startWaits[c.Reason] || heldReasons[c.Reason] || conditions.PullFailing(c)
+	return startWaits[c.Reason] || heldReasons[c.Reason] || runningReasons[c.Reason] || conditions.PullFailing(c)
 }
 
 // firstRecord is what an operation condition that was never set says: a

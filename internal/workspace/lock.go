@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
@@ -79,8 +80,8 @@ func (p *pass) readLock(ctx context.Context) (*heldLock, error) {
 // checkLock runs while no Job of the object is active: a lock left by one
 // of its own Jobs whose pod finished, or is gone and waited out
 // (lockHolderDead), is stale and handed to the next Job to force-unlock;
-// any other holder is reported as StateLocked (Jobs still start and wait
-// lockTimeoutSeconds for it).
+// any other holder is reported as StateLocked, a live report (Jobs still
+// start and wait lockTimeoutSeconds for it).
 func (p *pass) checkLock(ctx context.Context) error {
 	p.forceUnlock = ""
 	l, err := p.readLock(ctx)
@@ -95,8 +96,24 @@ func (p *pass) checkLock(ctx context.Context) error {
 		p.forceUnlock = l.id
 		return nil
 	}
-	p.set(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
-	p.stateLocked = true
+	p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
+	return nil
+}
+
+// checkForeignLock runs while a Job of the object is active and the state
+// is not read: a StateLocked that pass reported is said again while the
+// other holder keeps the lock, and once it let go (the Job may hold it
+// now) StateReadable says again what the state read said before it (a
+// live report).
+func (p *pass) checkForeignLock(ctx context.Context) error {
+	if c := p.current(infrav1.StateReadableCondition); c == nil || c.Reason != infrav1.StateLockedReason {
+		return nil
+	}
+	l, err := p.readLock(ctx)
+	if err != nil || l == nil || l.pod != "" {
+		return err
+	}
+	p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
 	return nil
 }
 

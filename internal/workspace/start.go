@@ -307,7 +307,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	}
 	prov := p.w.Status.Initialization.Provisioned
 	for _, c := range conditions.JobStarted(name, op, d.Reason == decide.ReasonNoState && (prov == nil || !*prov)) {
-		p.set(c)
+		p.report(c)
 	}
 	return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -139,7 +140,12 @@ func TestFirstVisit(t *testing.T) {
 // see it begin.
 func TestLiveReportEnds(t *testing.T) {
 	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1: apply succeeded"}
-	driftRuns := metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.DriftJobRunningReason, Message: "Job d1 runs a drift"}
+	checked := metav1.Condition{Type: infrav1.DriftJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftCheckedReason, Message: "Job d0 checked"}
+	runsCond, _ := conditions.DriftJobRunning("d1", decide.OpDrift)
+	runs := step{live: true, c: runsCond}
+	driftFailedCond, _ := conditions.Job(conditions.JobFacts{Name: "d1", Op: decide.OpDrift, Summary: "plan failed"})
+	read := metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionTrue, Reason: infrav1.StateReadReason, Message: "Read serial 3"}
+	locked := step{live: true, c: conditions.StateLocked("someone@laptop", "OperationTypeApply", "2026-12-05")}
 	on := func(t, reason string) step {
 		return step{live: true, c: metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}}
 	}
@@ -176,7 +182,14 @@ func TestLiveReportEnds(t *testing.T) {
 		{"an image still not pulled stays reported", &applied, []step{pull(decide.OpApply), pull(decide.OpApply)}, false, "", infrav1.ImagePullFailedReason},
 		{"a Job stopped for its image: its outcome stays", &applied, []step{pull(decide.OpApply), stopped, quiet}, false, "", infrav1.ImagePullFailedReason},
 		{"the next Job's image came after one was stopped: that outcome again", &applied, []step{pull(decide.OpApply), stopped, pull(decide.OpApply), quiet}, false, "", infrav1.ImagePullFailedReason},
-		{"a drift Job's image came: it runs", &driftRuns, []step{pull(decide.OpDrift), quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftJobRunningReason},
+		{"a drift Job's image came: it runs", &checked, []step{runs, pull(decide.OpDrift), runs}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftJobRunningReason},
+		{"a drift Job deleted for a fallback image, nothing due: the last check again", &checked, []step{runs, pull(decide.OpDrift), quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason},
+		{"a first drift Job gone without an outcome: not checked", nil, []step{runs, quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftNotCheckedReason},
+		{"a drift Job's outcome stays", &checked, []step{runs, {c: driftFailedCond}, quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftJobFailedReason},
+		{"another manager did not see the drift Job start", &checked, []step{runs, quiet}, true, infrav1.DriftJobSucceededCondition, infrav1.DriftJobRunningReason},
+		{"a foreign lock released while a Job runs: the state read again", &read, []step{locked, quiet}, false, infrav1.StateReadableCondition, infrav1.StateReadReason},
+		{"a foreign lock still held while a Job runs", &read, []step{locked, locked}, false, infrav1.StateReadableCondition, infrav1.StateLockedReason},
+		{"the state read after the lock went", &read, []step{locked, {c: read}, quiet}, false, infrav1.StateReadableCondition, infrav1.StateReadReason},
 		{"another manager did not see the pull failure begin", &applied, []step{pull(decide.OpApply), quiet}, true, "", infrav1.ImagePullFailedReason},
 		{"a restart over a wait, then an image that came: the image failure stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {restart: true}, pull(decide.OpApply), quiet}, false, "", infrav1.ImagePullFailedReason},
 		{"a first restore's wait and image: no result while it runs", nil, []step{on(infrav1.RestoreJobSucceededCondition, infrav1.WaitingForJobSlotReason), pull(decide.OpRestore), quiet}, false, infrav1.RestoreJobSucceededCondition, ""},
@@ -284,5 +297,28 @@ func TestWithdrawnRestoreRequest(t *testing.T) {
 				t.Errorf("serial re-armed: %t after %s", rearmed, reason)
 			}
 		})
+	}
+}
+
+// TestDriftFindingFollowsTheAction: a TerraformCluster whose finding said
+// a remediation was due, switched to drift.action Report, says at its next
+// pass that nothing is changed (it used to say "remediation due" until the
+// next drift check), and back.
+func TestDriftFindingFollowsTheAction(t *testing.T) {
+	tc := &infrav1.TerraformCluster{Spec: infrav1.TerraformClusterSpec{Drift: &infrav1.ClusterDriftSpec{Action: infrav1.DriftActionReport}}}
+	tc.Status.Conditions = []metav1.Condition{conditions.DriftChecked(conditions.DriftFinding{Job: "d1", Detected: true, Delete: 1, Remediates: true})}
+	for _, step := range []struct {
+		action infrav1.DriftAction
+		want   string
+	}{{infrav1.DriftActionReport, infrav1.DriftReportedReason}, {infrav1.DriftActionRemediate, infrav1.DriftPendingReason}} {
+		tc.Spec.Drift.Action = step.action
+		p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
+		p.eff = roles.Resolve(p.role.Kind(), p.w, nil, 0)
+		p.driftFollowsAction()
+		c := p.reported(infrav1.DriftDetectedCondition)
+		if c == nil || c.Reason != step.want || !strings.HasPrefix(c.Message, "The last drift check found drift: 0 to create, 0 to update, 0 to replace, 1 to delete") {
+			t.Fatalf("with drift.action %s the finding says %+v, want %s with the finding", step.action, c, step.want)
+		}
+		tc.Status.Conditions = conditions.Status(conditions.Pass{Previous: tc.Status.Conditions, Reported: p.conds, FromState: conditions.NoApplyYet})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -113,13 +114,23 @@ func evacCopyLost(t *testing.T, ctx context.Context, f *flow) {
 	if err := f.env.Client.Create(ctx, hold); err != nil {
 		t.Fatal(err)
 	}
+	// The hold goes on a retry (the namespace controller writes the
+	// ConfigMap too); a release that fails would keep the namespace, and
+	// the flow, waiting for ever, so it fails the test by name.
 	release := func() {
-		cm := &corev1.ConfigMap{}
-		if err := f.env.Client.Get(context.Background(), client.ObjectKeyFromObject(hold), cm); err != nil {
-			return
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cm := &corev1.ConfigMap{}
+			if err := f.env.Client.Get(context.Background(), client.ObjectKeyFromObject(hold), cm); err != nil {
+				return err
+			}
+			if !controllerutil.RemoveFinalizer(cm, "e2e.captf.io/hold") {
+				return nil
+			}
+			return f.env.Client.Update(context.Background(), cm)
+		})
+		if client.IgnoreNotFound(err) != nil {
+			t.Errorf("releasing the hold on ConfigMap %s/%s: %v", evac, hold.Name, err)
 		}
-		controllerutil.RemoveFinalizer(cm, "e2e.captf.io/hold")
-		_ = f.env.Client.Update(context.Background(), cm)
 	}
 	t.Cleanup(release)
 	if err := f.env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: evac}}); err != nil {
