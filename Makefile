@@ -91,12 +91,9 @@ bench: ## Run the benchmarks; each prints its ratio against a baseline.
 
 SCALE_PROFILE_DIR ?= $(CURDIR)/out/scale-profiles
 .PHONY: scale
-scale: ## Fleet scale (docs/performance.md): provisioning throughput, reaction time, idle fleet and cold start; ends with one line per target, met or missed.
+scale: ## Fleet scale (docs/performance.md): provisioning throughput, reaction time, idle fleet and cold start, in two lanes (hack/scale.sh); ends with one line per target, met or missed.
 	hack/tools/build.sh control-plane capi runtimes
-	mkdir -p out
-	CAPTF_TOOLS=$(TOOLS_DIR) CAPTF_SCALE=1 CAPTF_SCALE_PROFILE_DIR=$(SCALE_PROFILE_DIR) go test -count=1 -timeout=240m -ldflags=-w -run='^$$' -bench='^Benchmark(IdleFleet|ReactionTime)' -benchtime=1x ./test/scale | tee out/scale.log
-	CAPTF_TOOLS=$(TOOLS_DIR) CAPTF_SCALE=1 CAPTF_SCALE_PROFILE_DIR=$(SCALE_PROFILE_DIR) go test -count=1 -timeout=90m -ldflags=-w -run='^$$' -bench='^BenchmarkProvisioningThroughput$$' -benchtime=1x ./test/e2e | tee -a out/scale.log
-	@grep -h '^target ' out/scale.log
+	CAPTF_TOOLS=$(TOOLS_DIR) CAPTF_SCALE_PROFILE_DIR=$(SCALE_PROFILE_DIR) hack/scale.sh
 
 SOAK_DURATION ?= 10m
 .PHONY: soak

@@ -23,12 +23,17 @@ import (
 )
 
 // Sweeper runs the orphan sweep on the leader: at start, then every
-// Period with up to 10% jitter. It reads live and ignores --watch-filter:
-// an object of another shard still keeps its namespace.
+// Period with up to 10% jitter. It ignores --watch-filter: an object of
+// another shard still keeps its namespace.
 type Sweeper struct {
 	// Client deletes and patches; Reader reads live.
 	Client client.Client
 	Reader client.Reader
+	// Cache, when set, is where the periodic inventory reads the CAPTF
+	// objects and Jobs: the manager's cache, which holds every one of them
+	// in scope (a live list of every TerraformMachine, decoded, was most of
+	// an idle fleet's CPU). What the sweep deletes or prunes it reads live.
+	Cache client.Reader
 	// Namespace, when set, is the only namespace swept (--namespace).
 	Namespace string
 	// Period is the manager's --sync-period.
@@ -62,7 +67,11 @@ func (s *Sweeper) SweepAll(ctx context.Context) error {
 	if s.Namespace != "" {
 		opts = append(opts, client.InNamespace(s.Namespace))
 	}
-	inv, err := take(ctx, s.Reader, opts...)
+	objects := s.Cache
+	if objects == nil {
+		objects = s.Reader
+	}
+	inv, err := take(ctx, objects, s.Reader, opts...)
 	if err != nil {
 		return err
 	}
@@ -82,7 +91,7 @@ func (s *Sweeper) SweepAll(ctx context.Context) error {
 // default, else captf-runner, and those of the Jobs still running) that
 // may still run Jobs.
 func Sweep(ctx context.Context, c client.Client, r client.Reader, ns string) error {
-	inv, err := take(ctx, r, client.InNamespace(ns))
+	inv, err := take(ctx, r, r, client.InNamespace(ns))
 	if err != nil {
 		return err
 	}
@@ -113,17 +122,20 @@ type inventory struct {
 	leftovers map[string][]client.Object // managed ServiceAccounts, RoleBindings, Leases
 }
 
-func take(ctx context.Context, r client.Reader, opts ...client.ListOption) (*inventory, error) {
+// take reads the inventory: the CAPTF objects and Jobs from objects, what
+// CAPTF left (ServiceAccounts, RoleBindings, Leases, which the manager does
+// not cache) from live.
+func take(ctx context.Context, objects, live client.Reader, opts ...client.ListOption) (*inventory, error) {
 	inv := &inventory{objects: map[string][]client.Object{}, clusters: map[string][]*infrav1.TerraformCluster{},
 		running: map[string]map[string]bool{}, leftovers: map[string][]client.Object{}}
-	each := func(list client.ObjectList, opts []client.ListOption, f func(client.Object)) error {
+	each := func(r client.Reader, list client.ObjectList, opts []client.ListOption, f func(client.Object)) error {
 		if err := r.List(ctx, list, opts...); err != nil {
 			return err
 		}
 		return meta.EachListItem(list, func(o runtime.Object) error { f(o.(client.Object)); return nil })
 	}
 	for _, list := range []client.ObjectList{&infrav1.TerraformClusterList{}, &infrav1.TerraformMachineList{}, &infrav1.TerraformMachinePoolList{}} {
-		if err := each(list, opts, func(o client.Object) {
+		if err := each(objects, list, opts, func(o client.Object) {
 			inv.objects[o.GetNamespace()] = append(inv.objects[o.GetNamespace()], o)
 			if tc, ok := o.(*infrav1.TerraformCluster); ok {
 				inv.clusters[o.GetNamespace()] = append(inv.clusters[o.GetNamespace()], tc)
@@ -133,7 +145,7 @@ func take(ctx context.Context, r client.Reader, opts ...client.ListOption) (*inv
 		}
 	}
 	managed := append([]client.ListOption{client.MatchingLabels{infrav1.ManagedLabel: "true"}}, opts...)
-	if err := each(&batchv1.JobList{}, managed, func(o client.Object) {
+	if err := each(objects, &batchv1.JobList{}, managed, func(o client.Object) {
 		j := o.(*batchv1.Job)
 		if finished, _, _, _ := jobs.Finished(j); finished {
 			return
@@ -146,7 +158,7 @@ func take(ctx context.Context, r client.Reader, opts ...client.ListOption) (*inv
 		return nil, fmt.Errorf("listing the CAPTF Jobs: %w", err)
 	}
 	for _, list := range []client.ObjectList{&corev1.ServiceAccountList{}, &rbacv1.RoleBindingList{}, &coordinationv1.LeaseList{}} {
-		if err := each(list, managed, func(o client.Object) {
+		if err := each(live, list, managed, func(o client.Object) {
 			inv.leftovers[o.GetNamespace()] = append(inv.leftovers[o.GetNamespace()], o)
 		}); err != nil {
 			return nil, fmt.Errorf("listing what CAPTF left: %w", err)
@@ -181,7 +193,7 @@ func (inv *inventory) sweep(ctx context.Context, c client.Client, r client.Reade
 	}
 	// Looked at again just before deleting: an object created, or a Job
 	// started, since the inventory keeps the namespace.
-	again, err := take(ctx, r, client.InNamespace(ns))
+	again, err := take(ctx, r, r, client.InNamespace(ns))
 	if err != nil {
 		return err
 	}

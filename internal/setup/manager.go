@@ -181,7 +181,8 @@ func BuildManager(cfg *rest.Config, o Options, tweaks ...func(*ctrl.Options)) (B
 	if err := (&machinetemplate.Reconciler{Images: images}).SetupWithManager(mgr, o.MachineTemplateConcurrency); err != nil {
 		return Built{}, fmt.Errorf("setting up the TerraformMachineTemplate controller: %w", err)
 	}
-	if err := mgr.Add(&runnerrbac.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace, Period: o.SyncPeriod}); err != nil {
+	if err := mgr.Add(&runnerrbac.Sweeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Cache: mgr.GetCache(),
+		Namespace: o.Namespace, Period: o.SyncPeriod}); err != nil {
 		return Built{}, fmt.Errorf("setting up the orphan sweep: %w", err)
 	}
 	if err := webhooks.SetupWebhooks(mgr, images); err != nil {

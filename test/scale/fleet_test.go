@@ -44,15 +44,32 @@ const (
 	// duration; the shipped default when unset), to try the benchmarks
 	// in minutes.
 	SyncPeriodEnv = "CAPTF_SCALE_SYNC_PERIOD"
+	// RatioIdleEnv and RatioSyncPeriodEnv are how long the heap ratio's
+	// fleets idle and their managers' --sync-period: the ratio is taken
+	// from the live heap at the end of the window, which neither changes.
+	RatioIdleEnv       = "CAPTF_SCALE_RATIO_IDLE"
+	RatioSyncPeriodEnv = "CAPTF_SCALE_RATIO_SYNC_PERIOD"
+	// FleetProbesEnv is how many new machines BenchmarkIdleFleet times on
+	// its fleet once it idled (target 2 with the whole fleet present; none
+	// unless set).
+	FleetProbesEnv = "CAPTF_SCALE_FLEET_PROBES"
+	// QuietFileEnv names a file BenchmarkIdleFleet creates once its cold
+	// start is over and its fleet idles, and AloneFileEnv one it waits for
+	// before its probes: make scale runs its other benchmarks in that
+	// time, in another process (hack/scale.sh).
+	QuietFileEnv = "CAPTF_SCALE_QUIET_FILE"
+	AloneFileEnv = "CAPTF_SCALE_ALONE_FILE"
 )
 
 const (
 	defaultFleetMachines = 5000
 	defaultFleetClusters = 50
-	// defaultRatioMachines keeps make scale bounded: the heap ratio is a
-	// property of each machine, and each of its two fleets costs as much
-	// time as the idle fleet.
-	defaultRatioMachines = 1000
+	// defaultRatioMachines, defaultRatioIdle and defaultRatioSync keep
+	// make scale bounded: the heap ratio is a property of each machine,
+	// taken at the end of the idle window (after a resync).
+	defaultRatioMachines = 400
+	defaultRatioIdle     = time.Minute
+	defaultRatioSync     = time.Minute
 	defaultIdle          = 10 * time.Minute
 	// fleetState is the gzipped size of a fleet machine's state, and
 	// largeFactor how many times larger the large fleet's are.
@@ -111,23 +128,40 @@ func duration(b *testing.B, name string, def time.Duration) time.Duration {
 //     decompression (there should be none: no state changed) and the
 //     requests per second are reported.
 //
+// Then, with CAPTF_SCALE_FLEET_PROBES set, target 2 on the same fleet:
+// new machines timed as BenchmarkReactionTime's, with the whole fleet
+// present, once the file CAPTF_SCALE_ALONE_FILE names exists (make scale
+// runs its other benchmarks beside the idle fleet, from the file
+// CAPTF_SCALE_QUIET_FILE names, created when the fleet starts idling).
+//
 // The fleet checks that every object reached Provisioned and that no
-// manager started a Job; it is removed at the end.
+// manager started a Job (but for the probes'); it is removed at the end.
 func BenchmarkIdleFleet(b *testing.B) {
 	spec, ctx := fleetSize(b, FleetMachinesEnv, defaultFleetMachines)
+	spec.quiet = os.Getenv(QuietFileEnv)
+	probes := count(b, FleetProbesEnv, 0)
 	objects := spec.machines + spec.clusters
 	for range b.N {
 		f, cold, r, err := settleFleet(ctx, b, "fleet", spec, fleetState)
-		if err != nil {
-			b.Fatal(err)
+		var react reaction
+		if err == nil && probes > 0 {
+			react, err = f.probeAlone(ctx, b, probes)
 		}
-		if err := f.remove(ctx); err != nil {
+		if f != nil {
+			if rerr := f.remove(ctx); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(r.steadyShare()*100, "steady-cpu-%")
 		b.ReportMetric(mib(r.heap), "idle-heap-MiB")
 		b.ReportMetric(r.steadyRate(), "steady-requests/s")
 		b.ReportMetric(cold.took.Seconds(), "cold-start-s")
+		if probes > 0 {
+			react.report(b, objects)
+		}
 		verdict(3, fmt.Sprintf("steady CPU %.2f%% of a core (%s), live heap %.1f MiB, %d decompressions, %d failed passes, %.2f requests/s with %d objects",
 			r.steadyShare()*100, r.steadyParts(), mib(r.heap), r.allDecodes(), r.allFailures(), r.steadyRate(), objects),
 			fmt.Sprintf("<= %.0f%%, <= %d MiB, 0", idleCPUGoal*100, idleHeapGoal>>20),
@@ -140,6 +174,33 @@ func BenchmarkIdleFleet(b *testing.B) {
 	}
 }
 
+// probeAlone times probes new machines on the idle fleet (target 2 with
+// the whole fleet present) once the file AloneFileEnv names exists: the
+// other benchmarks of make scale, run beside the idle fleet, are over.
+func (f *fleet) probeAlone(ctx context.Context, b *testing.B, probes int) (reaction, error) {
+	if err := awaitFile(ctx, os.Getenv(AloneFileEnv)); err != nil {
+		return reaction{}, err
+	}
+	prof, err := newProfiler("fleet")
+	if err != nil {
+		return reaction{}, err
+	}
+	return f.probe(ctx, b, probes, prof)
+}
+
+// awaitFile waits until the file name exists ("": at once): another
+// process says so that it is done.
+func awaitFile(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	progress("waiting for %s", name)
+	return wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(name)
+		return err == nil, nil
+	})
+}
+
 // BenchmarkIdleFleetLargeStates is the second half of target 3: a fleet
 // made, restarted and idled as BenchmarkIdleFleet's (with 1000 machines
 // unless CAPTF_SCALE_RATIO_MACHINES says otherwise) is removed,
@@ -148,6 +209,7 @@ func BenchmarkIdleFleet(b *testing.B) {
 // decompress a state in its resync or while idle.
 func BenchmarkIdleFleetLargeStates(b *testing.B) {
 	spec, ctx := fleetSize(b, RatioMachinesEnv, defaultRatioMachines)
+	spec.idle, spec.sync = duration(b, RatioIdleEnv, defaultRatioIdle), duration(b, RatioSyncPeriodEnv, defaultRatioSync)
 	for range b.N {
 		small, _, smallIdle, err := settleFleet(ctx, b, "fleet-s", spec, fleetState)
 		if err != nil {
@@ -186,6 +248,9 @@ func fleetSize(b *testing.B, machinesEnv string, def int) (fleetSpec, context.Co
 type fleetSpec struct {
 	machines, clusters int
 	idle, sync         time.Duration
+	// quiet, when set, is a file created once the cold start is over and
+	// the fleet idles (QuietFileEnv).
+	quiet string
 }
 
 // progress tells the one running make scale where it stands: a
@@ -248,6 +313,11 @@ func settleFleet(ctx context.Context, b *testing.B, prefix string, spec fleetSpe
 		return nil, cold, idleRun{}, err
 	}
 	cold.log(b, prefix)
+	if spec.quiet != "" {
+		if err := os.WriteFile(spec.quiet, nil, 0o644); err != nil {
+			return nil, cold, idleRun{}, err
+		}
+	}
 	r, err = f.idle(ctx, spec.idle, prof)
 	if err != nil {
 		return nil, cold, r, err

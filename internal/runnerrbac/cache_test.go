@@ -1,0 +1,55 @@
+package runnerrbac_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/runnerrbac"
+	"captf.io/captf/internal/test/envtest"
+)
+
+// TestPeriodicSweepReadsTheCache: the periodic sweep takes its inventory
+// of CAPTF objects and Jobs from the manager's cache (a live list of
+// every TerraformMachine, decoded at each period, was most of an idle
+// fleet's CPU), and what it prunes it reads live: a populated namespace
+// keeps its accounts in use and loses the stale one, as with live reads.
+func TestPeriodicSweepReadsTheCache(t *testing.T) {
+	envtest.Require(t, env)
+	const ns = "cached"
+	fixture(t, ns, cluster("a", func(tc *infrav1.TerraformCluster) { tc.Spec.Jobs = jobsAs("own") }),
+		sa("own", true), sa("stale", true), binding(ns, runnerrbac.ClusterRole, "own", "stale"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}},
+		ByObject: map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: labels.SelectorFromSet(managed)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not sync")
+	}
+	// Were the cache not read, the namespace would look empty: the live
+	// look before deleting would keep its RBAC, and nothing be pruned.
+	sweeper := &runnerrbac.Sweeper{Client: env.Client, Reader: env.Client, Cache: c, Namespace: ns, Period: time.Hour}
+	go func() { _ = sweeper.Start(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		names, _ := subjects(t, ns)
+		if slices.Equal(names, []string{"own"}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bound %v after the periodic sweep from the cache, want [own]", names)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
