@@ -59,6 +59,8 @@ const (
 	remediationDue  = "; a remediation apply of the current inputs is due"
 	reportOnly      = "; drift.action is Report: nothing is changed"
 	remediationWait = "; the remediation apply waits out the backoff"
+	remediationCap  = "; the remediation cap is reached: no remediation runs until a drift check finds the drift again"
+	capReached      = "the remediation cap is reached"
 )
 
 // driftFor is a standing finding whose message says what was found
@@ -74,10 +76,11 @@ func driftFor(finding string, remediates bool) metav1.Condition {
 }
 
 // findingOf is what a standing finding's message says was found, without
-// what the action does about it.
+// what the action does about it (an address may hold any text: the last
+// ending counts).
 func findingOf(msg string) string {
-	for _, end := range []string{remediationDue, reportOnly, remediationWait} {
-		if i := strings.Index(msg, end); i >= 0 {
+	for _, end := range []string{remediationDue, reportOnly, remediationWait, remediationCap} {
+		if i := strings.LastIndex(msg, end); i >= 0 {
 			return msg[:i]
 		}
 	}
@@ -88,16 +91,24 @@ func findingOf(msg string) string {
 // DriftFollowsAction is a standing finding (current) told again for the
 // drift action the object has now (remediates): a finding whose
 // remediation was due says nothing is changed once the action is Report,
-// and a reported one says a remediation is due once it is Remediate. ok
-// is false when it stays as it is (no finding, its action unchanged, or
-// its remediation apply running).
-func DriftFollowsAction(current metav1.Condition, remediates bool) (c metav1.Condition, ok bool) {
+// and a reported one says a remediation is due once it is Remediate, or,
+// when capped (as many remediation applies failed since the check as the
+// cap allows), that none runs. ok is false when it stays as it is (no
+// finding, its action unchanged, or its remediation apply running).
+func DriftFollowsAction(current metav1.Condition, remediates, capped bool) (c metav1.Condition, ok bool) {
 	if current.Type != infrav1.DriftDetectedCondition || current.Status != metav1.ConditionTrue {
 		return c, false
 	}
-	switch {
-	case current.Reason == infrav1.DriftPendingReason && !remediates, current.Reason == infrav1.DriftReportedReason && remediates:
-		return driftFor(findingOf(current.Message), remediates), true
+	switch finding := findingOf(current.Message); {
+	case current.Reason == infrav1.DriftPendingReason && !remediates:
+		return driftFor(finding, false), true
+	case current.Reason == infrav1.DriftReportedReason && remediates && capped:
+		if !strings.Contains(finding, capReached) {
+			finding += remediationCap
+		}
+		return metav1.Condition{Type: infrav1.DriftDetectedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DriftPendingReason, Message: finding}, true
+	case current.Reason == infrav1.DriftReportedReason && remediates:
+		return driftFor(finding, true), true
 	}
 	return c, false
 }

@@ -106,8 +106,9 @@ func TestOrdinal(t *testing.T) {
 
 // TestDriftFollowsAction: a standing finding says what the object's drift
 // action does about it now, not what it did when the finding was made: a
-// remediation due once the action is Remediate again, nothing changed once
-// it is Report. What was found is kept word for word, addresses included.
+// remediation due once the action is Remediate again (or, the cap
+// reached, that none runs), nothing changed once it is Report. What was
+// found is kept word for word, addresses included.
 func TestDriftFollowsAction(t *testing.T) {
 	finding := DriftFinding{Job: "j", Detected: true, Update: 1, Resources: []string{`a.x["b; c"]`, "a.y"}}
 	reported := DriftChecked(finding)
@@ -116,24 +117,33 @@ func TestDriftFollowsAction(t *testing.T) {
 	found := strings.TrimSuffix(pending.Message, remediationDue)
 	backingOff := DriftBackingOff(pending, time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC))
 	failed, _ := DriftAfterApply(ApplyAfterDrift{Job: "r1", Remediation: true, Limit: 3, Failures: 1})
+	capped, _ := DriftAfterApply(ApplyAfterDrift{Job: "r3", Remediation: true, Limit: 3, Failures: 3})
+	cappedText := findingOf(capped.Message)
+	cappedReported, _ := DriftFollowsAction(capped, false, true)
+	// An address may hold an ending's words: the last ending counts.
+	odd := DriftChecked(DriftFinding{Job: "j", Detected: true, Update: 1, Resources: []string{`a.x["` + reportOnly + `"]`}})
 	for _, tc := range []struct {
-		name       string
-		current    metav1.Condition
-		remediates bool
-		reason     string // "" : it stays
-		says       string
+		name                 string
+		current              metav1.Condition
+		remediates, isCapped bool
+		reason               string // "" : it stays
+		says                 string
 	}{
-		{"remediation due, action now Report", pending, false, infrav1.DriftReportedReason, found + reportOnly},
-		{"backing off, action now Report", backingOff, false, infrav1.DriftReportedReason, found + reportOnly},
-		{"reported, action now Remediate", reported, true, infrav1.DriftPendingReason, found + remediationDue},
-		{"a failed remediation, action now Report", failed, false, infrav1.DriftReportedReason, "The remediation apply Job r1 did not succeed" + reportOnly},
-		{"remediation due, still Remediate", pending, true, "", ""},
-		{"reported, still Report", reported, false, "", ""},
-		{"a remediation runs", DriftRemediating("r2"), false, "", ""},
-		{"no drift", DriftChecked(DriftFinding{Job: "j"}), true, "", ""},
+		{"remediation due, action now Report", pending, false, false, infrav1.DriftReportedReason, found + reportOnly},
+		{"backing off, action now Report", backingOff, false, false, infrav1.DriftReportedReason, found + reportOnly},
+		{"reported, action now Remediate", reported, true, false, infrav1.DriftPendingReason, found + remediationDue},
+		{"reported, action now Remediate, the cap reached", reported, true, true, infrav1.DriftPendingReason, found + remediationCap},
+		{"a failed remediation, action now Report", failed, false, false, infrav1.DriftReportedReason, "The remediation apply Job r1 did not succeed" + reportOnly},
+		{"the cap reached, Report and back: the cap again", cappedReported, true, true, infrav1.DriftPendingReason, cappedText},
+		{"an address holding an ending's words", odd, true, false, infrav1.DriftPendingReason, strings.TrimSuffix(odd.Message, reportOnly) + remediationDue},
+		{"remediation due, still Remediate", pending, true, false, "", ""},
+		{"the cap reached, still Remediate", capped, true, true, "", ""},
+		{"reported, still Report", reported, false, false, "", ""},
+		{"a remediation runs", DriftRemediating("r2"), false, false, "", ""},
+		{"no drift", DriftChecked(DriftFinding{Job: "j"}), true, false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ok := DriftFollowsAction(tc.current, tc.remediates)
+			c, ok := DriftFollowsAction(tc.current, tc.remediates, tc.isCapped)
 			switch {
 			case tc.reason == "" && ok:
 				t.Errorf("DriftFollowsAction = %+v, want the finding to stay", c)

@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -68,10 +69,25 @@ func StateReadable(f StateFacts) metav1.Condition {
 	return c
 }
 
+// cut keeps the first n bytes of s, on a rune boundary, and says so.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// maxLockField bounds each field of a lock's info that StateLocked
+// quotes: whoever can write the lock Lease writes them.
+const maxLockField = 256
+
 // StateLocked is a state whose lock another holder than the object's Jobs
 // holds (who, for which operation, since when): CAPTF never unlocks it.
 func StateLocked(who, operation, since string) metav1.Condition {
 	return metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.StateLockedReason,
 		Message: fmt.Sprintf("The state lock is held by %q (operation %q, since %s), which is not one of this object's Jobs; CAPTF never unlocks it (see the stale-lock runbook)",
-			who, operation, since)}
+			cut(who, maxLockField), cut(operation, maxLockField), cut(since, maxLockField))}
 }

@@ -3,6 +3,7 @@ package conditions
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,5 +57,22 @@ func wantSays(t *testing.T, msg string, says []string, notSays string) {
 	}
 	if notSays != "" && strings.Contains(msg, notSays) {
 		t.Errorf("message %q says %q", msg, notSays)
+	}
+}
+
+// TestStateLockedQuotesBoundedFields: whoever can write the lock Lease
+// writes what StateLocked quotes; each field is cut at 256 bytes, on a
+// rune boundary, so that a huge lock info cannot break the status write.
+func TestStateLockedQuotesBoundedFields(t *testing.T) {
+	huge := strings.Repeat("é", 4096)
+	c := StateLocked(huge, huge, huge)
+	if len(c.Message) > 3*(maxLockField+8)+300 {
+		t.Errorf("StateLocked message is %d bytes, want each field cut at %d", len(c.Message), maxLockField)
+	}
+	if !utf8.ValidString(c.Message) || !strings.Contains(c.Message, "…") {
+		t.Errorf("the cut fields are not valid UTF-8 or not marked as cut: %q", c.Message[:80])
+	}
+	if short := StateLocked("alice@laptop", "OperationTypeApply", "2026-12-05T01:00:00Z"); !strings.Contains(short.Message, `"alice@laptop"`) || strings.Contains(short.Message, "…") {
+		t.Errorf("a short lock info is quoted whole: %q", short.Message)
 	}
 }

@@ -360,6 +360,10 @@ func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 
 func (s Snapshot) failedLimit() int { return max(s.FailedJobsHistoryLimit, 1) }
 
+// RemediationCapped: as many applies failed since the newest drift check
+// as the failed history limit allows, so no remediation is due.
+func (s Snapshot) RemediationCapped() bool { return s.RemediationFailures() >= s.failedLimit() }
+
 // ByNewest returns the Jobs of op, newest first.
 func (s Snapshot) ByNewest(op Operation) []FinishedJob {
 	var jobs []FinishedJob

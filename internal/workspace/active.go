@@ -73,17 +73,21 @@ func (p *pass) checkActive(ctx context.Context) error {
 	return p.releaseRunLease(ctx, j.Name)
 }
 
-// sayRunning says a refresh or drift Job still runs, unless the pass
-// reported on its condition (its pod cannot pull its image) or the Job is
-// gone: a live report, which goes with the Job whatever ends it (its
-// outcome, its deletion for a fallback image or as stuck).
+// sayRunning says a refresh or drift Job, or a drift remediation's apply,
+// still runs, unless the pass reported on its condition (its pod cannot
+// pull its image) or the Job is gone: live reports, which go with the Job
+// whatever ends it (its outcome, its deletion for a fallback image, as
+// stuck or by someone else).
 func (p *pass) sayRunning() {
 	if p.active == nil {
 		return
 	}
-	op := jobs.Op(p.active)
-	if c, ok := conditions.DriftJobRunning(p.active.Name, op); ok && p.reported(c.Type) == nil {
+	j := p.active
+	if c, ok := conditions.DriftJobRunning(j.Name, jobs.Op(j)); ok && p.reported(c.Type) == nil {
 		p.report(c)
+	}
+	if j.Annotations[infrav1.DriftRemediationAnnotation] == "true" && p.reported(infrav1.DriftDetectedCondition) == nil {
+		p.report(conditions.DriftRemediating(j.Name))
 	}
 }
 

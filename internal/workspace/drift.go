@@ -63,21 +63,28 @@ func (p *pass) driftAfterApply(o outcome) {
 
 // remediationFailures counts the failed applies since the newest
 // successful drift check, as the decision table does.
-func (p *pass) remediationFailures() int {
-	s := decide.Snapshot{History: p.history()}
+func (p *pass) remediationFailures() int { return p.remediationHistory().RemediationFailures() }
+
+// remediationHistory is what the decision table counts remediations
+// from: the Job history, the newest drift check and the failed limit.
+func (p *pass) remediationHistory() decide.Snapshot {
+	s := decide.Snapshot{History: p.history(), FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit)}
 	if t := p.w.Status.LastDriftCheck; t != nil {
 		s.Schedule.LastDriftCheck = t.Time
 	}
-	return s.RemediationFailures()
+	return s
 }
 
 // driftFollowsAction tells a standing finding again for the drift action
-// the object has now (conditions.DriftFollowsAction).
-func (p *pass) driftFollowsAction() {
-	if c := p.current(infrav1.DriftDetectedCondition); c != nil {
-		if next, ok := conditions.DriftFollowsAction(*c, p.remediates()); ok {
-			p.set(next)
-		}
+// the object has now (conditions.DriftFollowsAction); a deleting object
+// never remediates, so its finding stays as it was.
+func (p *pass) driftFollowsAction(deleting bool) {
+	c := p.current(infrav1.DriftDetectedCondition)
+	if c == nil || deleting {
+		return
+	}
+	if next, ok := conditions.DriftFollowsAction(*c, p.remediates(), p.remediationHistory().RemediationCapped()); ok {
+		p.set(next)
 	}
 }
 
@@ -89,8 +96,9 @@ func (p *pass) remediationBackingOff(after time.Duration) {
 	}
 }
 
-// remediationStarted marks the apply Job of a drift remediation.
+// remediationStarted marks the apply Job of a drift remediation (a live
+// report: sayRunning says it again while the Job runs).
 func (p *pass) remediationStarted(name string) {
-	p.set(conditions.DriftRemediating(name))
+	p.report(conditions.DriftRemediating(name))
 	p.eventf(corev1.EventTypeNormal, "DriftRemediationStarted", "Job %s re-applies the current inputs to remove the drift found by the last drift check", name)
 }

@@ -13,8 +13,9 @@ import (
 // (ApplyJobSucceeded, DriftJobSucceeded, RestoreJobSucceeded) a wait
 // before a Job's start (startWaits), a Job held by an invalid policy or by
 // inputs too large, a running refresh or drift Job (DriftJobRunning) and
-// a running Job's pod that cannot pull its image; on StateReadable a
-// state lock another holder keeps (StateLocked). Each pass that finds
+// a running Job's pod that cannot pull its image; on DriftDetected a
+// running remediation apply (DriftRemediating, over the finding); on
+// StateReadable a state lock another holder keeps (StateLocked). Each pass that finds
 // them reports them again; the condition's record is what the last Job
 // (or the state) said, and once the fact ends the condition says its
 // record again. The manager that saw a live report begin remembers the
@@ -32,7 +33,7 @@ type liveKey struct {
 
 // liveCondTypes are the conditions a live report can cover.
 var liveCondTypes = []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition,
-	infrav1.StateReadableCondition}
+	infrav1.StateReadableCondition, infrav1.DriftDetectedCondition}
 
 // startWaits are the reasons a Job's operation condition carries while
 // the Job waits to start: once it starts, the wait is over.
@@ -47,9 +48,10 @@ var startWaits = map[string]bool{
 var heldReasons = map[string]bool{infrav1.JobPolicyInvalidReason: true, infrav1.InputsTooLargeReason: true}
 
 // runningReasons say a Job or a holder is at work now: a refresh or drift
-// Job runs (each pass that finds it running says so again), another
-// holder keeps the state lock (each pass that reads the lock).
-var runningReasons = map[string]bool{infrav1.DriftJobRunningReason: true, infrav1.StateLockedReason: true}
+// Job, or a drift remediation's apply, runs (each pass that finds it
+// running says so again), another holder keeps the state lock (each pass
+// that reads the lock).
+var runningReasons = map[string]bool{infrav1.DriftJobRunningReason: true, infrav1.DriftRemediatingReason: true, infrav1.StateLockedReason: true}
 
 // live: c is a live report (a Job stopped for its image is a record).
 func live(c metav1.Condition) bool {

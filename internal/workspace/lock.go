@@ -10,7 +10,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -96,24 +98,37 @@ func (p *pass) checkLock(ctx context.Context) error {
 		p.forceUnlock = l.id
 		return nil
 	}
+	if c := p.current(infrav1.StateReadableCondition); c != nil && c.Status == metav1.ConditionFalse && c.Reason != infrav1.StateLockedReason {
+		return nil // a hold (lost, corrupt, retained, ...) says more than a lock
+	}
 	p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
 	return nil
 }
 
 // checkForeignLock runs while a Job of the object is active and the state
-// is not read: a StateLocked that pass reported is said again while the
-// other holder keeps the lock, and once it let go (the Job may hold it
-// now) StateReadable says again what the state read said before it (a
-// live report).
+// is not read: a StateLocked an earlier pass reported is said again while
+// the other holder keeps the lock, and once it let go (the Job may hold
+// it now) StateReadable says again what the state read said before it (a
+// live report). A lock that cannot be read, or one seen in the object's
+// namespace while the Job runs in its evacuation namespace, stays as it
+// was said.
 func (p *pass) checkForeignLock(ctx context.Context) error {
-	if c := p.current(infrav1.StateReadableCondition); c == nil || c.Reason != infrav1.StateLockedReason {
+	c := p.current(infrav1.StateReadableCondition)
+	if c == nil || c.Reason != infrav1.StateLockedReason {
+		return nil
+	}
+	if p.evacNS != nil {
+		p.report(*c)
 		return nil
 	}
 	l, err := p.readLock(ctx)
-	if err != nil || l == nil || l.pod != "" {
-		return err
+	switch {
+	case err != nil:
+		ctrl.LoggerFrom(ctx).Error(err, "Reading the state lock again while a Job runs")
+		p.report(*c)
+	case l != nil && l.pod == "":
+		p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
 	}
-	p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
 	return nil
 }
 

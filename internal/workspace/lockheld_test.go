@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -54,9 +55,9 @@ func TestForeignLockReleasedDuringAJob(t *testing.T) {
 	obj.Status.Conditions = []metav1.Condition{read}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: "captf-c-c-apply-a1-0a1b2c"}}
 	e := &Engine{Client: env.Client, APIReader: env.Client}
-	// pass runs the lock steps of one pass (checkLock without a Job, as
+	// runPass runs the lock steps of one pass (checkLock without a Job, as
 	// after the state read, else checkForeignLock) and writes its status.
-	pass := func(active bool) *metav1.Condition {
+	runPass := func(active bool) *metav1.Condition {
 		t.Helper()
 		p := &pass{e: e, role: role, obj: obj, w: role.View(obj), decided: &decide.Decision{}}
 		if active {
@@ -79,15 +80,40 @@ func TestForeignLockReleasedDuringAJob(t *testing.T) {
 	}
 
 	lock("4a1f-foreign", "alice@laptop")
-	if c := pass(false); c.Reason != infrav1.StateLockedReason {
+	if c := runPass(false); c.Reason != infrav1.StateLockedReason {
 		t.Fatalf("a foreign lock, no Job: StateReadable = %+v, want StateLocked", c)
 	}
-	if c := pass(true); c.Reason != infrav1.StateLockedReason {
+	if c := runPass(true); c.Reason != infrav1.StateLockedReason {
 		t.Fatalf("a foreign lock still held while the Job waits: StateReadable = %+v, want StateLocked", c)
 	}
 	// Alice lets go and the object's own Job takes the lock.
 	lock("77aa-own", "root@"+job.Name+"-x1b2c")
-	if c := pass(true); c.Reason != infrav1.StateReadReason || c.Message != read.Message {
+	if c := runPass(true); c.Reason != infrav1.StateReadReason || c.Message != read.Message {
 		t.Fatalf("the foreign lock released while the Job runs: StateReadable = %+v, want the state read before it (%s)", c, read.Message)
+	}
+
+	// A destroy run from the object's evacuation namespace cannot see the
+	// lock it saw: StateLocked stays until the state is read.
+	lock("4a1f-foreign", "alice@laptop")
+	if c := runPass(false); c.Reason != infrav1.StateLockedReason {
+		t.Fatalf("a foreign lock again: StateReadable = %+v, want StateLocked", c)
+	}
+	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), active: job, evacNS: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "captf-evac-x"}}}
+	if err := p.checkForeignLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.reported(infrav1.StateReadableCondition); c == nil || c.Reason != infrav1.StateLockedReason {
+		t.Errorf("a Job in the evacuation namespace: StateReadable reported %+v, want StateLocked again", c)
+	}
+
+	// A lock never covers a hold: a state that cannot be read says so.
+	corrupt := metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionFalse, Reason: infrav1.StateCorruptReason, Message: "State s cannot be read (StateCorrupt)"}
+	p = &pass{e: e, role: role, obj: obj, w: role.View(obj)}
+	p.set(corrupt)
+	if err := p.checkLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.reported(infrav1.StateReadableCondition); c.Reason != infrav1.StateCorruptReason {
+		t.Errorf("a corrupt state under a foreign lock reports %+v, want StateCorrupt (no Job runs)", c)
 	}
 }

@@ -146,6 +146,9 @@ func TestLiveReportEnds(t *testing.T) {
 	driftFailedCond, _ := conditions.Job(conditions.JobFacts{Name: "d1", Op: decide.OpDrift, Summary: "plan failed"})
 	read := metav1.Condition{Type: infrav1.StateReadableCondition, Status: metav1.ConditionTrue, Reason: infrav1.StateReadReason, Message: "Read serial 3"}
 	locked := step{live: true, c: conditions.StateLocked("someone@laptop", "OperationTypeApply", "2026-12-05")}
+	finding := conditions.DriftChecked(conditions.DriftFinding{Job: "d0", Detected: true, Update: 1, Remediates: true})
+	remediating := step{live: true, c: conditions.DriftRemediating("r1")}
+	resolved, _ := conditions.DriftAfterApply(conditions.ApplyAfterDrift{Job: "r1", Succeeded: true})
 	on := func(t, reason string) step {
 		return step{live: true, c: metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: reason, Message: "waits"}}
 	}
@@ -190,6 +193,8 @@ func TestLiveReportEnds(t *testing.T) {
 		{"a foreign lock released while a Job runs: the state read again", &read, []step{locked, quiet}, false, infrav1.StateReadableCondition, infrav1.StateReadReason},
 		{"a foreign lock still held while a Job runs", &read, []step{locked, locked}, false, infrav1.StateReadableCondition, infrav1.StateLockedReason},
 		{"the state read after the lock went", &read, []step{locked, {c: read}, quiet}, false, infrav1.StateReadableCondition, infrav1.StateReadReason},
+		{"a remediation apply gone without an outcome: the finding again", &finding, []step{remediating, remediating, quiet}, false, infrav1.DriftDetectedCondition, infrav1.DriftPendingReason},
+		{"a remediation apply's outcome stays", &finding, []step{remediating, {c: resolved}, quiet}, false, infrav1.DriftDetectedCondition, infrav1.NoDriftReason},
 		{"another manager did not see the pull failure begin", &applied, []step{pull(decide.OpApply), quiet}, true, "", infrav1.ImagePullFailedReason},
 		{"a restart over a wait, then an image that came: the image failure stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {restart: true}, pull(decide.OpApply), quiet}, false, "", infrav1.ImagePullFailedReason},
 		{"a first restore's wait and image: no result while it runs", nil, []step{on(infrav1.RestoreJobSucceededCondition, infrav1.WaitingForJobSlotReason), pull(decide.OpRestore), quiet}, false, infrav1.RestoreJobSucceededCondition, ""},
@@ -303,7 +308,8 @@ func TestWithdrawnRestoreRequest(t *testing.T) {
 // TestDriftFindingFollowsTheAction: a TerraformCluster whose finding said
 // a remediation was due, switched to drift.action Report, says at its next
 // pass that nothing is changed (it used to say "remediation due" until the
-// next drift check), and back.
+// next drift check), and back; a deleting one, which never remediates,
+// keeps it.
 func TestDriftFindingFollowsTheAction(t *testing.T) {
 	tc := &infrav1.TerraformCluster{Spec: infrav1.TerraformClusterSpec{Drift: &infrav1.ClusterDriftSpec{Action: infrav1.DriftActionReport}}}
 	tc.Status.Conditions = []metav1.Condition{conditions.DriftChecked(conditions.DriftFinding{Job: "d1", Detected: true, Delete: 1, Remediates: true})}
@@ -314,7 +320,11 @@ func TestDriftFindingFollowsTheAction(t *testing.T) {
 		tc.Spec.Drift.Action = step.action
 		p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
 		p.eff = roles.Resolve(p.role.Kind(), p.w, nil, 0)
-		p.driftFollowsAction()
+		p.driftFollowsAction(true)
+		if c := p.reported(infrav1.DriftDetectedCondition); c != nil {
+			t.Fatalf("a deleting object's finding changed: %+v; it never remediates", c)
+		}
+		p.driftFollowsAction(false)
 		c := p.reported(infrav1.DriftDetectedCondition)
 		if c == nil || c.Reason != step.want || !strings.HasPrefix(c.Message, "The last drift check found drift: 0 to create, 0 to update, 0 to replace, 1 to delete") {
 			t.Fatalf("with drift.action %s the finding says %+v, want %s with the finding", step.action, c, step.want)
