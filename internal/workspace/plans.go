@@ -11,6 +11,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/plan"
 )
@@ -204,7 +205,7 @@ func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan
 // pass that superseded the plan but could not write its status (a crash,
 // a failed patch) is made good by the next one.
 func (p *pass) reportWithdrawn() {
-	if c := p.current(infrav1.ApplyJobSucceededCondition); c == nil || (c.Reason != infrav1.DestructivePlanBlockedReason && c.Reason != infrav1.PlanAwaitingApprovalReason) {
+	if !p.waitsForApproval() {
 		return
 	}
 	plan := "its plan was deleted"
@@ -214,7 +215,48 @@ func (p *pass) reportWithdrawn() {
 			break
 		}
 	}
-	withdrawn := ""
+	last, withdrawn, found := p.lastRealApply()
+	if !found {
+		return
+	}
+	change := fmt.Sprintf("the change planned (%s)", plan)
+	if withdrawn != "" {
+		change = fmt.Sprintf("the change Job %s stopped before (%s)", withdrawn, plan)
+	}
+	p.set(appliedBefore(last, "the current inputs", change+" was withdrawn"))
+}
+
+// reportApprovedApply: once the apply of an approved plan starts, the
+// approval ApplyJobSucceeded waited for (PlanAwaitingApproval,
+// DestructivePlanBlocked) has come: while the Job runs, the condition
+// says the last real apply's outcome again (NoApplyYet when there is
+// none), naming the Job that applies the approved plan.
+func (p *pass) reportApprovedApply(job string, plan *infrav1.TerraformPlan) {
+	if !p.waitsForApproval() {
+		return
+	}
+	now := fmt.Sprintf("Job %s applies the approved TerraformPlan %s", job, plan.Name)
+	last, _, found := p.lastRealApply()
+	if !found {
+		c := conditions.NoApplyYet
+		c.Message = "No apply has finished yet; " + now
+		p.set(c)
+		return
+	}
+	p.set(appliedBefore(last, "the inputs before this change", now))
+}
+
+// waitsForApproval: ApplyJobSucceeded says a change waits for an
+// approval.
+func (p *pass) waitsForApproval() bool {
+	c := p.current(infrav1.ApplyJobSucceededCondition)
+	return c != nil && (c.Reason == infrav1.DestructivePlanBlockedReason || c.Reason == infrav1.PlanAwaitingApprovalReason)
+}
+
+// lastRealApply is the newest apply Job of the history that applied or
+// failed, not one stopped before a destructive or changed plan, nor one
+// interrupted; withdrawn names the newest such stopped Job after it.
+func (p *pass) lastRealApply() (last decide.FinishedJob, withdrawn string, found bool) {
 	for _, j := range (decide.Snapshot{History: p.history()}).ByNewest(decide.OpApply) {
 		if j.Blocked || j.PlanChanged || j.Interrupted {
 			if withdrawn == "" && !j.Interrupted {
@@ -222,19 +264,21 @@ func (p *pass) reportWithdrawn() {
 			}
 			continue
 		}
-		change := fmt.Sprintf("the change planned (%s)", plan)
-		if withdrawn != "" {
-			change = fmt.Sprintf("the change Job %s stopped before (%s)", withdrawn, plan)
-		}
-		c := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-			Message: fmt.Sprintf("Job %s applied the current inputs; %s was withdrawn", j.Name, change)}
-		if !j.Succeeded {
-			c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ApplyFailedReason,
-				fmt.Sprintf("The last apply, Job %s, failed; %s was withdrawn", j.Name, change)
-		}
-		p.set(c)
-		return
+		return j, withdrawn, true
 	}
+	return last, withdrawn, false
+}
+
+// appliedBefore is ApplyJobSucceeded saying again the outcome of the
+// apply Job j, which applied inputs, and then (after "; ") what became of
+// the change since.
+func appliedBefore(j decide.FinishedJob, inputs, since string) metav1.Condition {
+	if !j.Succeeded {
+		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
+			Message: fmt.Sprintf("The last apply, Job %s, failed; %s", j.Name, since)}
+	}
+	return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
+		Message: fmt.Sprintf("Job %s applied %s; %s", j.Name, inputs, since)}
 }
 
 // setPendingPlanRef names the live plan in the status.

@@ -4,7 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -330,5 +333,66 @@ func TestDriftFindingFollowsTheAction(t *testing.T) {
 			t.Fatalf("with drift.action %s the finding says %+v, want %s with the finding", step.action, c, step.want)
 		}
 		tc.Status.Conditions = conditions.Status(conditions.Pass{Previous: tc.Status.Conditions, Reported: p.conds, FromState: conditions.NoApplyYet})
+	}
+}
+
+// TestApprovedApplyEndsTheWait: once the apply of an approved plan
+// starts, ApplyJobSucceeded no longer says the change waits for an
+// approval (PlanAwaitingApproval, DestructivePlanBlocked) while the Job
+// runs: it says the last real apply's outcome again, or that no apply
+// finished yet, naming the Job and the approved plan. Other outcomes are
+// left alone.
+func TestApprovedApplyEndsTheWait(t *testing.T) {
+	finished := func(name string, ok bool, at time.Duration, blocked bool) batchv1.Job {
+		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{infrav1.OperationLabel: "apply"}}}
+		if blocked {
+			j.Annotations = map[string]string{infrav1.DestructivePlanBlockedAnnotation: "true"}
+		}
+		typ := batchv1.JobComplete
+		if !ok {
+			typ = batchv1.JobFailed
+		}
+		j.Status.Conditions = []batchv1.JobCondition{{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(at))}}
+		return j
+	}
+	blockedCond, _ := conditions.Job(conditions.JobFacts{Name: "a2", Op: decide.OpApply, Kind: infrav1.RunErrorBlocked})
+	waiting := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.PlanAwaitingApprovalReason, Message: "Job p1 planned the inputs"}
+	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1 applied"}
+	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: "demo-plan-x"}}
+	for _, tc := range []struct {
+		name   string
+		before metav1.Condition
+		jobs   []batchv1.Job
+		reason string
+		says   []string
+	}{
+		{"a blocked apply approved", blockedCond, []batchv1.Job{finished("a1", true, 0, false), finished("a2", false, time.Minute, true)},
+			infrav1.ApplySucceededReason, []string{"Job a1 applied the inputs before this change", "Job a3 applies the approved TerraformPlan demo-plan-x"}},
+		{"a Manual plan approved after a failed apply", waiting, []batchv1.Job{finished("a1", false, 0, false)},
+			infrav1.ApplyFailedReason, []string{"The last apply, Job a1, failed", "Job a3 applies"}},
+		{"a first Manual plan approved", waiting, nil, infrav1.NoApplyYetReason, []string{"No apply has finished yet", "Job a3 applies the approved TerraformPlan demo-plan-x"}},
+		{"no wait: the outcome stays", applied, []batchv1.Job{finished("a1", true, 0, false)}, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc2 := &infrav1.TerraformCluster{}
+			tc2.Status.Conditions = []metav1.Condition{tc.before}
+			p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc2, w: roles.Cluster{}.View(tc2), jobs: tc.jobs, now: t0.Add(time.Hour)}
+			p.reportApprovedApply("a3", plan)
+			c := p.reported(infrav1.ApplyJobSucceededCondition)
+			if tc.reason == "" {
+				if c != nil {
+					t.Fatalf("reported %+v, want the outcome left alone", c)
+				}
+				return
+			}
+			if c == nil || c.Reason != tc.reason {
+				t.Fatalf("ApplyJobSucceeded = %+v, want %s", c, tc.reason)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(c.Message, s) {
+					t.Errorf("message %q does not say %q", c.Message, s)
+				}
+			}
+		})
 	}
 }
