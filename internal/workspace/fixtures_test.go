@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 )
 
 // newCluster creates the namespace ns and, in it, the TerraformCluster
@@ -22,4 +23,15 @@ func newCluster(t *testing.T, ns, name string, finalizers ...string) *infrav1.Te
 		t.Fatal(err)
 	}
 	return tc
+}
+
+// endPass ends a pass as patchStatus does: its live reports end (ok: it
+// completed), its conditions are computed into st, and, the status
+// written, what it observed is remembered.
+func endPass(p *pass, st *infrav1.WorkspaceStatus, ok bool) {
+	p.endLiveReports(st, ok)
+	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
+	for _, f := range p.observations {
+		f()
+	}
 }

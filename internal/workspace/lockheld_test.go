@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
@@ -71,11 +70,7 @@ func TestForeignLockReleasedDuringAJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := &obj.Status.WorkspaceStatus
-		p.endLiveReports(st, true)
-		st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
-		for _, f := range p.observations {
-			f()
-		}
+		endPass(p, st, true)
 		return meta.FindStatusCondition(st.Conditions, infrav1.StateReadableCondition)
 	}
 

@@ -78,11 +78,7 @@ func TestRunningReportsGoWithTheirJob(t *testing.T) {
 					t.Fatal(err)
 				}
 				st := &obj.Status.WorkspaceStatus
-				p.endLiveReports(st, true)
-				st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
-				for _, f := range p.observations {
-					f()
-				}
+				endPass(p, st, true)
 				return meta.FindStatusCondition(st.Conditions, tc.condType)
 			}
 			if c := pass(0, true); c.Reason != tc.running {

@@ -220,11 +220,7 @@ func TestLiveReportEnds(t *testing.T) {
 				}
 				s.report(p)
 				st := &tm.Status.WorkspaceStatus
-				p.endLiveReports(st, !s.failed)
-				st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
-				for _, f := range p.observations { // the status was written
-					f()
-				}
+				endPass(p, st, !s.failed)
 			}
 			condType := tc.condType
 			if condType == "" {
