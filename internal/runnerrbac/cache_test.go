@@ -2,6 +2,7 @@ package runnerrbac_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -37,9 +38,9 @@ func TestPeriodicSweepReadsTheCache(t *testing.T) {
 	if !c.WaitForCacheSync(ctx) {
 		t.Fatal("the cache did not sync")
 	}
-	// Were the cache not read, the namespace would look empty: the live
-	// look before deleting would keep its RBAC, and nothing be pruned.
-	sweeper := &runnerrbac.Sweeper{Client: env.Client, Reader: env.Client, Cache: c, Namespace: ns, Period: time.Hour}
+	// The live reader refuses to list CAPTF objects and Jobs: a sweep that
+	// took them from it would fail, and prune nothing.
+	sweeper := &runnerrbac.Sweeper{Client: env.Client, Reader: noInventory{env.Client}, Cache: c, Namespace: ns, Period: time.Hour}
 	go func() { _ = sweeper.Start(ctx) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -52,4 +53,16 @@ func TestPeriodicSweepReadsTheCache(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// noInventory reads live, but refuses the lists the periodic inventory
+// takes from the cache.
+type noInventory struct{ client.Reader }
+
+func (r noInventory) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	switch list.(type) {
+	case *infrav1.TerraformClusterList, *infrav1.TerraformMachineList, *infrav1.TerraformMachinePoolList, *batchv1.JobList:
+		return fmt.Errorf("%T listed live: the inventory reads the cache", list)
+	}
+	return r.Reader.List(ctx, list, opts...)
 }

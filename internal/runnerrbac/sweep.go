@@ -123,8 +123,7 @@ type inventory struct {
 }
 
 // take reads the inventory: the CAPTF objects and Jobs from objects, what
-// CAPTF left (ServiceAccounts, RoleBindings, Leases, which the manager does
-// not cache) from live.
+// CAPTF left (ServiceAccounts, RoleBindings, Leases) from live.
 func take(ctx context.Context, objects, live client.Reader, opts ...client.ListOption) (*inventory, error) {
 	inv := &inventory{objects: map[string][]client.Object{}, clusters: map[string][]*infrav1.TerraformCluster{},
 		running: map[string]map[string]bool{}, leftovers: map[string][]client.Object{}}

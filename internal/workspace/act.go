@@ -108,6 +108,7 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 		}
 	}
 	p.driftFollowsAction(deleting)
+	p.approvalAwaited()
 	d := decide.Decide(p.snapshot(deleting))
 	p.decided = &d
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)

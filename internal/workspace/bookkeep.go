@@ -135,7 +135,9 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	}
 	p.observe(func() { p.observeJob(o, kind) })
 	cond, ev := conditions.Job(jobFacts(o, kind))
-	p.set(cond) // a record: it ends a live report's episode (endLiveReports)
+	// A record, which ends a live report's episode (endLiveReports), but
+	// for a plan waiting for its approval (approvalWaits).
+	p.report(cond)
 	p.events = append(p.events, ev)
 	if o.succeeded && (o.op == decide.OpApply || o.op == decide.OpRefresh || o.op == decide.OpDrift) {
 		p.newSample = true

@@ -12,7 +12,8 @@ import (
 // Live reports are facts of now, not a record: on an operation condition
 // (ApplyJobSucceeded, DriftJobSucceeded, RestoreJobSucceeded) a wait
 // before a Job's start (startWaits), a Job held by an invalid policy or by
-// inputs too large, a running refresh or drift Job (DriftJobRunning) and
+// inputs too large, a running refresh or drift Job (DriftJobRunning), a
+// change waiting for its plan's approval (approvalWaits) and
 // a running Job's pod that cannot pull its image; on DriftDetected a
 // running remediation apply (DriftRemediating, over the finding); on
 // StateReadable a state lock another holder keeps (StateLocked). Each pass that finds
@@ -47,6 +48,13 @@ var startWaits = map[string]bool{
 // decides on the Job reports them again.
 var heldReasons = map[string]bool{infrav1.JobPolicyInvalidReason: true, infrav1.InputsTooLargeReason: true}
 
+// approvalWaits say a change waits for its TerraformPlan's approval: the
+// outcome of the plan or blocked apply Job that made the plan, said again
+// by each pass while the plan waits (approvalAwaited) or the decision
+// waits for it. Once approved, the apply that starts ends them: while it
+// runs the condition says what it said before the plan.
+var approvalWaits = map[string]bool{infrav1.PlanAwaitingApprovalReason: true, infrav1.DestructivePlanBlockedReason: true}
+
 // runningReasons say a Job or a holder is at work now: a refresh or drift
 // Job, or a drift remediation's apply, runs (each pass that finds it
 // running says so again), another holder keeps the state lock (each pass
@@ -55,7 +63,7 @@ var runningReasons = map[string]bool{infrav1.DriftJobRunningReason: true, infrav
 
 // live: c is a live report (a Job stopped for its image is a record).
 func live(c metav1.Condition) bool {
-	return startWaits[c.Reason] || heldReasons[c.Reason] || runningReasons[c.Reason] || conditions.PullFailing(c)
+	return startWaits[c.Reason] || heldReasons[c.Reason] || runningReasons[c.Reason] || approvalWaits[c.Reason] || conditions.PullFailing(c)
 }
 
 // firstRecord is what an operation condition that was never set says: a

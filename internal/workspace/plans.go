@@ -11,7 +11,6 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
-	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/plan"
 )
@@ -226,24 +225,19 @@ func (p *pass) reportWithdrawn() {
 	p.set(appliedBefore(last, "the current inputs", change+" was withdrawn"))
 }
 
-// reportApprovedApply: once the apply of an approved plan starts, the
-// approval ApplyJobSucceeded waited for (PlanAwaitingApproval,
-// DestructivePlanBlocked) has come: while the Job runs, the condition
-// says the last real apply's outcome again (NoApplyYet when there is
-// none), naming the Job that applies the approved plan.
-func (p *pass) reportApprovedApply(job string, plan *infrav1.TerraformPlan) {
+// approvalAwaited says again that a change waits for an approval while a
+// TerraformPlan of the object waits for one (Pending), whatever the pass
+// decides (another Job may run meanwhile).
+func (p *pass) approvalAwaited() {
 	if !p.waitsForApproval() {
 		return
 	}
-	now := fmt.Sprintf("Job %s applies the approved TerraformPlan %s", job, plan.Name)
-	last, _, found := p.lastRealApply()
-	if !found {
-		c := conditions.NoApplyYet
-		c.Message = "No apply has finished yet; " + now
-		p.set(c)
-		return
+	for i := range p.plans {
+		if approvals.Phase(&p.plans[i]) == infrav1.PlanPhasePending {
+			p.report(*p.current(infrav1.ApplyJobSucceededCondition))
+			return
+		}
 	}
-	p.set(appliedBefore(last, "the inputs before this change", now))
 }
 
 // waitsForApproval: ApplyJobSucceeded says a change waits for an

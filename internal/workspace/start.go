@@ -305,9 +305,6 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		metrics.ObserveInputsHashChange(p.role.Kind())
 		p.eventf(corev1.EventTypeNormal, "InputsChanged", "The inputs changed (%s, state has %s): Job %s applies them", in.hash, p.stateInputsHash(), name)
 	}
-	if pl := p.approvedPlan(); pl != nil && op == decide.OpApply {
-		p.reportApprovedApply(name, pl)
-	}
 	prov := p.w.Status.Initialization.Provisioned
 	for _, c := range conditions.JobStarted(name, op, d.Reason == decide.ReasonNoState && (prov == nil || !*prov)) {
 		p.report(c)

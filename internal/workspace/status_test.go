@@ -4,10 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -332,61 +329,66 @@ func TestDriftFindingFollowsTheAction(t *testing.T) {
 	}
 }
 
-// TestApprovedApplyEndsTheWait: once the apply of an approved plan
-// starts, ApplyJobSucceeded no longer says the change waits for an
-// approval (PlanAwaitingApproval, DestructivePlanBlocked) while the Job
-// runs: it says the last real apply's outcome again, or that no apply
-// finished yet, naming the Job and the approved plan. Other outcomes are
-// left alone.
+// TestApprovedApplyEndsTheWait: a change waiting for its plan's approval
+// (the plan Job's PlanAwaitingApproval, a blocked apply's
+// DestructivePlanBlocked) is said while the plan waits, whatever the pass
+// decides (another Job may run meanwhile); once approved, the apply that
+// starts (after a gate's wait, maybe) ends it: while it runs,
+// ApplyJobSucceeded says what it said before the plan. It used to say
+// "approve it" for the whole run of the approved apply. A manager that
+// did not see the plan come leaves the wait until the Job reports.
 func TestApprovedApplyEndsTheWait(t *testing.T) {
-	finished := func(name string, ok bool, at time.Duration, blocked bool) batchv1.Job {
-		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{infrav1.OperationLabel: "apply"}}}
-		if blocked {
-			j.Annotations = map[string]string{infrav1.DestructivePlanBlockedAnnotation: "true"}
-		}
-		typ := batchv1.JobComplete
-		if !ok {
-			typ = batchv1.JobFailed
-		}
-		j.Status.Conditions = []batchv1.JobCondition{{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(at))}}
-		return j
+	blocked, _ := conditions.Job(conditions.JobFacts{Name: "a2", Op: decide.OpApply, Kind: infrav1.RunErrorBlocked})
+	planned, _ := conditions.Job(conditions.JobFacts{Name: "p1", Op: decide.OpPlan, Succeeded: true})
+	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1 applied the current inputs"}
+	gate := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForMachineOperationsReason, Message: "waits for m-0"}
+	plan := func(phase infrav1.PlanPhase) []infrav1.TerraformPlan {
+		return []infrav1.TerraformPlan{{ObjectMeta: metav1.ObjectMeta{Name: "demo-x", Labels: map[string]string{infrav1.PlanPhaseLabel: string(phase)}}}}
 	}
-	blockedCond, _ := conditions.Job(conditions.JobFacts{Name: "a2", Op: decide.OpApply, Kind: infrav1.RunErrorBlocked})
-	waiting := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.PlanAwaitingApprovalReason, Message: "Job p1 planned the inputs"}
-	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1 applied"}
-	plan := &infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: "demo-plan-x"}}
+	type pass1 struct {
+		report  *metav1.Condition // what the pass's steps reported on ApplyJobSucceeded
+		plans   []infrav1.TerraformPlan
+		restart bool
+		want    string // its reason once written
+	}
 	for _, tc := range []struct {
 		name   string
-		before metav1.Condition
-		jobs   []batchv1.Job
-		reason string
-		says   []string
+		before *metav1.Condition
+		passes []pass1
 	}{
-		{"a blocked apply approved", blockedCond, []batchv1.Job{finished("a1", true, 0, false), finished("a2", false, time.Minute, true)},
-			infrav1.ApplySucceededReason, []string{"Job a1 applied the inputs before this change", "Job a3 applies the approved TerraformPlan demo-plan-x"}},
-		{"a Manual plan approved after a failed apply", waiting, []batchv1.Job{finished("a1", false, 0, false)},
-			infrav1.ApplyFailedReason, []string{"The last apply, Job a1, failed", "Job a3 applies"}},
-		{"a first Manual plan approved", waiting, nil, infrav1.NoApplyYetReason, []string{"No apply has finished yet", "Job a3 applies the approved TerraformPlan demo-plan-x"}},
-		{"no wait: the outcome stays", applied, []batchv1.Job{finished("a1", true, 0, false)}, "", nil},
+		{"a blocked apply, approved", &applied, []pass1{
+			{report: &blocked, plans: plan(infrav1.PlanPhasePending), want: infrav1.DestructivePlanBlockedReason},
+			{plans: plan(infrav1.PlanPhasePending), want: infrav1.DestructivePlanBlockedReason}, // a drift Job runs
+			{report: &gate, plans: plan(infrav1.PlanPhaseApproved), want: infrav1.WaitingForMachineOperationsReason},
+			{plans: plan(infrav1.PlanPhaseApproved), want: infrav1.ApplySucceededReason}, // the approved apply runs
+		}},
+		{"a first Manual plan, approved", nil, []pass1{
+			{report: &planned, plans: plan(infrav1.PlanPhasePending), want: infrav1.PlanAwaitingApprovalReason},
+			{plans: plan(infrav1.PlanPhaseApproved), want: infrav1.NoApplyYetReason},
+		}},
+		{"another manager did not see the plan come", &applied, []pass1{
+			{report: &blocked, plans: plan(infrav1.PlanPhasePending), want: infrav1.DestructivePlanBlockedReason},
+			{plans: plan(infrav1.PlanPhaseApproved), restart: true, want: infrav1.DestructivePlanBlockedReason},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc2 := &infrav1.TerraformCluster{}
-			tc2.Status.Conditions = []metav1.Condition{tc.before}
-			p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc2, w: roles.Cluster{}.View(tc2), jobs: tc.jobs, now: t0.Add(time.Hour)}
-			p.reportApprovedApply("a3", plan)
-			c := p.reported(infrav1.ApplyJobSucceededCondition)
-			if tc.reason == "" {
-				if c != nil {
-					t.Fatalf("reported %+v, want the outcome left alone", c)
+			tc2 := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}
+			if tc.before != nil {
+				tc2.Status.Conditions = []metav1.Condition{*tc.before}
+			}
+			e := &Engine{}
+			for i, ps := range tc.passes {
+				if ps.restart {
+					e = &Engine{}
 				}
-				return
-			}
-			if c == nil || c.Reason != tc.reason {
-				t.Fatalf("ApplyJobSucceeded = %+v, want %s", c, tc.reason)
-			}
-			for _, s := range tc.says {
-				if !strings.Contains(c.Message, s) {
-					t.Errorf("message %q does not say %q", c.Message, s)
+				p := &pass{e: e, role: roles.Cluster{}, obj: tc2, w: roles.Cluster{}.View(tc2), plans: ps.plans, decided: &decide.Decision{}}
+				if ps.report != nil {
+					p.report(*ps.report)
+				}
+				p.approvalAwaited()
+				endPass(p, &tc2.Status.WorkspaceStatus, true)
+				if c := meta.FindStatusCondition(tc2.Status.Conditions, infrav1.ApplyJobSucceededCondition); c == nil || c.Reason != ps.want {
+					t.Fatalf("pass %d: ApplyJobSucceeded = %+v, want %s", i+1, c, ps.want)
 				}
 			}
 		})
