@@ -13,13 +13,13 @@ import (
 // (ApplyJobSucceeded, DriftJobSucceeded, RestoreJobSucceeded) a wait
 // before a Job's start (startWaits), a Job held by an invalid policy or by
 // inputs too large, a running refresh or drift Job (DriftJobRunning), a
-// change waiting for its plan's approval (approvalWaits) and
-// a running Job's pod that cannot pull its image; on DriftDetected a
-// running remediation apply (DriftRemediating, over the finding); on
-// StateReadable a state lock another holder keeps (StateLocked). Each pass that finds
-// them reports them again; the condition's record is what the last Job
-// (or the state) said, and once the fact ends the condition says its
-// record again. The manager that saw a live report begin remembers the
+// change waiting for its plan's approval (approvalWaits) and a running
+// Job's pod that cannot pull its image; on DriftDetected a running
+// remediation apply (DriftRemediating, over the finding); on
+// StateReadable a state lock another holder keeps (StateLocked). Each
+// pass that finds them reports them again; the condition's record is what
+// the last Job (or the state) said, and once the fact ends the condition
+// says its record again. The manager that saw a live report begin remembers the
 // record it covered, per object and condition type (Engine.replaced),
 // and the first completed pass that reached its decision without
 // reporting it again says the record again (endLiveReports). Another
@@ -104,7 +104,7 @@ func (p *pass) report(c metav1.Condition) {
 	p.set(c)
 }
 
-// endLiveReports says again the record of each operation condition a
+// endLiveReports says again the record of each condition (liveCondTypes) a
 // live report covered and this pass did not report again, when the pass
 // completed (ok) and reached its decision (the Job started, its image
 // came, it is no longer due or held): a pass that stopped earlier (paused,

@@ -222,7 +222,7 @@ func (p *pass) reportWithdrawn() {
 	if withdrawn != "" {
 		change = fmt.Sprintf("the change Job %s stopped before (%s)", withdrawn, plan)
 	}
-	p.set(appliedBefore(last, "the current inputs", change+" was withdrawn"))
+	p.set(appliedBefore(last, change+" was withdrawn"))
 }
 
 // approvalAwaited says again that a change waits for an approval while a
@@ -264,15 +264,14 @@ func (p *pass) lastRealApply() (last decide.FinishedJob, withdrawn string, found
 }
 
 // appliedBefore is ApplyJobSucceeded saying again the outcome of the
-// apply Job j, which applied inputs, and then (after "; ") what became of
-// the change since.
-func appliedBefore(j decide.FinishedJob, inputs, since string) metav1.Condition {
+// apply Job j, and then (after "; ") what became of the change since.
+func appliedBefore(j decide.FinishedJob, since string) metav1.Condition {
 	if !j.Succeeded {
 		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
 			Message: fmt.Sprintf("The last apply, Job %s, failed; %s", j.Name, since)}
 	}
 	return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-		Message: fmt.Sprintf("Job %s applied %s; %s", j.Name, inputs, since)}
+		Message: fmt.Sprintf("Job %s applied the current inputs; %s", j.Name, since)}
 }
 
 // setPendingPlanRef names the live plan in the status.
