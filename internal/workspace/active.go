@@ -48,13 +48,6 @@ func (p *pass) checkActive(ctx context.Context) error {
 			}
 		}
 	}
-	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {
-		// Stopped for its image, its pod may be gone before the Job
-		// fails: it says so until its end is bookkept.
-		if cur := p.current(conditions.OpType(jobs.Op(j))); cur != nil && conditions.PullFailing(*cur) {
-			p.reportLive(*cur)
-		}
-	}
 	if started || p.now.Sub(j.CreationTimestamp.Time) < StuckJobAge {
 		return nil
 	}
@@ -73,9 +66,11 @@ func (p *pass) checkActive(ctx context.Context) error {
 	return p.releaseRunLease(ctx, j.Name)
 }
 
-// sayRunning says a refresh or drift Job, or a drift remediation's apply,
-// still runs, unless the pass reported on its condition (its pod cannot
-// pull its image) or the Job is gone: live reports, which go with the Job
+// sayRunning says again what the running Job's live reports say, unless
+// the pass reported on their condition (its pod cannot pull its image) or
+// the Job is gone: a Job stopped for its image says so until its end is
+// bookkept (its pod may be gone before it fails); a refresh or drift Job,
+// or a drift remediation's apply, still runs. They go with the Job
 // whatever ends it (its outcome, its deletion for a fallback image, as
 // stuck or by someone else).
 func (p *pass) sayRunning() {
@@ -83,6 +78,11 @@ func (p *pass) sayRunning() {
 		return
 	}
 	j := p.active
+	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" && p.reported(conditions.OpType(jobs.Op(j))) == nil {
+		if cur := p.current(conditions.OpType(jobs.Op(j))); cur != nil && conditions.PullFailing(*cur) {
+			p.reportLive(*cur)
+		}
+	}
 	if c, ok := conditions.DriftJobRunning(j.Name, jobs.Op(j)); ok && p.reported(c.Type) == nil {
 		p.report(c)
 	}

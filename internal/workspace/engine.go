@@ -100,8 +100,8 @@ type Engine struct {
 	// emitted last, so that a wait's event goes out once even when a pass
 	// reads a status the previous pass's patch has not reached yet.
 	waits sync.Map
-	// replaced remembers, per object and operation condition (liveKey),
-	// the record a live report covers, to say again once the report ends
+	// replaced remembers, per object and condition type (liveKey), the
+	// record a live report covers, to say again once the report ends
 	// (live.go).
 	replaced sync.Map
 	// states holds, per object UID, the newest decoded state: a pass whose
