@@ -25,6 +25,10 @@ type replay struct {
 // pass decides on the current snapshot and logs the decision after what
 // happened before it; a Job it starts is running at the next pass.
 func (r *replay) pass(what string) {
+	if r.s.Upkeep.Paused {
+		r.paused(what)
+		return
+	}
 	r.last = Decide(r.s)
 	d := r.last
 	line := fmt.Sprintf("%-58s -> %s", what, d.Action)
@@ -35,9 +39,46 @@ func (r *replay) pass(what string) {
 	if d.Requeue > 0 {
 		line += " (again in " + d.Requeue.Round(time.Second).String() + ")"
 	}
-	fmt.Fprintln(r.log, "  "+line)
+	r.logLine(line)
 	if d.Action == ActionStartJob {
 		r.s.JobActive = true
+	}
+}
+
+// paused logs a paused pass: it decides nothing, and only prunes.
+func (r *replay) paused(what string) {
+	line := fmt.Sprintf("%-58s -> paused, nothing decided", what)
+	r.logLine(line)
+}
+
+// logLine logs a pass's line with the chores it does, and changes the
+// snapshot as they change the world.
+func (r *replay) logLine(line string) {
+	chores := Chores(r.s)
+	for i, c := range chores {
+		if i == 0 {
+			line += " +"
+		}
+		line += " " + string(c)
+	}
+	fmt.Fprintln(r.log, "  "+line)
+	r.done(chores)
+}
+
+// done changes the snapshot as the chores done change the world.
+func (r *replay) done(chores []Chore) {
+	u := &r.s.Upkeep
+	for _, c := range chores {
+		switch c {
+		case ChorePruneJobs:
+			u.PrunableJobs = 0
+		case ChoreReleaseSurplus:
+			u.SurplusPieces = 0
+		case ChoreReownState:
+			u.StraySecrets = false
+		case ChoreBackUpState:
+			u.BackedUp = true
+		}
 	}
 }
 
@@ -58,6 +99,11 @@ func (r *replay) finish(ok bool, change func(*FinishedJob)) {
 	r.s.JobActive = false
 	if !ok || j.Blocked {
 		return
+	}
+	switch j.Op {
+	case OpApply, OpRestore:
+		r.s.Upkeep.StateSerial++
+		r.s.Upkeep.BackedUp = false
 	}
 	switch j.Op {
 	case OpApply:
@@ -181,12 +227,30 @@ var scenarios = []struct {
 			r.pass(fmt.Sprintf("remediation %d failed, 15m later", i))
 		}
 	}},
+	{"a machine's state is backed up, re-owned and protected; its remediation request follows its health", func(r *replay) {
+		r.s.Mutable, r.s.Upkeep.Remediates = false, true
+		r.pass("created")
+		r.finish(true, nil)
+		r.s.Upkeep.Provisioned = true
+		r.pass("the apply succeeded: serial 1, provisioned")
+		r.pass("the next pass")
+		r.s.Upkeep.StraySecrets = true
+		r.pass("a state chunk lost its owner reference")
+		r.s.Upkeep.PrunableJobs = 1
+		r.s.Upkeep.Paused = true
+		r.pass("paused, a finished Job beyond the history limit")
+		r.s.Upkeep.Paused = false
+		r.s.Deleting, r.s.Upkeep.SurplusPieces = true, 1
+		r.pass("deleted; the state read left a deleted piece out")
+		r.finish(true, nil)
+		r.pass("the destroy succeeded")
+	}},
 	{"a machine never re-applies, a pool refreshes until its members settle", func(r *replay) {
 		r.s.Mutable = false
 		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true
 		r.s.InputsHash = "h3:2"
 		r.pass("a machine's rendered inputs differ from its state's")
-		r.s.Mutable = true
+		r.s.Mutable, r.s.Upkeep.SyncsOwner = true, true
 		r.s.InputsHash = "h3:1"
 		r.s.Schedule.LastSuccessfulApply = t0
 		r.s.Schedule.MembershipConverging, r.s.Schedule.MembershipInterval = true, 10*time.Minute

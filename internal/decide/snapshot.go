@@ -187,6 +187,8 @@ type Snapshot struct {
 	Remediate  bool
 	Schedule   Schedule
 	Timing     Timing
+	// Upkeep is what the pass's chores are chosen from (Chores).
+	Upkeep Upkeep
 }
 
 // Timing holds the table's durations a manager may shorten (tests do);

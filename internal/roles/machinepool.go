@@ -29,7 +29,7 @@ func (MachinePool) Mutable() bool { return true }
 
 // Capabilities implements Role.
 func (MachinePool) Capabilities() Capabilities {
-	return Capabilities{GuardsExports: true, RefreshesAfterApply: true, ReadyFollowsApplies: true, ShortName: "tfmp"}
+	return Capabilities{GuardsExports: true, RefreshesAfterApply: true, ReadyFollowsApplies: true, SyncsOwner: true, ShortName: "tfmp"}
 }
 
 // Finalizer implements Role.

@@ -165,6 +165,10 @@ type Capabilities struct {
 	// ApplyJobSucceeded, so a failed re-apply (a membership change) shows
 	// (a TerraformMachinePool).
 	ReadyFollowsApplies bool
+	// SyncsOwner: the role's after-step writes to its Cluster API owner
+	// (the autoscaling write-back of a TerraformMachinePool); the other
+	// kinds' After does nothing.
+	SyncsOwner bool
 	// ShortName is the kind's kubectl short name (tfc, tfm, tfmp).
 	ShortName string
 }

@@ -30,7 +30,7 @@ func TestCapabilities(t *testing.T) {
 		{kind: state.KindMachine, obj: &infrav1.TerraformMachine{}, mutable: false,
 			want: roles.Capabilities{RefreshesAfterApply: true, ShortName: "tfm"}},
 		{kind: state.KindMachinePool, obj: &infrav1.TerraformMachinePool{}, mutable: true,
-			want: roles.Capabilities{GuardsExports: true, RefreshesAfterApply: true, ReadyFollowsApplies: true, ShortName: "tfmp"}},
+			want: roles.Capabilities{GuardsExports: true, RefreshesAfterApply: true, ReadyFollowsApplies: true, SyncsOwner: true, ShortName: "tfmp"}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -40,6 +40,9 @@ func TestCapabilities(t *testing.T) {
 			}
 			if got := r.Capabilities(); got != tc.want {
 				t.Errorf("capabilities %+v, want %+v", got, tc.want)
+			}
+			if step := r.After(r.New(), roles.Owner{}); !r.Capabilities().SyncsOwner && (step.Patch != nil || len(step.Conditions) > 0 || len(step.Events) > 0) {
+				t.Errorf("After of a kind that does not sync its owner wants %+v: the engine never runs it", step)
 			}
 			if r.Kind() != tc.kind || r.Mutable() != tc.mutable {
 				t.Errorf("kind %s mutable %v, want %s %v", r.Kind(), r.Mutable(), tc.kind, tc.mutable)

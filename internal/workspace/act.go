@@ -38,6 +38,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, PendingPlan: p.pendingPlan() != nil, Manual: p.manual(), Plan: p.planStatus(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Timing:                 decide.Timing{RetryBase: p.e.Options.RetryBase},
+		Upkeep:                 p.upkeep(false),
 		Schedule: decide.Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
 			DriftInterval: p.eff.DriftInterval, MembershipInterval: p.eff.MembershipInterval,
@@ -94,8 +95,8 @@ func (p *pass) refreshAfterApplyDue(lastApply time.Time) bool {
 	return p.w.Status.LastRefresh == nil || p.w.Status.LastRefresh.Time.Before(lastApply)
 }
 
-// decideAndAct runs the credentials step, decides and does exactly one
-// thing.
+// decideAndAct runs the credentials step, decides, does the chores chosen
+// from the same snapshot, and does exactly one thing.
 func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, error) {
 	if deleting && p.caps().Dependents {
 		if err := p.countDependents(ctx); err != nil {
@@ -109,7 +110,11 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	p.driftFollowsAction(deleting)
 	p.approvalAwaited()
-	d := decide.Decide(p.snapshot(deleting))
+	s := p.snapshot(deleting)
+	d := decide.Decide(s)
+	if err := p.doChores(ctx, decide.Chores(s)); err != nil {
+		return ctrl.Result{}, err
+	}
 	p.decided = &d
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
 	op := string(d.Op)

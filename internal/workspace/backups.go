@@ -28,31 +28,44 @@ func (p *pass) custody() custody.Keeper {
 	return custody.Keeper{Client: p.e.client(), Reader: p.e.APIReader}
 }
 
-// listBackups reads the object's backup sets, live, newest first, by
-// their metadata only, and re-owns those that lack the object.
-func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
+// readBackups reads the object's backup sets, live, newest first, by
+// their metadata only.
+func (p *pass) readBackups(ctx context.Context) ([]state.Backup, error) {
 	var err error
 	if p.backupSecrets, err = p.custody().ListBackups(ctx, p.obj.GetNamespace(), p.suffix()); err != nil {
-		return nil, err
-	}
-	if err := p.reownBackups(ctx); err != nil {
 		return nil, err
 	}
 	return state.Backups(p.backupSecrets), nil
 }
 
-// reownBackups gives the object's owner reference to its backup Secrets
-// that lack it (a set the runner rescued, or one owned by an earlier
-// object of the name), so that they go with the object. Sets retained for
-// another object are left alone.
-func (p *pass) reownBackups(ctx context.Context) error {
+// listBackups reads the backup sets and re-owns those that lack the
+// object (a chore's read).
+func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
+	sets, err := p.readBackups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sets, p.reownBackups(ctx)
+}
+
+// strayBackups are the backup Secrets read that lack the object's owner
+// reference (a set the runner rescued, or one owned by an earlier object
+// of the name). Sets retained for another object are not.
+func (p *pass) strayBackups() []*corev1.Secret {
 	var stray []*corev1.Secret
 	for i := range p.backupSecrets {
 		if s := &p.backupSecrets[i]; custody.Unkept(s, p.obj) {
 			stray = append(stray, s)
 		}
 	}
-	n, err := p.custody().Reown(ctx, p.obj, p.role.Kind(), stray)
+	return stray
+}
+
+// reownBackups (the chore ReownBackups, and part of BackUpState) gives the
+// object's owner reference to its stray backup Secrets, so that they go
+// with the object.
+func (p *pass) reownBackups(ctx context.Context) error {
+	n, err := p.custody().Reown(ctx, p.obj, p.role.Kind(), p.strayBackups())
 	if err != nil || n == 0 {
 		return err
 	}
@@ -60,15 +73,17 @@ func (p *pass) reownBackups(ctx context.Context) error {
 	return nil
 }
 
-// backUp copies a state serial the object has not backed up yet into a
-// backup set, prunes the sets beyond --state-backups, and lists the
-// complete sets in the status. It runs when the serial read differs from
-// the one the status had, so an unchanged state costs nothing.
-func (p *pass) backUp(ctx context.Context, deleting bool) error {
+// backedUp: the status the pass read lists backups and had observed the
+// serial read, so an unchanged state costs nothing.
+func (p *pass) backedUp() bool {
 	prev := p.role.View(p.before).Status
-	if p.st == nil || p.st.Serial < 1 || deleting || (prev.ObservedStateSerial == p.st.Serial && len(prev.StateBackups) > 0) {
-		return nil
-	}
+	return p.st != nil && prev.ObservedStateSerial == p.st.Serial && len(prev.StateBackups) > 0
+}
+
+// backUp (the chore BackUpState, for a state serial the object has not
+// backed up yet) copies the serial into a backup set, prunes the sets
+// beyond --state-backups, and lists the complete sets in the status.
+func (p *pass) backUp(ctx context.Context) error {
 	sets, err := p.listBackups(ctx)
 	if err != nil {
 		return err

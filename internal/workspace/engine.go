@@ -193,6 +193,9 @@ type pass struct {
 	// pass, so the state's health output is a new reading.
 	newSample bool
 	stSecrets []corev1.Secret
+	// surplus are the protected state pieces Terraform deleted, left out
+	// of stSecrets (setAsideSurplus).
+	surplus []corev1.Secret
 	// stData: stSecrets carry their data (else only their metadata: the
 	// state did not change since its last decode).
 	stData bool
@@ -389,15 +392,16 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		}
 		p.sayRunning()
 	}
-	if err := p.prune(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
 	p.clearBlockMove()
 	// Paused: everything above writes even so (docs/concepts/lifecycle.md,
 	// Pause): a finished Job's outcome lives only as long as the Job, a
 	// stuck Job must go, and clusterctl move pauses the Cluster and then
-	// waits for block-move to clear. Below, only approvals are recorded.
+	// waits for block-move to clear. Below, a paused pass prunes the Jobs
+	// (its one chore) and records approvals; it decides nothing.
 	if p.owner.Paused {
+		if err := p.doChores(ctx, decide.Chores(p.pausedSnapshot(deleting))); err != nil {
+			return ctrl.Result{}, err
+		}
 		if released, err := p.releaseOwnerless(ctx, deleting); released || err != nil {
 			return ctrl.Result{}, err
 		}
@@ -422,27 +426,8 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		if err := p.checkLock(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := p.protectDeleting(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := p.reownState(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := p.backUp(ctx, deleting); err != nil {
-			return ctrl.Result{}, err
-		}
 		if err := p.restoreRequest(ctx); err != nil {
 			return ctrl.Result{}, err
-		}
-		if p.st != nil && !deleting && !p.owner.Mismatch {
-			if err := p.afterStep(ctx); err != nil {
-				return ctrl.Result{}, err
-			}
-			if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
-				if err := p.syncRemediation(ctx); err != nil {
-					return ctrl.Result{}, err
-				}
-			}
 		}
 	} else if err := p.checkForeignLock(ctx); err != nil {
 		return ctrl.Result{}, err

@@ -152,9 +152,7 @@ func (p *pass) observeState(ctx context.Context) error {
 		}
 		return p.observeState(ctx)
 	}
-	if err := p.releaseSurplus(ctx); err != nil {
-		return err
-	}
+	p.setAsideSurplus()
 	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets, p.stData)
 	if errors.Is(p.stErr, errStateMoved) {
 		return p.stErr

@@ -77,32 +77,41 @@ func (p *pass) releaseBackups(ctx context.Context) error {
 	return nil
 }
 
-// releaseSurplus lets go of the state pieces Terraform deleted while
-// shrinking the state, which the protection still keeps: Terraform's
-// next read would take them for part of the state. It needs the
-// Secrets' data, so it runs when the state was read in full (a shrink
-// rewrites the base piece, so a changed state is always read in full).
-func (p *pass) releaseSurplus(ctx context.Context) error {
+// setAsideSurplus leaves out of the state read the pieces Terraform
+// deleted while shrinking the state, which the protection still keeps:
+// Terraform's next read would take them for part of the state. The chore
+// ReleaseSurplus lets go of them. It needs the Secrets' data, so it sees
+// them when the state was read in full (a shrink rewrites the base piece,
+// so a changed state is always read in full).
+func (p *pass) setAsideSurplus() {
+	p.surplus = nil
 	if !p.stData {
-		return nil
+		return
 	}
 	surplus := state.Surplus(p.suffix(), p.stSecrets)
 	if len(surplus) == 0 {
-		return nil
+		return
 	}
 	kept := p.stSecrets[:0]
-	for i := range p.stSecrets {
-		s := p.stSecrets[i]
-		if !slices.Contains(surplus, s.Name) {
+	for _, s := range p.stSecrets {
+		if slices.Contains(surplus, s.Name) {
+			p.surplus = append(p.surplus, s)
+		} else {
 			kept = append(kept, s)
-			continue
-		}
-		ctrl.LoggerFrom(ctx).Info("Releasing a state piece Terraform deleted", "secret", s.Name)
-		if err := protection.Release(ctx, p.e.client(), &s); err != nil {
-			return fmt.Errorf("releasing surplus state piece: %w", err)
 		}
 	}
 	p.stSecrets = kept
+}
+
+// releaseSurplus lets go of the pieces setAsideSurplus left out.
+func (p *pass) releaseSurplus(ctx context.Context) error {
+	for i := range p.surplus {
+		s := &p.surplus[i]
+		ctrl.LoggerFrom(ctx).Info("Releasing a state piece Terraform deleted", "secret", s.Name)
+		if err := protection.Release(ctx, p.e.client(), s); err != nil {
+			return fmt.Errorf("releasing surplus state piece: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -131,7 +140,7 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 }
 
 // protectDeleting protects, while the object is being deleted and no Job
-// runs, the state pieces, backups and records that lack the protection
+// runs (the chore ProtectDeleting), the state pieces, backups and records that lack the protection
 // and are not being deleted yet: pieces an interrupted apply created, a
 // set the runner rescued, Secrets written before CAPTF protected them.
 // Their owner references are left as they are (a deleting object's state
@@ -139,9 +148,6 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // one made while the object is being deleted must stay unprotected (see
 // ensurePlanKey), and one made before is protected already.
 func (p *pass) protectDeleting(ctx context.Context) error {
-	if p.retained || p.active != nil || p.obj.GetDeletionTimestamp().IsZero() {
-		return nil
-	}
 	list := state.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
 		p.backupSets()); err != nil {

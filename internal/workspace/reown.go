@@ -11,24 +11,29 @@ import (
 	"captf.io/captf/internal/records"
 )
 
-// reownState gives the object's owner reference and protection back to
-// state Secrets that lack either: chunks a refresh, drift or failed apply
-// wrote after the last adoption, chunks still owned by an earlier object
-// of the name (an earlier UID, after a restore or a move), and Secrets
-// written before CAPTF protected them; then also to its inputs records and
-// plan key. It runs only while no Job of the object runs or holds the
-// run lease, and never on a retained state, which is adopted only when
-// asked.
-func (p *pass) reownState(ctx context.Context) error {
-	if p.retained || p.active != nil || !p.obj.GetDeletionTimestamp().IsZero() {
-		return nil // a deleting object's state is cleaned up or retained
-	}
+// strayState are the object's state Secrets that lack its owner
+// reference or protection.
+func (p *pass) strayState() []*corev1.Secret {
 	var stray []*corev1.Secret
 	for i := range p.stSecrets {
 		if custody.Unkept(&p.stSecrets[i], p.obj) {
 			stray = append(stray, &p.stSecrets[i])
 		}
 	}
+	return stray
+}
+
+// reownState (the chore ReownState) gives the object's owner reference and
+// protection back to state Secrets that lack either: chunks a refresh,
+// drift or failed apply wrote after the last adoption, chunks still owned
+// by an earlier object of the name (an earlier UID, after a restore or a
+// move), and Secrets written before CAPTF protected them; then also to its
+// inputs records and plan key. It is chosen only while no Job of the
+// object runs, for a live object, and never on a retained state, which is
+// adopted only when asked; it does nothing while a Job holds the run
+// lease.
+func (p *pass) reownState(ctx context.Context) error {
+	stray := p.strayState()
 	if len(stray) == 0 {
 		return nil
 	}

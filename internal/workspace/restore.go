@@ -50,7 +50,7 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 	if serial == p.w.Status.LastRestoredSerial {
 		return nil
 	}
-	sets, err := p.listBackups(ctx)
+	sets, err := p.readBackups(ctx)
 	if err != nil {
 		return err
 	}

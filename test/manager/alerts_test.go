@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -95,16 +96,33 @@ func TestAlertRulesFireOnExportedSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	fired := map[string]bool{}
-	exported := exportedSeries(t)
 	for _, tc := range at.Tests {
 		for _, a := range tc.AlertRuleTest {
 			fired[a.Alertname] = fired[a.Alertname] || len(a.ExpAlerts) > 0
 		}
-		for _, in := range tc.InputSeries {
-			if err := exported.check(in.Series); err != nil {
-				t.Errorf("%s: %s: %v", tc.Name, in.Series, err)
+	}
+	// controller-runtime exports a controller's series once the controller
+	// starts, after the leader election and its caches' sync, which
+	// readiness does not wait for: look until they are all there.
+	var missing []string
+	deadline := time.Now().Add(time.Minute)
+	for {
+		missing = missing[:0]
+		exported := exportedSeries(t)
+		for _, tc := range at.Tests {
+			for _, in := range tc.InputSeries {
+				if err := exported.check(in.Series); err != nil {
+					missing = append(missing, fmt.Sprintf("%s: %s: %v", tc.Name, in.Series, err))
+				}
 			}
 		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, m := range missing {
+		t.Error(m)
 	}
 	for _, g := range rule.Spec.Groups {
 		for _, r := range g.Rules {

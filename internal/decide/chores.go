@@ -1,0 +1,116 @@
+package decide
+
+// Chore is a housekeeping write: it keeps the object's Jobs, state
+// Secrets and Cluster API owner in order whatever the decision. A pass
+// chooses its chores from the same snapshot as its decision (Chores) and
+// does them after deciding, in the order Chores gives, before its action:
+// a chore that fails fails the pass, which then starts nothing.
+type Chore string
+
+// Chores, in the order a pass does them.
+const (
+	// ChorePruneJobs deletes the finished Jobs beyond the history limits.
+	// It is the one chore of a paused pass: a paused object's Jobs still
+	// finish and are bookkept.
+	ChorePruneJobs Chore = "PruneJobs"
+	// ChoreReleaseSurplus lets go of the state pieces Terraform deleted
+	// while shrinking the state, which the protection still keeps (the
+	// pass read the state without them).
+	ChoreReleaseSurplus Chore = "ReleaseSurplus"
+	// ChoreReownBackups gives the object's owner reference to the backup
+	// sets a restore request's read found without it (a set the runner
+	// rescued, or one of an earlier object of the name).
+	ChoreReownBackups Chore = "ReownBackups"
+	// ChoreProtectDeleting protects a deleting object's state pieces,
+	// backups and records that lack the protection.
+	ChoreProtectDeleting Chore = "ProtectDeleting"
+	// ChoreReownState gives the object's owner reference and protection
+	// back to its state Secrets (and then records and plan key) that lack
+	// either.
+	ChoreReownState Chore = "ReownState"
+	// ChoreBackUpState copies a state serial not backed up yet into a
+	// backup set, prunes the sets beyond --state-backups and lists them in
+	// the status.
+	ChoreBackUpState Chore = "BackUpState"
+	// ChoreSyncOwner is the role's after-step on its Cluster API owner
+	// (a pool's autoscaling write-back), for a kind that has one.
+	ChoreSyncOwner Chore = "SyncOwner"
+	// ChoreSyncRemediation writes the remediation request, or its
+	// withdrawal, on a provisioned machine's Machine, for a kind that
+	// remediates.
+	ChoreSyncRemediation Chore = "SyncRemediation"
+)
+
+// Upkeep is what the chores are chosen from, beyond the snapshot's
+// Deleting, JobActive, State and OwnerMismatch.
+type Upkeep struct {
+	// Paused: the object or its Cluster is paused.
+	Paused bool
+	// PrunableJobs counts the finished Jobs beyond the history limits.
+	PrunableJobs int
+	// SurplusPieces counts the protected state pieces the state read left
+	// out as deleted by Terraform.
+	SurplusPieces int
+	// StrayBackups: a backup set the pass read (for a restore request)
+	// lacks the object's owner reference.
+	StrayBackups bool
+	// StraySecrets: a state Secret lacks the object's owner reference or
+	// protection.
+	StraySecrets bool
+	// StateSerial is the serial of the state read (0: none).
+	StateSerial int64
+	// BackedUp: the status the pass read lists backups and had observed
+	// StateSerial already.
+	BackedUp bool
+	// Provisioned: status.initialization.provisioned.
+	Provisioned bool
+	// SyncsOwner: the kind has an after-step on its owner; Remediates: it
+	// writes remediation requests (roles.Remediator).
+	SyncsOwner, Remediates bool
+}
+
+// Chores returns the chores of the pass that observed s, in order. A
+// paused pass only prunes. While a Job runs, or the state is retained for
+// another object, the state Secrets are left as they are. A deleting
+// object's state is protected, never re-owned, backed up or synced.
+func Chores(s Snapshot) []Chore {
+	u := s.Upkeep
+	var out []Chore
+	if u.PrunableJobs > 0 {
+		out = append(out, ChorePruneJobs)
+	}
+	if u.Paused {
+		return out
+	}
+	if u.StrayBackups {
+		out = append(out, ChoreReownBackups)
+	}
+	if s.JobActive || s.State == StateRetained {
+		return out
+	}
+	if u.SurplusPieces > 0 {
+		out = append(out, ChoreReleaseSurplus)
+	}
+	if s.Deleting {
+		return append(out, ChoreProtectDeleting)
+	}
+	if u.StraySecrets {
+		out = append(out, ChoreReownState)
+	}
+	if s.State != StateReadable {
+		return out
+	}
+	if u.StateSerial >= 1 && !u.BackedUp {
+		out = append(out, ChoreBackUpState)
+	}
+	if s.OwnerMismatch {
+		return out
+	}
+	if u.SyncsOwner {
+		out = append(out, ChoreSyncOwner)
+	}
+	if u.Remediates && u.Provisioned {
+		out = append(out, ChoreSyncRemediation)
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package decide
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestChores(t *testing.T) {
+	// idle is base, of a kind that syncs its owner and remediates, with
+	// its state backed up: only the owner sync runs, as on every pass with
+	// a readable state.
+	idle := func() Snapshot {
+		s := base()
+		s.Upkeep = Upkeep{StateSerial: 4, BackedUp: true, SyncsOwner: true, Remediates: true}
+		return s
+	}
+	testCases := []struct {
+		name   string
+		change func(*Snapshot)
+		want   []Chore
+	}{
+		{"an idle object syncs its owner", func(*Snapshot) {}, []Chore{ChoreSyncOwner}},
+		{"a kind without an after-step or remediation has no chore", func(s *Snapshot) {
+			s.Upkeep.SyncsOwner, s.Upkeep.Remediates, s.Upkeep.Provisioned = false, false, true
+		}, nil},
+		{"a kind that only remediates syncs its request once provisioned", func(s *Snapshot) {
+			s.Upkeep.SyncsOwner, s.Upkeep.Provisioned = false, true
+		}, []Chore{ChoreSyncRemediation}},
+		{"a provisioned one also syncs its remediation request", func(s *Snapshot) { s.Upkeep.Provisioned = true },
+			[]Chore{ChoreSyncOwner, ChoreSyncRemediation}},
+		{"a new serial is backed up before the owner sync", func(s *Snapshot) { s.Upkeep.BackedUp = false },
+			[]Chore{ChoreBackUpState, ChoreSyncOwner}},
+		{"an empty state (serial 0) has nothing to back up", func(s *Snapshot) { s.Upkeep.StateSerial, s.Upkeep.BackedUp = 0, false },
+			[]Chore{ChoreSyncOwner}},
+		{"every chore of a live object, in order", func(s *Snapshot) {
+			s.Upkeep = Upkeep{PrunableJobs: 2, StrayBackups: true, SurplusPieces: 1, StraySecrets: true, StateSerial: 5, Provisioned: true, SyncsOwner: true, Remediates: true}
+		}, []Chore{ChorePruneJobs, ChoreReownBackups, ChoreReleaseSurplus, ChoreReownState, ChoreBackUpState, ChoreSyncOwner, ChoreSyncRemediation}},
+		{"a paused object only prunes", func(s *Snapshot) {
+			s.Upkeep = Upkeep{Paused: true, PrunableJobs: 1, StrayBackups: true, SurplusPieces: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
+		}, []Chore{ChorePruneJobs}},
+		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
+		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
+			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
+		}, []Chore{ChorePruneJobs}},
+		{"a retained state is neither released, re-owned nor backed up; stray backups a restore request read are re-owned", func(s *Snapshot) {
+			s.State, s.Upkeep = StateRetained, Upkeep{StrayBackups: true, SurplusPieces: 1, StraySecrets: true}
+		}, []Chore{ChoreReownBackups}},
+		{"a deleting object is protected, never re-owned, backed up or synced", func(s *Snapshot) {
+			s.Deleting, s.Upkeep = true, Upkeep{PrunableJobs: 1, StrayBackups: true, SurplusPieces: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
+		}, []Chore{ChorePruneJobs, ChoreReownBackups, ChoreReleaseSurplus, ChoreProtectDeleting}},
+		{"a deleting object whose Job runs is left alone", func(s *Snapshot) { s.Deleting, s.JobActive = true, true }, nil},
+		{"a deleting object without state is still protected", func(s *Snapshot) { s.Deleting, s.State = true, StateAbsent },
+			[]Chore{ChoreProtectDeleting}},
+		{"an unreadable state is re-owned, not backed up or synced", func(s *Snapshot) {
+			s.State, s.Upkeep = StateUnreadable, Upkeep{StraySecrets: true, Provisioned: true, SyncsOwner: true, Remediates: true}
+		}, []Chore{ChoreReownState}},
+		{"no state: no owner sync", func(s *Snapshot) { s.State = StateAbsent }, nil},
+		{"an owner that does not reference the object back is not synced; the state is still kept", func(s *Snapshot) {
+			s.OwnerMismatch, s.Upkeep = true, Upkeep{StraySecrets: true, StateSerial: 5, Provisioned: true, SyncsOwner: true, Remediates: true}
+		}, []Chore{ChoreReownState, ChoreBackUpState}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := idle()
+			tc.change(&s)
+			if got := Chores(s); !slices.Equal(got, tc.want) {
+				t.Errorf("Chores = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,63 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/jobs"
+)
+
+// upkeep gathers what the pass's chores are chosen from (decide.Chores).
+func (p *pass) upkeep(paused bool) decide.Upkeep {
+	u := decide.Upkeep{Paused: paused, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
+		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
+	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
+	_, u.Remediates = p.remediator()
+	u.SyncsOwner = p.caps().SyncsOwner
+	if p.st != nil {
+		u.StateSerial = p.st.Serial
+	}
+	if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
+		u.Provisioned = true
+	}
+	return u
+}
+
+// pausedSnapshot is what a paused pass's chores are chosen from: it reads
+// no state and decides nothing.
+func (p *pass) pausedSnapshot(deleting bool) decide.Snapshot {
+	return decide.Snapshot{Deleting: deleting, JobActive: p.active != nil, Upkeep: p.upkeep(true)}
+}
+
+// doChores does the chores chosen, in their order; the first that fails
+// fails the pass.
+func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
+	for _, c := range chores {
+		var err error
+		switch c {
+		case decide.ChorePruneJobs:
+			err = p.prune(ctx)
+		case decide.ChoreReleaseSurplus:
+			err = p.releaseSurplus(ctx)
+		case decide.ChoreReownBackups:
+			err = p.reownBackups(ctx)
+		case decide.ChoreProtectDeleting:
+			err = p.protectDeleting(ctx)
+		case decide.ChoreReownState:
+			err = p.reownState(ctx)
+		case decide.ChoreBackUpState:
+			err = p.backUp(ctx)
+		case decide.ChoreSyncOwner:
+			err = p.afterStep(ctx)
+		case decide.ChoreSyncRemediation:
+			err = p.syncRemediation(ctx)
+		default:
+			err = fmt.Errorf("unknown chore %q", c)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
