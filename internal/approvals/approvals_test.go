@@ -1,6 +1,8 @@
 package approvals
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -107,5 +109,26 @@ func TestInputsOf(t *testing.T) {
 	j.Annotations[infrav1.ApprovalHashAnnotation] = "h2:approval"
 	if got := InputsOf(j); got != "h2:approval" {
 		t.Errorf("InputsOf = %q, want the approval hash", got)
+	}
+}
+
+// TestPrunable: the terminal plans beyond the newest ten go; live ones
+// never count or go, whatever their age.
+func TestPrunable(t *testing.T) {
+	var plans []infrav1.TerraformPlan
+	plans = append(plans, plan("live-new", infrav1.PlanPhasePending, false))
+	for i := range 12 {
+		plans = append(plans, plan(fmt.Sprintf("done-%02d", i), infrav1.PlanPhaseApplied, true))
+	}
+	plans = append(plans, plan("live-old", "", true))
+	var got []string
+	for _, pl := range Prunable(plans) {
+		got = append(got, pl.Name)
+	}
+	if want := []string{"done-10", "done-11"}; !slices.Equal(got, want) {
+		t.Errorf("Prunable = %v, want %v", got, want)
+	}
+	if got := Prunable(plans[:11]); len(got) != 0 {
+		t.Errorf("ten terminal plans: Prunable = %d plans, want none", len(got))
 	}
 }

@@ -45,6 +45,22 @@ func Newest(plans []infrav1.TerraformPlan) *infrav1.TerraformPlan {
 	return nil
 }
 
+// Prunable are the terminal plans of plans (newest first) beyond the
+// newest MaxFinished.
+func Prunable(plans []infrav1.TerraformPlan) []*infrav1.TerraformPlan {
+	var out []*infrav1.TerraformPlan
+	kept := 0
+	for i := range plans {
+		if Live(&plans[i]) {
+			continue
+		}
+		if kept++; kept > MaxFinished {
+			out = append(out, &plans[i])
+		}
+	}
+	return out
+}
+
 // List lists the TerraformPlans owner controls, newest first, from c.
 func List(ctx context.Context, c client.Reader, owner client.Object) ([]infrav1.TerraformPlan, error) {
 	var list infrav1.TerraformPlanList

@@ -82,19 +82,11 @@ func (w Writer) SetStatus(ctx context.Context, pl *infrav1.TerraformPlan, phase 
 	return nil
 }
 
-// Prune deletes the terminal plans of plans (newest first) beyond the
-// newest MaxFinished.
+// Prune deletes the Prunable plans of plans.
 func (w Writer) Prune(ctx context.Context, plans []infrav1.TerraformPlan) error {
-	kept := 0
-	for i := range plans {
-		if Live(&plans[i]) {
-			continue
-		}
-		if kept++; kept <= MaxFinished {
-			continue
-		}
-		if err := w.Client.Delete(ctx, &plans[i]); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("pruning TerraformPlan %s: %w", plans[i].Name, err)
+	for _, pl := range Prunable(plans) {
+		if err := w.Client.Delete(ctx, pl); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pruning TerraformPlan %s: %w", pl.Name, err)
 		}
 	}
 	return nil

@@ -35,6 +35,14 @@ const (
 	// ChoreSyncOwner is the role's after-step on its Cluster API owner
 	// (a pool's autoscaling write-back), for a kind that has one.
 	ChoreSyncOwner Chore = "SyncOwner"
+	// ChoreSyncPlans writes the TerraformPlan phases the pass moved its
+	// plans to before deciding: an approval recorded, a moot plan
+	// superseded, an approved apply's outcome, a late approval marked.
+	// Also while paused or deleting (approvals only).
+	ChoreSyncPlans Chore = "SyncPlans"
+	// ChorePrunePlans deletes the terminal TerraformPlans beyond the
+	// newest ten (not while paused or deleting).
+	ChorePrunePlans Chore = "PrunePlans"
 	// ChoreSyncRemediation writes the remediation request, or its
 	// withdrawal, on a provisioned machine's Machine, for a kind that
 	// remediates.
@@ -64,16 +72,33 @@ type Upkeep struct {
 	BackedUp bool
 	// Provisioned: status.initialization.provisioned.
 	Provisioned bool
+	// PlanMoves counts the TerraformPlans the pass moved to another phase
+	// before deciding; PrunablePlans the terminal ones beyond the newest
+	// ten (0 while paused or deleting).
+	PlanMoves, PrunablePlans int
 	// SyncsOwner: the kind has an after-step on its owner; Remediates: it
 	// writes remediation requests (roles.Remediator).
 	SyncsOwner, Remediates bool
 }
 
 // Chores returns the chores of the pass that observed s, in order. A
-// paused pass only prunes. While a Job runs, or the state is retained for
-// another object, the state Secrets are left as they are. A deleting
-// object's state is protected, never re-owned, backed up or synced.
+// paused pass only prunes its Jobs and writes its plans' moves. While a
+// Job runs, or the state is retained for another object, the state
+// Secrets are left as they are. A deleting object's state is protected,
+// never re-owned, backed up or synced. The plans' chores come last.
 func Chores(s Snapshot) []Chore {
+	out := keeping(s)
+	if s.Upkeep.PlanMoves > 0 {
+		out = append(out, ChoreSyncPlans)
+	}
+	if s.Upkeep.PrunablePlans > 0 {
+		out = append(out, ChorePrunePlans)
+	}
+	return out
+}
+
+// keeping is the chores of the Jobs, the state Secrets and the owner.
+func keeping(s Snapshot) []Chore {
 	u := s.Upkeep
 	var out []Chore
 	if u.PrunableJobs > 0 {

@@ -38,6 +38,16 @@ func TestChores(t *testing.T) {
 		{"a paused object only prunes", func(s *Snapshot) {
 			s.Upkeep = Upkeep{Paused: true, PrunableJobs: 1, StrayBackups: true, SurplusPieces: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
 		}, []Chore{ChorePruneJobs}},
+		{"the plans' chores come last", func(s *Snapshot) {
+			s.Upkeep.BackedUp, s.Upkeep.PlanMoves, s.Upkeep.PrunablePlans = false, 2, 1
+		}, []Chore{ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans, ChorePrunePlans}},
+		{"a paused object prunes its Jobs and records its plans' approvals", func(s *Snapshot) {
+			s.Upkeep = Upkeep{Paused: true, PrunableJobs: 1, StraySecrets: true, StateSerial: 5, PlanMoves: 1}
+		}, []Chore{ChorePruneJobs, ChoreSyncPlans}},
+		{"a running Job's object still records approvals", func(s *Snapshot) { s.JobActive, s.Upkeep.PlanMoves = true, 1 },
+			[]Chore{ChoreSyncPlans}},
+		{"a deleting object records approvals after protecting its state", func(s *Snapshot) { s.Deleting, s.Upkeep.PlanMoves = true, 1 },
+			[]Chore{ChoreProtectDeleting, ChoreSyncPlans}},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
 			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}

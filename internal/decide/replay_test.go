@@ -78,6 +78,8 @@ func (r *replay) done(chores []Chore) {
 			u.StraySecrets = false
 		case ChoreBackUpState:
 			u.BackedUp = true
+		case ChoreSyncPlans:
+			u.PlanMoves = 0
 		}
 	}
 }
@@ -191,7 +193,7 @@ var scenarios = []struct {
 		r.finish(true, func(j *FinishedJob) { j.PlanHash = "p2:a" })
 		r.s.Plan = PlanPending
 		r.pass("the plan is a Pending TerraformPlan")
-		r.s.Plan = PlanApproved
+		r.s.Plan, r.s.Upkeep.PlanMoves = PlanApproved, 1
 		r.pass("approved")
 		r.finish(true, nil)
 		r.s.Plan = PlanNone

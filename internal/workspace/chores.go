@@ -13,6 +13,7 @@ func (p *pass) upkeep(paused bool) decide.Upkeep {
 	u := decide.Upkeep{Paused: paused, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
 		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
 	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
+	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
 	_, u.Remediates = p.remediator()
 	u.SyncsOwner = p.caps().SyncsOwner
 	if p.st != nil {
@@ -52,6 +53,10 @@ func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
 			err = p.afterStep(ctx)
 		case decide.ChoreSyncRemediation:
 			err = p.syncRemediation(ctx)
+		case decide.ChoreSyncPlans:
+			err = p.writePlanMoves(ctx)
+		case decide.ChorePrunePlans:
+			err = p.plansWriter().Prune(ctx, p.plans)
 		default:
 			err = fmt.Errorf("unknown chore %q", c)
 		}

@@ -1,7 +1,8 @@
 // Package workspace is the lifecycle engine the three workload kinds
 // share: a pass observes the object, its Jobs, plans, state and inputs
-// into a decide.Snapshot, decides with decide.Decide, acts (starts exactly
-// one Job, or waits, or releases) and writes the status.
+// into a decide.Snapshot, decides with decide.Decide, does the chores
+// decide.Chores picks from the same snapshot (chores.go), acts (starts
+// exactly one Job, or waits, or releases) and writes the status.
 //
 // What the engine does not own lives in the rooms it calls:
 //   - internal/decide: the pure decision and schedule tables;

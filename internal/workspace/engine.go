@@ -184,9 +184,11 @@ type pass struct {
 
 	jobs   []batchv1.Job
 	active *batchv1.Job
-	// plans are the object's TerraformPlans, newest first.
-	plans    []infrav1.TerraformPlan
-	bookkept []*batchv1.Job
+	// plans are the object's TerraformPlans, newest first, as the pass
+	// moved them (movePlans); planMoves are the moves to write.
+	plans     []infrav1.TerraformPlan
+	planMoves []planMove
+	bookkept  []*batchv1.Job
 	// decided is the pass's decision, once made.
 	decided *decide.Decision
 	// newSample: a succeeded apply, refresh or drift Job was bookkept this
@@ -399,15 +401,16 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	// waits for block-move to clear. Below, a paused pass prunes the Jobs
 	// (its one chore) and records approvals; it decides nothing.
 	if p.owner.Paused {
+		// Bookkeeping only: approvals are recorded and
+		// status.pendingPlanRef follows the live plan.
+		p.movePlans(true)
 		if err := p.doChores(ctx, decide.Chores(p.pausedSnapshot(deleting))); err != nil {
 			return ctrl.Result{}, err
 		}
 		if released, err := p.releaseOwnerless(ctx, deleting); released || err != nil {
 			return ctrl.Result{}, err
 		}
-		// Bookkeeping only: approvals are recorded and
-		// status.pendingPlanRef follows the live plan.
-		return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, p.syncPlans(ctx, true)
+		return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
 	}
 	// Past the gate, a write needs the owner as the API server holds it.
 	ctx = p.armOwnerCheck(ctx)
@@ -439,9 +442,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := p.syncPlans(ctx, deleting); err != nil {
-		return ctrl.Result{}, err
-	}
+	p.movePlans(deleting)
 	return p.decideAndAct(ctx, deleting)
 }
 

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,33 +79,65 @@ func (p *pass) pendingPlan() *infrav1.TerraformPlan {
 	return pl
 }
 
-// syncPlans moves the plans along before the decision: an approval is
-// recorded (PlanApproved), a moot plan is superseded, an approval that
-// raced a supersession is marked ignored, older terminal plans are pruned,
-// and status.pendingPlanRef names the live plan. A frozen pass (paused or
-// deleting) records approvals and the reference only; nothing is
-// superseded while a Job runs or the inputs cannot be built either.
-func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
+// planMove is a phase a plan moves to, decided from what the pass read
+// (movePlans) and written by the chore SyncPlans (writePlanMoves). read is
+// the plan as read: the write's base, so that a plan changed meanwhile is
+// not written (the next pass decides again on it).
+type planMove struct {
+	read *infrav1.TerraformPlan
+	to   infrav1.PlanPhase
+	// why a live plan is superseded ("" otherwise).
+	why string
+	// lateApproval: the plan was superseded before its approval landed;
+	// its status says so, and current names the live plan then.
+	lateApproval bool
+	current      string
+}
+
+// movePlans moves the plans along before the decision, in the pass's
+// memory: an approval is recorded (PlanApproved), a moot plan is
+// superseded, an approval that raced a supersession is marked ignored,
+// and status.pendingPlanRef names the live plan. The decision sees the
+// plans as moved; the chore SyncPlans writes the moves, and PrunePlans
+// prunes the older terminal plans. A frozen pass (paused or deleting)
+// records approvals and the reference only; nothing is superseded while
+// a Job runs or the inputs cannot be built either.
+func (p *pass) movePlans(frozen bool) {
+	p.planMoves = nil
 	if !p.planned() {
-		return nil
+		return
 	}
 	var noApplyDue bool
 	if !frozen && p.active == nil && p.planInputs() != "" {
 		noApplyDue = p.snapshot(false).NoApplyDue()
 	}
 	newest := p.livePlan()
+	move := func(pl *infrav1.TerraformPlan, m planMove) {
+		m.read = pl.DeepCopy()
+		p.planMoves = append(p.planMoves, m)
+		if m.lateApproval {
+			return
+		}
+		pl.Labels = maps.Clone(pl.Labels)
+		if pl.Labels == nil {
+			pl.Labels = map[string]string{}
+		}
+		pl.Labels[infrav1.PlanPhaseLabel] = string(m.to)
+	}
 	for i := range p.plans {
 		pl := &p.plans[i]
 		if !approvals.Live(pl) {
-			if err := p.ignoreLateApproval(ctx, pl); err != nil {
-				return err
+			if lateApproval(pl) {
+				current := "no plan waits for approval now"
+				if l := p.livePlan(); l != nil {
+					current = "the current plan is " + l.Name
+				}
+				move(pl, planMove{to: infrav1.PlanPhaseSuperseded, lateApproval: true, current: current})
 			}
 			continue
 		}
 		if outcome := p.planOutcome(pl); outcome != "" {
-			if _, err := p.plansWriter().SetPhase(ctx, pl, outcome); err != nil {
-				return err
-			}
+			move(pl, planMove{to: outcome})
 			continue
 		}
 		why := ""
@@ -117,41 +150,59 @@ func (p *pass) syncPlans(ctx context.Context, frozen bool) error {
 		}
 		switch {
 		case why != "":
-			changed, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseSuperseded)
-			if err != nil || !changed {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			typ := corev1.EventTypeNormal
-			if approvals.Approved(pl) {
-				typ = corev1.EventTypeWarning
-			}
-			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, why)
+			move(pl, planMove{to: infrav1.PlanPhaseSuperseded, why: why})
 		case approvals.Approved(pl) && approvals.Phase(pl) != infrav1.PlanPhaseApproved:
-			if changed, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseApproved); err != nil || !changed {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			p.eventf(corev1.EventTypeNormal, "PlanApproved", "TerraformPlan %s was approved by %s", pl.Name, pl.Spec.ApprovedBy)
+			move(pl, planMove{to: infrav1.PlanPhaseApproved})
 		case approvals.Phase(pl) == "":
-			if _, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhasePending); err != nil {
-				return err
-			}
+			move(pl, planMove{to: infrav1.PlanPhasePending})
 		}
 	}
 	if noApplyDue && p.livePlan() == nil {
 		p.reportWithdrawn()
 	}
-	if !frozen {
-		if err := p.plansWriter().Prune(ctx, p.plans); err != nil {
+	p.setPendingPlanRef()
+}
+
+// prunablePlans counts the terminal plans beyond the newest
+// approvals.MaxFinished (none for a frozen pass, which prunes nothing).
+func (p *pass) prunablePlans(frozen bool) int {
+	if frozen {
+		return 0
+	}
+	return len(approvals.Prunable(p.plans))
+}
+
+// writePlanMoves (the chore SyncPlans) writes the moves movePlans
+// decided. A move whose plan changed meanwhile is not written, and says
+// nothing.
+func (p *pass) writePlanMoves(ctx context.Context) error {
+	w := p.plansWriter()
+	for _, m := range p.planMoves {
+		pl := m.read
+		if m.lateApproval {
+			p.eventf(corev1.EventTypeWarning, "PlanSuperseded", "TerraformPlan %s was approved by %s after it was superseded; the approval is ignored and %s",
+				pl.Name, pl.Spec.ApprovedBy, m.current)
+			if err := w.SetStatus(ctx, pl, infrav1.PlanPhaseSuperseded); err != nil {
+				return err
+			}
+			continue
+		}
+		changed, err := w.SetPhase(ctx, pl, m.to)
+		if err != nil {
 			return err
 		}
+		switch {
+		case !changed:
+		case m.why != "":
+			typ := corev1.EventTypeNormal
+			if approvals.Approved(pl) {
+				typ = corev1.EventTypeWarning
+			}
+			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, m.why)
+		case m.to == infrav1.PlanPhaseApproved:
+			p.eventf(corev1.EventTypeNormal, "PlanApproved", "TerraformPlan %s was approved by %s", pl.Name, pl.Spec.ApprovedBy)
+		}
 	}
-	p.setPendingPlanRef()
 	return nil
 }
 
@@ -177,24 +228,17 @@ func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
 	return ""
 }
 
-// ignoreLateApproval marks the approval of a plan that was already
-// superseded when it landed (the approval raced the supersession):
-// Approved=False/ApprovalIgnored and one Warning naming the live plan.
-func (p *pass) ignoreLateApproval(ctx context.Context, pl *infrav1.TerraformPlan) error {
+// lateApproval: the approval of a superseded plan landed after it was
+// superseded (the approval raced the supersession) and is not marked
+// yet: Approved=False/ApprovalIgnored and one Warning naming the live
+// plan are due.
+func lateApproval(pl *infrav1.TerraformPlan) bool {
 	if approvals.Phase(pl) != infrav1.PlanPhaseSuperseded || !approvals.Approved(pl) {
-		return nil
+		return false
 	}
 	// Superseded after its approval was seen, or already marked.
-	if c := meta.FindStatusCondition(pl.Status.Conditions, infrav1.ApprovedCondition); c != nil && c.Reason != infrav1.PlanNotApprovedReason && c.Reason != infrav1.PlanPendingReason {
-		return nil
-	}
-	current := "no plan waits for approval now"
-	if l := p.livePlan(); l != nil {
-		current = "the current plan is " + l.Name
-	}
-	p.eventf(corev1.EventTypeWarning, "PlanSuperseded", "TerraformPlan %s was approved by %s after it was superseded; the approval is ignored and %s",
-		pl.Name, pl.Spec.ApprovedBy, current)
-	return p.plansWriter().SetStatus(ctx, pl, infrav1.PlanPhaseSuperseded)
+	c := meta.FindStatusCondition(pl.Status.Conditions, infrav1.ApprovedCondition)
+	return c == nil || c.Reason == infrav1.PlanNotApprovedReason || c.Reason == infrav1.PlanPendingReason
 }
 
 // reportWithdrawn: once the change a blocked apply (or a Manual plan)
