@@ -19,7 +19,8 @@ import (
 // The checkpoint is named for the objects this manager reconciles (its
 // --namespace and --watch-filter), and fingerprinted with the manager's
 // executable and the engine's options: another build or configuration
-// never loads it.
+// never loads it. The records the live reports cover go beside it, in a
+// checkpoint fingerprinted with their format only: an upgrade keeps them.
 func addCheckpoint(mgr ctrl.Manager, engine *workspace.Engine, o Options) error {
 	ns := os.Getenv("POD_NAMESPACE")
 	if ns == "" {
@@ -33,6 +34,8 @@ func addCheckpoint(mgr ctrl.Manager, engine *workspace.Engine, o Options) error 
 	scope := sha256.Sum256([]byte(o.Namespace + "\x00" + o.WatchFilter))
 	store := checkpoint.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: ns, Name: "settled-" + hex.EncodeToString(scope[:5])}
 	c := engine.NewCheckpointer(store, exe)
+	c.Live = checkpoint.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: ns, Name: "live-" + hex.EncodeToString(scope[:5]),
+		Fingerprint: workspace.LiveRecordsFormat}
 	c.Expire = 3 * o.SyncPeriod
 	return mgr.Add(c)
 }

@@ -33,6 +33,11 @@ import (
 type Checkpointer struct {
 	Engine *Engine
 	Store  checkpoint.Store
+	// Live, when it has a Name, keeps the records the live reports cover
+	// (live.go) across a restart. Its Fingerprint is the records' format,
+	// not the build: a record is what a condition said, whichever build
+	// said it.
+	Live checkpoint.Store
 	// Build identifies the manager's build (its executable's digest): with
 	// the engine's options, as they are when the Checkpointer starts, it
 	// is the checkpoint's fingerprint.
@@ -55,6 +60,8 @@ type Checkpointer struct {
 	// last checkpoint saved.
 	loadedAt  time.Time
 	lastSaved [sha256.Size]byte
+	// lastSavedLive is the digest of the live reports' records last saved.
+	lastSavedLive [sha256.Size]byte
 }
 
 // NewCheckpointer returns the engine's Checkpointer over store, for the
@@ -106,19 +113,25 @@ func (c *Checkpointer) Start(ctx context.Context) error {
 		return fmt.Errorf("fingerprinting the checkpoint: %w", err)
 	}
 	c.Store.Fingerprint = fingerprint
+	c.loadLive(ctrl.LoggerInto(ctx, log))
 	c.load(ctrl.LoggerInto(ctx, log))
 	tick := time.NewTicker(orDefault(c.Every, time.Minute))
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			if c.Engine.memoChanged.Swap(false) {
-				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				if err := c.save(sctx); err != nil {
 					log.Error(err, "Saving the settled objects' records as the manager stops; the next start passes over the objects settled since the last save")
 				}
-				cancel()
 			}
+			if c.Engine.liveChanged.Swap(false) {
+				if err := c.saveLive(sctx); err != nil {
+					log.Error(err, "Saving the live reports' records as the manager stops; the next manager leaves a live report it did not see begin until a Job reports")
+				}
+			}
+			cancel()
 			return nil
 		case <-tick.C:
 			c.expire()
@@ -128,8 +141,58 @@ func (c *Checkpointer) Start(ctx context.Context) error {
 					log.Error(err, "Saving the settled objects' records; retrying later")
 				}
 			}
+			if c.Engine.liveChanged.Swap(false) {
+				if err := c.saveLive(ctx); err != nil {
+					c.Engine.liveChanged.Store(true)
+					log.Error(err, "Saving the live reports' records; retrying later")
+				}
+			}
 		}
 	}
+}
+
+// loadLive reads the live reports' records of the checkpoint into the
+// engine's, before any pass of this manager looks at them.
+func (c *Checkpointer) loadLive(ctx context.Context) {
+	if c.Live.Name == "" {
+		return
+	}
+	log := ctrl.LoggerFrom(ctx)
+	data, err := c.Live.Load(ctx)
+	switch {
+	case ctx.Err() != nil, errors.Is(err, checkpoint.ErrUnusable):
+		return
+	case err != nil:
+		log.Error(err, "Loading the live reports' records: a live report that began before this start stays until a Job reports")
+		return
+	}
+	var doc liveDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		log.Info("The live reports' records do not decode: a live report that began before this start stays until a Job reports", "reason", err.Error())
+		return
+	}
+	log.Info("Loaded the live reports' records", "records", c.Engine.loadLiveRecords(doc))
+}
+
+// saveLive writes the records the live reports cover, unless it is what
+// the last save wrote.
+func (c *Checkpointer) saveLive(ctx context.Context) error {
+	if c.Live.Name == "" {
+		return nil
+	}
+	data, err := json.Marshal(c.Engine.liveRecords())
+	if err != nil {
+		return fmt.Errorf("encoding the live reports' records: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	if sum == c.lastSavedLive {
+		return nil
+	}
+	if err := c.Live.Save(ctx, data); err != nil {
+		return err
+	}
+	c.lastSavedLive = sum
+	return nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -206,12 +269,14 @@ func orEmpty(m map[string]float64) map[string]float64 {
 }
 
 // expire drops the loaded records no pass has replayed for Expire after
-// the load: their objects were deleted, or left the manager's scope, while
-// no manager ran.
+// the load, and the loaded live reports' records no pass has looked at:
+// their objects were deleted, or left the manager's scope, while no
+// manager ran.
 func (c *Checkpointer) expire() {
 	if c.loadedAt.IsZero() || time.Since(c.loadedAt) < orDefault(c.Expire, 30*time.Minute) {
 		return
 	}
+	c.Engine.expireLiveRecords()
 	c.Engine.restores.Range(func(k, _ any) bool {
 		c.Engine.forget(k.(string))
 		return true

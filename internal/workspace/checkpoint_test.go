@@ -3,6 +3,13 @@ package workspace
 import (
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/checkpoint"
+	"captf.io/captf/internal/test/envtest"
 )
 
 // TestFingerprint: a checkpoint is loaded only by the build and the engine
@@ -77,5 +84,82 @@ func TestAForgetWhileLoadingLeavesATombstone(t *testing.T) {
 	e.forget("TerraformCluster/ns/d")
 	if _, ok := e.tombstones.Load("TerraformCluster/ns/d"); ok {
 		t.Error("a forget after the load left a tombstone")
+	}
+}
+
+// TestLiveRecordsSurviveTheCheckpoint: the records the live reports cover
+// are saved in the manager's namespace and loaded by the next manager
+// (of any build: their fingerprint is their format), which then says a
+// record again when its live report ends; a checkpoint of another format
+// is not loaded. Only the records' condition types are taken.
+func TestLiveRecordsSurviveTheCheckpoint(t *testing.T) {
+	envtest.Require(t, env)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "live-records-"}}
+	if err := env.Client.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	store := func(format string) checkpoint.Store {
+		return checkpoint.Store{Client: env.Client, Reader: env.Client, Namespace: ns.Name, Name: "live-test", Fingerprint: format}
+	}
+	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1 applied the current inputs"}
+	k := liveKey{"uid-1", infrav1.ApplyJobSucceededCondition}
+	old := &Engine{}
+	old.keepRecord(k, liveRecord{Cond: applied, At: time.Now()})
+	old.replaced.Store(liveKey{"uid-1", infrav1.ReadyCondition}, liveRecord{Cond: applied}) // not a live report's type
+	if !old.liveChanged.Load() {
+		t.Fatal("a record kept does not mark the checkpoint out of date")
+	}
+	if err := (&Checkpointer{Engine: old, Live: store(LiveRecordsFormat)}).saveLive(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	next := &Engine{}
+	(&Checkpointer{Engine: next, Live: store(LiveRecordsFormat)}).loadLive(t.Context())
+	v, ok := next.replaced.Load(k)
+	if !ok {
+		t.Fatal("the next manager did not load the record of the live report")
+	}
+	if r := v.(liveRecord); r.Cond != applied || !r.Loaded {
+		t.Errorf("loaded %+v, want the record %+v, marked loaded", r, applied)
+	}
+	if _, ok := next.replaced.Load(liveKey{"uid-1", infrav1.ReadyCondition}); ok {
+		t.Error("a record of a condition no live report covers was loaded")
+	}
+	other := &Engine{}
+	(&Checkpointer{Engine: other, Live: store("captf-live-records/v0")}).loadLive(t.Context())
+	if _, ok := other.replaced.Load(k); ok {
+		t.Error("a checkpoint of another format was loaded")
+	}
+}
+
+// TestLoadedLiveRecordsOfObjectsGoneAreDropped: a loaded record whose
+// object no pass looked at since the load is of an object deleted while
+// no manager ran: it goes at the expiry. One a pass looked at stays, and
+// a record this manager kept is not touched.
+func TestLoadedLiveRecordsOfObjectsGoneAreDropped(t *testing.T) {
+	e := &Engine{}
+	e.loadLiveRecords(liveDoc{Entries: []liveEntry{
+		{UID: "gone", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue}},
+		{UID: "seen", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue}},
+	}})
+	e.keepRecord(liveKey{"own", infrav1.DriftJobSucceededCondition}, liveRecord{Cond: metav1.Condition{Type: infrav1.DriftJobSucceededCondition}})
+	seen := liveKey{"seen", infrav1.ApplyJobSucceededCondition}
+	v, _ := e.replaced.Load(seen)
+	if _, ok := e.claimLoaded(seen, v.(liveRecord), func(time.Time) bool { return false }); !ok {
+		t.Fatal("a pass with no Job finished since lost the loaded record")
+	}
+	c := &Checkpointer{Engine: e, Expire: time.Minute, loadedAt: time.Now().Add(-2 * time.Minute)}
+	e.liveChanged.Store(false)
+	c.expire()
+	if _, ok := e.replaced.Load(liveKey{"gone", infrav1.ApplyJobSucceededCondition}); ok {
+		t.Error("the loaded record of an object no pass looked at is still kept")
+	}
+	for _, k := range []liveKey{seen, {"own", infrav1.DriftJobSucceededCondition}} {
+		if _, ok := e.replaced.Load(k); !ok {
+			t.Errorf("%s's record was dropped", k.uid)
+		}
+	}
+	if !e.liveChanged.Load() {
+		t.Error("dropping a record does not mark the checkpoint out of date")
 	}
 }

@@ -101,9 +101,11 @@ type Engine struct {
 	// reads a status the previous pass's patch has not reached yet.
 	waits sync.Map
 	// replaced remembers, per object and condition type (liveKey), the
-	// record a live report covers, to say again once the report ends
-	// (live.go).
-	replaced sync.Map
+	// record a live report covers (a liveRecord), to say again once the
+	// report ends (live.go); liveChanged: it changed since the checkpoint
+	// saved it (livekeep.go).
+	replaced    sync.Map
+	liveChanged atomic.Bool
 	// states holds, per object UID, the newest decoded state: a pass whose
 	// state Secrets have the same names and resourceVersions reuses it
 	// instead of decompressing again.

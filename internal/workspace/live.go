@@ -22,9 +22,12 @@ import (
 // says its record again. The manager that saw a live report begin remembers the
 // record it covered, per object and condition type (Engine.replaced),
 // and the first completed pass that reached its decision without
-// reporting it again says the record again (endLiveReports). Another
-// manager (a restart, a new leader) leaves the live report until a Job
-// (or, for StateReadable, a read of the state) reports.
+// reporting it again says the record again (endLiveReports). The records
+// go into the manager's checkpoint with the settled objects' (livekeep.go),
+// so that a restarted manager, or a new leader, knows them too; one
+// that has not loaded them (no checkpoint, a crash before the save) leaves
+// the live report until a Job (or, for StateReadable, a read of the
+// state) reports.
 
 // liveKey names the condition of one object a live report covers.
 type liveKey struct {
@@ -87,10 +90,10 @@ func (p *pass) reportLive(c metav1.Condition) {
 	switch cur := p.current(c.Type); {
 	case cur == nil:
 		if _, covered := p.e.replaced.Load(k); !covered {
-			p.e.replaced.Store(k, firstRecord(c.Type))
+			p.e.keepRecord(k, liveRecord{Cond: firstRecord(c.Type), At: p.now})
 		}
 	case !live(*cur):
-		p.e.replaced.Store(k, metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message})
+		p.e.keepRecord(k, liveRecord{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, At: p.now})
 	}
 	p.set(c)
 }
@@ -114,25 +117,29 @@ func (p *pass) report(c metav1.Condition) {
 func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 	for _, t := range liveCondTypes {
 		k := liveKey{p.obj.GetUID(), t}
+		rec, found := p.e.replaced.Load(k)
+		if found && rec.(liveRecord).Loaded {
+			rec, found = p.e.claimLoaded(k, rec.(liveRecord), p.jobFinishedSince)
+		}
 		if set := p.reported(t); set != nil {
 			if !live(*set) {
-				p.e.replaced.Delete(k)
+				p.e.forgetRecord(k)
 			}
 			continue
 		}
-		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || p.decided == nil || cur == nil || !live(*cur) {
+		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || p.decided == nil || cur == nil || !live(*cur) || !found {
 			continue
 		}
-		rec, found := p.e.replaced.Load(k)
-		if !found {
-			continue
-		}
-		if c := rec.(metav1.Condition); c.Status == "" {
+		if c := rec.(liveRecord).Cond; c.Status == "" {
 			p.dropped = append(p.dropped, t)
 		} else {
 			p.set(c)
 		}
-		p.observe(func() { p.e.replaced.CompareAndDelete(k, rec) })
+		p.observe(func() {
+			if p.e.replaced.CompareAndDelete(k, rec) {
+				p.e.liveChanged.Store(true)
+			}
+		})
 	}
 }
 
@@ -140,7 +147,7 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 // gone remembered.
 func (e *Engine) forgetLiveReports(uid types.UID) {
 	for _, t := range liveCondTypes {
-		e.replaced.Delete(liveKey{uid, t})
+		e.forgetRecord(liveKey{uid, t})
 	}
 }
 

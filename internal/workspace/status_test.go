@@ -1,9 +1,14 @@
 package workspace
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,6 +204,9 @@ func TestLiveReportEnds(t *testing.T) {
 		{"a restart over a wait, then an image that came: the image failure stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {restart: true}, pull(decide.OpApply), quiet}, false, "", infrav1.ImagePullFailedReason},
 		{"a first restore's wait and image: no result while it runs", nil, []step{on(infrav1.RestoreJobSucceededCondition, infrav1.WaitingForJobSlotReason), pull(decide.OpRestore), quiet}, false, infrav1.RestoreJobSucceededCondition, ""},
 		{"a Job held by its policy, fixed", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: "lock timeout"}}, quiet}, false, "", infrav1.ApplySucceededReason},
+		{"a restart that loaded the checkpoint: the last apply again", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, quiet}, false, "", infrav1.ApplySucceededReason},
+		{"a restart that loaded the checkpoint, a drift Job ran meanwhile: the check again", &checked, []step{runs, {handover: true}, runs, quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason},
+		{"a loaded record older than a Job that finished since: the wait stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, {jobDone: true}}, false, "", infrav1.WaitingForJobSlotReason},
 		{"inputs back under the cap", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason, Message: "2 MiB"}}, quiet}, false, "", infrav1.ApplySucceededReason},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,7 +219,14 @@ func TestLiveReportEnds(t *testing.T) {
 				if s.restart || (tc.restart && i == len(tc.steps)-1) {
 					e = &Engine{}
 				}
-				p := &pass{e: e, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
+				if s.handover {
+					e = handOver(t, e)
+					continue
+				}
+				p := &pass{e: e, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm), now: time.Now()}
+				if s.jobDone {
+					p.jobs = []batchv1.Job{finishedJob(p.now.Add(time.Second))}
+				}
 				if !s.undecided {
 					p.decided = &decide.Decision{}
 				}
@@ -239,7 +254,34 @@ func TestLiveReportEnds(t *testing.T) {
 // stopped before deciding; whether another manager runs it.
 type step struct {
 	live, failed, undecided, restart bool
-	c                                metav1.Condition
+	// handover: another manager takes over with what this one's
+	// checkpoint saved (no pass); jobDone: the pass reads a Job that
+	// finished after the live report began.
+	handover, jobDone bool
+	c                 metav1.Condition
+}
+
+// handOver is the manager that starts after e with the live reports'
+// records e's checkpoint saved.
+func handOver(t *testing.T, e *Engine) *Engine {
+	t.Helper()
+	data, err := json.Marshal(e.liveRecords())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc liveDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	next := &Engine{}
+	next.loadLiveRecords(doc)
+	return next
+}
+
+// finishedJob is a Job of the object that succeeded at at.
+func finishedJob(at time.Time) batchv1.Job {
+	return batchv1.Job{Status: batchv1.JobStatus{CompletionTime: &metav1.Time{Time: at},
+		Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Time{Time: at}}}}}
 }
 
 func (s step) report(p *pass) {
