@@ -113,7 +113,8 @@ func (p *pass) report(c metav1.Condition) {
 // came, it is no longer due or held): a pass that stopped earlier (paused,
 // waiting for its owner) did not look. The record is forgotten once the
 // status saying it is written. A pass that set the condition otherwise
-// ends the episode: the record it remembered is stale.
+// ends the episode, once its status is written: the record it
+// remembered is stale.
 func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 	for _, t := range liveCondTypes {
 		k := liveKey{p.obj.GetUID(), t}
@@ -122,8 +123,8 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 			rec, found = p.e.claimLoaded(k, rec.(liveRecord), p.jobFinishedSince)
 		}
 		if set := p.reported(t); set != nil {
-			if !live(*set) {
-				p.e.forgetRecord(k)
+			if !live(*set) && found {
+				p.forgetOnceWritten(k, rec)
 			}
 			continue
 		}
@@ -135,12 +136,19 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 		} else {
 			p.set(c)
 		}
-		p.observe(func() {
-			if p.e.replaced.CompareAndDelete(k, rec) {
-				p.e.liveChanged.Store(true)
-			}
-		})
+		p.forgetOnceWritten(k, rec)
 	}
+}
+
+// forgetOnceWritten forgets the record rec of k once the status the pass
+// computed is written: a pass whose status write fails leaves the live
+// report on the object, and so the record with it.
+func (p *pass) forgetOnceWritten(k liveKey, rec any) {
+	p.observe(func() {
+		if p.e.replaced.CompareAndDelete(k, rec) {
+			p.e.liveChanged.Store(true)
+		}
+	})
 }
 
 // forgetLiveReports drops what the live reports of an object that is

@@ -161,6 +161,7 @@ func TestLiveReportEnds(t *testing.T) {
 	pull := func(op decide.Operation) step {
 		return step{live: true, c: conditions.ImagePullFailing("j", op, false, "example.test/m:1", "ErrImagePull", "not found")}
 	}
+	withdrawnApply := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason, Message: "withdrawn"}
 	stoppedCond, _ := conditions.Job(conditions.JobFacts{Name: "j", Op: decide.OpApply, ImagePullFailed: true, Image: "example.test/m:1"})
 	stopped := step{c: stoppedCond}
 	// A pass that ends the episode: completed, decided, reporting nothing
@@ -207,6 +208,7 @@ func TestLiveReportEnds(t *testing.T) {
 		{"a restart that loaded the checkpoint: the last apply again", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, quiet}, false, "", infrav1.ApplySucceededReason},
 		{"a restart that loaded the checkpoint, a drift Job ran meanwhile: the check again", &checked, []step{runs, {handover: true}, runs, quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason},
 		{"a loaded record older than a Job that finished since: the wait stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, {jobDone: true}}, false, "", infrav1.WaitingForJobSlotReason},
+		{"a record whose status write failed: the wait's record is kept", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {c: withdrawnApply, unwritten: true}, quiet}, false, "", infrav1.ApplySucceededReason},
 		{"inputs back under the cap", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason, Message: "2 MiB"}}, quiet}, false, "", infrav1.ApplySucceededReason},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,6 +234,10 @@ func TestLiveReportEnds(t *testing.T) {
 				}
 				s.report(p)
 				st := &tm.Status.WorkspaceStatus
+				if s.unwritten {
+					p.endLiveReports(st.DeepCopy(), true) // its status write fails: nothing changes
+					continue
+				}
 				endPass(p, st, !s.failed)
 			}
 			condType := tc.condType
@@ -258,7 +264,9 @@ type step struct {
 	// checkpoint saved (no pass); jobDone: the pass reads a Job that
 	// finished after the live report began.
 	handover, jobDone bool
-	c                 metav1.Condition
+	// unwritten: the pass's status write fails.
+	unwritten bool
+	c         metav1.Condition
 }
 
 // handOver is the manager that starts after e with the live reports'
