@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -105,7 +106,10 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	}
 	if !deleting {
 		if err := p.credentialsStep(ctx); err != nil {
-			return ctrl.Result{}, err
+			// No Job starts, but the chores do not wait for the
+			// credentials: the state is still backed up, a Machine's
+			// remediation request and a pool's size still written.
+			return ctrl.Result{}, errors.Join(err, p.doChores(ctx, decide.Chores(p.snapshot(deleting))))
 		}
 	}
 	p.driftFollowsAction(deleting)

@@ -84,6 +84,8 @@ func (p *pass) pendingPlan() *infrav1.TerraformPlan {
 // the plan as read: the write's base, so that a plan changed meanwhile is
 // not written (the next pass decides again on it).
 type planMove struct {
+	// i indexes the plan in pass.plans.
+	i    int
 	read *infrav1.TerraformPlan
 	to   infrav1.PlanPhase
 	// why a live plan is superseded ("" otherwise).
@@ -112,8 +114,9 @@ func (p *pass) movePlans(frozen bool) {
 		noApplyDue = p.snapshot(false).NoApplyDue()
 	}
 	newest := p.livePlan()
-	move := func(pl *infrav1.TerraformPlan, m planMove) {
-		m.read = pl.DeepCopy()
+	move := func(i int, m planMove) {
+		pl := &p.plans[i]
+		m.i, m.read = i, pl.DeepCopy()
 		p.planMoves = append(p.planMoves, m)
 		if m.lateApproval {
 			return
@@ -132,12 +135,12 @@ func (p *pass) movePlans(frozen bool) {
 				if l := p.livePlan(); l != nil {
 					current = "the current plan is " + l.Name
 				}
-				move(pl, planMove{to: infrav1.PlanPhaseSuperseded, lateApproval: true, current: current})
+				move(i, planMove{to: infrav1.PlanPhaseSuperseded, lateApproval: true, current: current})
 			}
 			continue
 		}
 		if outcome := p.planOutcome(pl); outcome != "" {
-			move(pl, planMove{to: outcome})
+			move(i, planMove{to: outcome})
 			continue
 		}
 		why := ""
@@ -150,11 +153,11 @@ func (p *pass) movePlans(frozen bool) {
 		}
 		switch {
 		case why != "":
-			move(pl, planMove{to: infrav1.PlanPhaseSuperseded, why: why})
+			move(i, planMove{to: infrav1.PlanPhaseSuperseded, why: why})
 		case approvals.Approved(pl) && approvals.Phase(pl) != infrav1.PlanPhaseApproved:
-			move(pl, planMove{to: infrav1.PlanPhaseApproved})
+			move(i, planMove{to: infrav1.PlanPhaseApproved})
 		case approvals.Phase(pl) == "":
-			move(pl, planMove{to: infrav1.PlanPhasePending})
+			move(i, planMove{to: infrav1.PlanPhasePending})
 		}
 	}
 	if noApplyDue && p.livePlan() == nil {
@@ -173,8 +176,8 @@ func (p *pass) prunablePlans(frozen bool) int {
 }
 
 // writePlanMoves (the chore SyncPlans) writes the moves movePlans
-// decided. A move whose plan changed meanwhile is not written, and says
-// nothing.
+// decided. A move whose plan changed meanwhile is not written, says
+// nothing, and leaves the plan as read.
 func (p *pass) writePlanMoves(ctx context.Context) error {
 	w := p.plansWriter()
 	for _, m := range p.planMoves {
@@ -193,6 +196,11 @@ func (p *pass) writePlanMoves(ctx context.Context) error {
 		}
 		switch {
 		case !changed:
+			// Changed meanwhile: the plan stays as read (pruning sees it
+			// so), and the next pass decides again on it.
+			if m.i < len(p.plans) && p.plans[m.i].Name == pl.Name {
+				p.plans[m.i] = *pl
+			}
 		case m.why != "":
 			typ := corev1.EventTypeNormal
 			if approvals.Approved(pl) {

@@ -1,0 +1,79 @@
+package lifecycle_test
+
+import (
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/test/kubelet"
+)
+
+// TestChoresGoOnWhileTheRunnerRBACFails: a pass whose runner RBAC cannot
+// be written (an admission policy refuses the runner's ServiceAccount)
+// starts no Job and fails, but its chores still run: a pool's autoscaling
+// write-back reaches its MachinePool, as it did when the write-back ran
+// before the credentials step.
+func TestChoresGoOnWhileTheRunnerRBACFails(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "tofu")
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
+	tc := w.newCluster(nil)
+	w.waitProvisioned(tc)
+	tmp := w.newPool("pool", 3)
+	w.waitProvisioned(tmp)
+
+	// Refuse every new ServiceAccount of the namespace, then take the
+	// runner's away: the credentials step's RBAC write now fails.
+	name := "deny-serviceaccounts-" + w.ns
+	w.create(&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"serviceaccounts"}}}}}},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "no new ServiceAccounts here"}},
+		}})
+	w.create(&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: w.ns}}}}})
+	t.Cleanup(func() {
+		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	w.eventually(time.Minute, "the policy refusing new ServiceAccounts", func() (bool, error) {
+		err := env.Client.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "probe"}})
+		if err == nil {
+			return false, env.Client.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "probe"}})
+		}
+		return true, nil
+	})
+	if err := env.Client.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: jobs.DefaultServiceAccountName}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The autoscaler takes the pool: the write-back marks the MachinePool,
+	// while the pool's passes fail on the RBAC.
+	mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "pool"}}
+	w.update(mp, func(o client.Object) {
+		o.SetAnnotations(map[string]string{infrav1.AutoscalerMinSizeAnnotation: "1", infrav1.AutoscalerMaxSizeAnnotation: "5"})
+	})
+	w.eventually(time.Minute, "the RBAC failure reported and the write-back done", func() (bool, error) {
+		w.get(tmp)
+		w.get(mp)
+		c := meta.FindStatusCondition(tmp.Status.Conditions, infrav1.RunnerRBACReadyCondition)
+		return c != nil && c.Reason == infrav1.RBACFailedReason && mp.Annotations[infrav1.ReplicasManagedByAnnotation] == "captf", nil
+	})
+	wantConditions(t, tmp, map[string]string{infrav1.AutoscalingActiveCondition: infrav1.ReplicasManagedByModuleReason})
+	if tmp.Status.ActiveJob != nil {
+		t.Errorf("a Job started while the runner RBAC fails: %+v", tmp.Status.ActiveJob)
+	}
+}
