@@ -9,9 +9,13 @@ type Chore string
 
 // Chores, in the order a pass does them.
 const (
-	// ChorePruneJobs deletes the finished Jobs beyond the history limits.
-	// It is the one chore of a paused pass: a paused object's Jobs still
-	// finish and are bookkept.
+	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
+	// and whose per-run Secret is gone, and releases its run lease: the
+	// pass decided as if it were gone. Also while paused.
+	ChoreDeleteStuckJob Chore = "DeleteStuckJob"
+	// ChorePruneJobs deletes the finished Jobs beyond the history limits,
+	// also while paused: a paused object's Jobs still finish and are
+	// bookkept.
 	ChorePruneJobs Chore = "PruneJobs"
 	// ChoreReleaseSurplus lets go of the state pieces Terraform deleted
 	// while shrinking the state, which the protection still keeps (the
@@ -54,6 +58,9 @@ const (
 type Upkeep struct {
 	// Paused: the object or its Cluster is paused.
 	Paused bool
+	// StuckJob: the object's Job never started its pod and lost its
+	// per-run Secret (JobActive is then false).
+	StuckJob bool
 	// PrunableJobs counts the finished Jobs beyond the history limits.
 	PrunableJobs int
 	// SurplusPieces counts the protected state pieces the state read left
@@ -82,7 +89,8 @@ type Upkeep struct {
 }
 
 // Chores returns the chores of the pass that observed s, in order. A
-// paused pass only prunes its Jobs and writes its plans' moves. While a
+// paused pass only deletes a stuck Job, prunes its Jobs and writes its
+// plans' moves. While a
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
 // never re-owned, backed up or synced. The plans' chores come last.
@@ -101,6 +109,9 @@ func Chores(s Snapshot) []Chore {
 func keeping(s Snapshot) []Chore {
 	u := s.Upkeep
 	var out []Chore
+	if u.StuckJob {
+		out = append(out, ChoreDeleteStuckJob)
+	}
 	if u.PrunableJobs > 0 {
 		out = append(out, ChorePruneJobs)
 	}

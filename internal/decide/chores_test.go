@@ -48,6 +48,11 @@ func TestChores(t *testing.T) {
 			[]Chore{ChoreSyncPlans}},
 		{"a deleting object records approvals after protecting its state", func(s *Snapshot) { s.Deleting, s.Upkeep.PlanMoves = true, 1 },
 			[]Chore{ChoreProtectDeleting, ChoreSyncPlans}},
+		{"a stuck Job goes first, and the state is kept as if it were gone", func(s *Snapshot) {
+			s.Upkeep.StuckJob, s.Upkeep.PrunableJobs, s.Upkeep.BackedUp = true, 1, false
+		}, []Chore{ChoreDeleteStuckJob, ChorePruneJobs, ChoreBackUpState, ChoreSyncOwner}},
+		{"a paused object's stuck Job goes too", func(s *Snapshot) { s.Upkeep.Paused, s.Upkeep.StuckJob = true, true },
+			[]Chore{ChoreDeleteStuckJob}},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
 			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}

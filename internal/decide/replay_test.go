@@ -70,6 +70,8 @@ func (r *replay) done(chores []Chore) {
 	u := &r.s.Upkeep
 	for _, c := range chores {
 		switch c {
+		case ChoreDeleteStuckJob:
+			u.StuckJob = false
 		case ChorePruneJobs:
 			u.PrunableJobs = 0
 		case ChoreReleaseSurplus:
@@ -176,6 +178,13 @@ var scenarios = []struct {
 		r.pass("a state of these inputs is there after all")
 		r.finish(true, nil)
 		r.pass("the re-apply succeeded")
+	}},
+	{"a Job whose pod never started is deleted as stuck, and another starts", func(r *replay) {
+		r.pass("created")
+		r.s.JobActive, r.s.Upkeep.StuckJob = false, true
+		r.pass("a minute on, no pod ran and the per-run Secret is gone")
+		r.finish(true, nil)
+		r.pass("the new apply succeeded")
 	}},
 	{"a state that is lost holds everything until a restore", func(r *replay) {
 		r.s.EverApplied = true

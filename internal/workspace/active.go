@@ -28,7 +28,8 @@ const (
 )
 
 // checkActive looks at the running Job's pod: a Job whose per-run Secret
-// is gone and whose pod never started is deleted so that a new one starts
+// is gone and whose pod never started is stuck: no longer active, the
+// chore DeleteStuckJob deletes it so that a new one starts
 // (StuckJobDeleted); a pod that cannot pull its image is reported, and
 // after ImagePullGrace its Job is stopped and counts as failed.
 func (p *pass) checkActive(ctx context.Context) error {
@@ -55,6 +56,17 @@ func (p *pass) checkActive(ctx context.Context) error {
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
+	// Stuck: the pass goes on as if it were gone (it never ran), and the
+	// chore DeleteStuckJob deletes it before the pass acts.
+	p.stuck, p.active, p.w.Status.ActiveJob = j, nil, nil
+	return nil
+}
+
+// deleteStuckJob (the chore DeleteStuckJob) deletes, with its pod, the
+// Job checkActive found stuck, once status.activeJob no longer names it,
+// and releases its run lease.
+func (p *pass) deleteStuckJob(ctx context.Context) error {
+	j := p.stuck
 	if err := p.forgetActiveJob(ctx); err != nil {
 		return err
 	}
@@ -62,7 +74,6 @@ func (p *pass) checkActive(ctx context.Context) error {
 		return err
 	}
 	p.eventf(corev1.EventTypeWarning, "StuckJobDeleted", "Deleted Job %s: its per-run Secret is missing and its pod never started; a new Job starts", j.Name)
-	p.active, p.w.Status.ActiveJob = nil, nil
 	return p.releaseRunLease(ctx, j.Name)
 }
 

@@ -186,6 +186,9 @@ type pass struct {
 
 	jobs   []batchv1.Job
 	active *batchv1.Job
+	// stuck is the Job checkActive found stuck (no longer active), for
+	// the chore DeleteStuckJob.
+	stuck *batchv1.Job
 	// plans are the object's TerraformPlans, newest first, as the pass
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan
