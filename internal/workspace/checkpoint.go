@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -115,36 +116,41 @@ func (c *Checkpointer) Start(ctx context.Context) error {
 	c.Store.Fingerprint = fingerprint
 	c.loadLive(ctrl.LoggerInto(ctx, log))
 	c.load(ctrl.LoggerInto(ctx, log))
+	saves := []struct {
+		changed           *atomic.Bool
+		save              func(context.Context) error
+		stopping, failing string
+	}{
+		{&c.Engine.memoChanged, c.save,
+			"Saving the settled objects' records as the manager stops; the next start passes over the objects settled since the last save",
+			"Saving the settled objects' records; retrying later"},
+		{&c.Engine.liveChanged, c.saveLive,
+			"Saving the live reports' records as the manager stops; the next manager leaves a live report it did not see begin until a Job reports",
+			"Saving the live reports' records; retrying later"},
+	}
 	tick := time.NewTicker(orDefault(c.Every, time.Minute))
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			if c.Engine.memoChanged.Swap(false) {
-				if err := c.save(sctx); err != nil {
-					log.Error(err, "Saving the settled objects' records as the manager stops; the next start passes over the objects settled since the last save")
-				}
-			}
-			if c.Engine.liveChanged.Swap(false) {
-				if err := c.saveLive(sctx); err != nil {
-					log.Error(err, "Saving the live reports' records as the manager stops; the next manager leaves a live report it did not see begin until a Job reports")
+			for _, sv := range saves {
+				if sv.changed.Swap(false) {
+					if err := sv.save(sctx); err != nil {
+						log.Error(err, sv.stopping)
+					}
 				}
 			}
 			cancel()
 			return nil
 		case <-tick.C:
 			c.expire()
-			if c.Engine.memoChanged.Swap(false) {
-				if err := c.save(ctx); err != nil {
-					c.Engine.memoChanged.Store(true)
-					log.Error(err, "Saving the settled objects' records; retrying later")
-				}
-			}
-			if c.Engine.liveChanged.Swap(false) {
-				if err := c.saveLive(ctx); err != nil {
-					c.Engine.liveChanged.Store(true)
-					log.Error(err, "Saving the live reports' records; retrying later")
+			for _, sv := range saves {
+				if sv.changed.Swap(false) {
+					if err := sv.save(ctx); err != nil {
+						sv.changed.Store(true)
+						log.Error(err, sv.failing)
+					}
 				}
 			}
 		}
@@ -180,18 +186,24 @@ func (c *Checkpointer) saveLive(ctx context.Context) error {
 	if c.Live.Name == "" {
 		return nil
 	}
-	data, err := json.Marshal(c.Engine.liveRecords())
+	return saveChanged(ctx, c.Live, c.Engine.liveRecords(), &c.lastSavedLive, "the live reports' records")
+}
+
+// saveChanged saves doc in store unless it encodes to what the save whose
+// digest last holds wrote; what names the records for errors.
+func saveChanged(ctx context.Context, store checkpoint.Store, doc any, last *[sha256.Size]byte, what string) error {
+	data, err := json.Marshal(doc)
 	if err != nil {
-		return fmt.Errorf("encoding the live reports' records: %w", err)
+		return fmt.Errorf("encoding %s: %w", what, err)
 	}
 	sum := sha256.Sum256(data)
-	if sum == c.lastSavedLive {
+	if sum == *last {
 		return nil
 	}
-	if err := c.Live.Save(ctx, data); err != nil {
+	if err := store.Save(ctx, data); err != nil {
 		return err
 	}
-	c.lastSavedLive = sum
+	*last = sum
 	return nil
 }
 
@@ -304,17 +316,5 @@ func (c *Checkpointer) save(ctx context.Context) error {
 		a, b := doc.Entries[i], doc.Entries[j]
 		return a.Kind+"/"+a.Namespace+"/"+a.Name < b.Kind+"/"+b.Namespace+"/"+b.Name
 	})
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return fmt.Errorf("encoding the settled objects' records: %w", err)
-	}
-	sum := sha256.Sum256(data)
-	if sum == c.lastSaved {
-		return nil
-	}
-	if err := c.Store.Save(ctx, data); err != nil {
-		return err
-	}
-	c.lastSaved = sum
-	return nil
+	return saveChanged(ctx, c.Store, doc, &c.lastSaved, "the settled objects' records")
 }
