@@ -13,6 +13,11 @@ const (
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
 	ChoreDeleteStuckJob Chore = "DeleteStuckJob"
+	// ChoreStopUnpulledJob stops the running Job whose pod could not pull
+	// its image within the grace and has no image to fall back to: it
+	// fails through its deadline, and so counts toward the backoff. Also
+	// while paused.
+	ChoreStopUnpulledJob Chore = "StopUnpulledJob"
 	// ChorePruneJobs deletes the finished Jobs beyond the history limits,
 	// also while paused: a paused object's Jobs still finish and are
 	// bookkept.
@@ -61,6 +66,9 @@ type Upkeep struct {
 	// StuckJob: the object's Job never started its pod and lost its
 	// per-run Secret (JobActive is then false).
 	StuckJob bool
+	// UnpulledJob: the running Job's pod could not pull its image within
+	// the grace, and no image is left to fall back to.
+	UnpulledJob bool
 	// PrunableJobs counts the finished Jobs beyond the history limits.
 	PrunableJobs int
 	// SurplusPieces counts the protected state pieces the state read left
@@ -89,8 +97,8 @@ type Upkeep struct {
 }
 
 // Chores returns the chores of the pass that observed s, in order. A
-// paused pass only deletes a stuck Job, prunes its Jobs and writes its
-// plans' moves. While a
+// paused pass only deletes a stuck Job, stops one that cannot pull its
+// image, prunes its Jobs and writes its plans' moves. While a
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
 // never re-owned, backed up or synced. The plans' chores come last.
@@ -111,6 +119,9 @@ func keeping(s Snapshot) []Chore {
 	var out []Chore
 	if u.StuckJob {
 		out = append(out, ChoreDeleteStuckJob)
+	}
+	if u.UnpulledJob {
+		out = append(out, ChoreStopUnpulledJob)
 	}
 	if u.PrunableJobs > 0 {
 		out = append(out, ChorePruneJobs)

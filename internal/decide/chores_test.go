@@ -53,6 +53,9 @@ func TestChores(t *testing.T) {
 		}, []Chore{ChoreDeleteStuckJob, ChorePruneJobs, ChoreBackUpState, ChoreSyncOwner}},
 		{"a paused object's stuck Job goes too", func(s *Snapshot) { s.Upkeep.Paused, s.Upkeep.StuckJob = true, true },
 			[]Chore{ChoreDeleteStuckJob}},
+		{"a running Job that cannot pull its image is stopped, paused or not", func(s *Snapshot) {
+			s.JobActive, s.Upkeep.Paused, s.Upkeep.UnpulledJob, s.Upkeep.PrunableJobs = true, true, true, 1
+		}, []Chore{ChoreStopUnpulledJob, ChorePruneJobs}},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
 			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}

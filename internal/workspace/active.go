@@ -104,7 +104,7 @@ func (p *pass) sayRunning() {
 
 // imagePullFailing reports a pod whose container cs cannot pull its
 // image, and once the grace is over falls back to the next module image
-// or stops the Job. The runner image (the init container's) never falls
+// or gives the Job up (the chore StopUnpulledJob stops it). The runner image (the init container's) never falls
 // back: it is the manager's.
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.ContainerStatus) error {
 	op, image, w, runner := jobs.Op(j), cs.Image, cs.State.Waiting, cs.Name == jobs.RunnerContainer
@@ -121,14 +121,29 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.
 			return err
 		}
 	}
-	// The Job fails through its deadline, so that it stays in the history
-	// and counts toward the backoff; the annotation tells bookkeeping why.
+	p.unpulled = &unpulled{job: j, runner: runner}
+	return nil
+}
+
+// unpulled is a running Job whose image could not be pulled within the
+// grace and has no image to fall back to; runner: the runner image's.
+type unpulled struct {
+	job    *batchv1.Job
+	runner bool
+}
+
+// stopUnpulledJob (the chore StopUnpulledJob) stops the Job imagePullFailing
+// gave up on. It fails through its deadline, so that it stays in the
+// history and counts toward the backoff; the annotation tells
+// bookkeeping why.
+func (p *pass) stopUnpulledJob(ctx context.Context) error {
+	j := p.unpulled.job
 	patch := client.MergeFrom(j.DeepCopy())
 	if j.Annotations == nil {
 		j.Annotations = map[string]string{}
 	}
 	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
-	if runner {
+	if p.unpulled.runner {
 		j.Annotations[infrav1.RunnerImagePullFailedAnnotation] = "true"
 	}
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)

@@ -10,7 +10,7 @@ import (
 
 // upkeep gathers what the pass's chores are chosen from (decide.Chores).
 func (p *pass) upkeep(paused bool) decide.Upkeep {
-	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
+	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
 		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
 	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
@@ -39,6 +39,8 @@ func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
 		switch c {
 		case decide.ChoreDeleteStuckJob:
 			err = p.deleteStuckJob(ctx)
+		case decide.ChoreStopUnpulledJob:
+			err = p.stopUnpulledJob(ctx)
 		case decide.ChorePruneJobs:
 			err = p.prune(ctx)
 		case decide.ChoreReleaseSurplus:

@@ -189,6 +189,9 @@ type pass struct {
 	// stuck is the Job checkActive found stuck (no longer active), for
 	// the chore DeleteStuckJob.
 	stuck *batchv1.Job
+	// unpulled is the running Job checkActive gave up on for its image,
+	// for the chore StopUnpulledJob.
+	unpulled *unpulled
 	// plans are the object's TerraformPlans, newest first, as the pass
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan

@@ -8,6 +8,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/decide"
 )
 
 // newCluster creates the namespace ns and, in it, the TerraformCluster
@@ -33,5 +34,16 @@ func endPass(p *pass, st *infrav1.WorkspaceStatus, ok bool) {
 	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
 	for _, f := range p.observations {
 		f()
+	}
+}
+
+// doJobChores does the chores checkActive's findings choose (a stuck Job
+// deleted, one that cannot pull its image stopped), as the pass does
+// after deciding.
+func doJobChores(t *testing.T, p *pass) {
+	t.Helper()
+	u := decide.Upkeep{StuckJob: p.stuck != nil, UnpulledJob: p.unpulled != nil}
+	if err := p.doChores(t.Context(), decide.Chores(decide.Snapshot{JobActive: p.active != nil, Upkeep: u})); err != nil {
+		t.Fatal(err)
 	}
 }

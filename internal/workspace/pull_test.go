@@ -65,6 +65,7 @@ func TestRunnerImagePullIsReported(t *testing.T) {
 		if err := p.checkActive(ctx); err != nil {
 			t.Fatal(err)
 		}
+		doJobChores(t, p)
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			t.Fatalf("the Job is gone (%v): a runner image must not fall back", err)
 		}

@@ -74,9 +74,7 @@ func TestRunningReportsGoWithTheirJob(t *testing.T) {
 						t.Fatal(err)
 					}
 					p.sayRunning()
-					if err := p.doChores(ctx, decide.Chores(decide.Snapshot{Upkeep: decide.Upkeep{StuckJob: p.stuck != nil}})); err != nil {
-						t.Fatal(err)
-					}
+					doJobChores(t, p)
 				} else if !apierrors.IsNotFound(err) {
 					t.Fatal(err)
 				}
