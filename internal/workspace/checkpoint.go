@@ -164,10 +164,12 @@ func (c *Checkpointer) loadLive(ctx context.Context) {
 		return
 	}
 	log := ctrl.LoggerFrom(ctx)
-	data, err := c.Live.Load(ctx)
+	lctx, cancel := context.WithTimeout(ctx, orDefault(c.SyncWait, 30*time.Second))
+	defer cancel()
+	data, err := c.Live.Load(lctx)
 	switch {
 	case ctx.Err() != nil, errors.Is(err, checkpoint.ErrUnusable):
-		return
+		return // the manager stops, or nothing to load
 	case err != nil:
 		log.Error(err, "Loading the live reports' records: a live report that began before this start stays until a Job reports")
 		return
@@ -177,7 +179,8 @@ func (c *Checkpointer) loadLive(ctx context.Context) {
 		log.Info("The live reports' records do not decode: a live report that began before this start stays until a Job reports", "reason", err.Error())
 		return
 	}
-	log.Info("Loaded the live reports' records", "records", c.Engine.loadLiveRecords(doc))
+	loaded, refused := c.Engine.loadLiveRecords(doc)
+	log.Info("Loaded the live reports' records", "records", loaded, "refused", refused)
 }
 
 // saveLive writes the records the live reports cover, unless it is what

@@ -1,11 +1,13 @@
 package workspace
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/checkpoint"
@@ -104,7 +106,7 @@ func TestLiveRecordsSurviveTheCheckpoint(t *testing.T) {
 	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1 applied the current inputs"}
 	k := liveKey{"uid-1", infrav1.ApplyJobSucceededCondition}
 	old := &Engine{}
-	old.keepRecord(k, liveRecord{Cond: applied, At: time.Now()})
+	old.keepRecord(k, liveRecord{Cond: applied, LastJob: "captf-c-demo-apply-a1-0a1b2c"})
 	old.replaced.Store(liveKey{"uid-1", infrav1.ReadyCondition}, liveRecord{Cond: applied}) // not a live report's type
 	if !old.liveChanged.Load() {
 		t.Fatal("a record kept does not mark the checkpoint out of date")
@@ -119,8 +121,8 @@ func TestLiveRecordsSurviveTheCheckpoint(t *testing.T) {
 	if !ok {
 		t.Fatal("the next manager did not load the record of the live report")
 	}
-	if r := v.(liveRecord); r.Cond != applied || !r.Loaded {
-		t.Errorf("loaded %+v, want the record %+v, marked loaded", r, applied)
+	if r := v.(liveRecord); r.Cond != applied || !r.Loaded || r.LastJob != "captf-c-demo-apply-a1-0a1b2c" {
+		t.Errorf("loaded %+v, want the record %+v with its last Job, marked loaded", r, applied)
 	}
 	if _, ok := next.replaced.Load(liveKey{"uid-1", infrav1.ReadyCondition}); ok {
 		t.Error("a record of a condition no live report covers was loaded")
@@ -139,13 +141,13 @@ func TestLiveRecordsSurviveTheCheckpoint(t *testing.T) {
 func TestLoadedLiveRecordsOfObjectsGoneAreDropped(t *testing.T) {
 	e := &Engine{}
 	e.loadLiveRecords(liveDoc{Entries: []liveEntry{
-		{UID: "gone", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue}},
-		{UID: "seen", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue}},
+		{UID: "gone", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason}},
+		{UID: "seen", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason}},
 	}})
 	e.keepRecord(liveKey{"own", infrav1.DriftJobSucceededCondition}, liveRecord{Cond: metav1.Condition{Type: infrav1.DriftJobSucceededCondition}})
 	seen := liveKey{"seen", infrav1.ApplyJobSucceededCondition}
 	v, _ := e.replaced.Load(seen)
-	if _, ok := e.claimLoaded(seen, v.(liveRecord), func(time.Time) bool { return false }); !ok {
+	if _, ok := e.claimLoaded(seen, v.(liveRecord), ""); !ok {
 		t.Fatal("a pass with no Job finished since lost the loaded record")
 	}
 	c := &Checkpointer{Engine: e, Expire: time.Minute, loadedAt: time.Now().Add(-2 * time.Minute)}
@@ -161,5 +163,40 @@ func TestLoadedLiveRecordsOfObjectsGoneAreDropped(t *testing.T) {
 	}
 	if !e.liveChanged.Load() {
 		t.Error("dropping a record does not mark the checkpoint out of date")
+	}
+}
+
+// TestHostileLiveRecordsAreRefused: whoever can write Secrets in the
+// manager's namespace can write the checkpoint. A record no pass could
+// have kept is refused: one the API server would refuse in a status (an
+// invalid status, reason or message, which would fail every status write
+// of the object), a live report posing as a record, a condition type no
+// live report covers, an oversized UID. A valid one is taken.
+func TestHostileLiveRecordsAreRefused(t *testing.T) {
+	typ := infrav1.ApplyJobSucceededCondition
+	valid := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason, Message: "Job a1 failed"}
+	for _, tc := range []struct {
+		name  string
+		entry liveEntry
+		take  bool
+	}{
+		{"a record a pass keeps", liveEntry{UID: "u", Record: valid}, true},
+		{"a first restore's record of no condition", liveEntry{UID: "u", Record: metav1.Condition{Type: infrav1.RestoreJobSucceededCondition}}, true},
+		{"a status the API server refuses", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: "Maybe", Reason: "Forged"}}, false},
+		{"a reason the API server refuses", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "not a reason!"}}, false},
+		{"an empty reason", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionTrue}}, false},
+		{"a message over the API server's bound", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: strings.Repeat("x", 32769)}}, false},
+		{"a live report posing as a record", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForJobSlotReason}}, false},
+		{"a condition no live report covers", liveEntry{UID: "u", Record: metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready"}}, false},
+		{"no UID", liveEntry{Record: valid}, false},
+		{"an oversized UID", liveEntry{UID: types.UID(strings.Repeat("u", 129)), Record: valid}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Engine{}
+			loaded, refused := e.loadLiveRecords(liveDoc{Entries: []liveEntry{tc.entry}})
+			if took := loaded == 1 && refused == 0; took != tc.take {
+				t.Errorf("loaded %d, refused %d; want it taken: %v", loaded, refused, tc.take)
+			}
+		})
 	}
 }

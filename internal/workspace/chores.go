@@ -25,15 +25,18 @@ func (p *pass) upkeep(paused bool) decide.Upkeep {
 	return u
 }
 
-// pausedSnapshot is what a paused pass's chores are chosen from: it reads
-// no state and decides nothing.
-func (p *pass) pausedSnapshot(deleting bool) decide.Snapshot {
-	return decide.Snapshot{Deleting: deleting, JobActive: p.active != nil, Upkeep: p.upkeep(true)}
+// undecidedSnapshot is what the chores of a pass that decides nothing are
+// chosen from, as a paused pass's: a paused pass, or one that failed
+// before its chores (a stuck Job still goes, an unpullable one is still
+// stopped).
+func (p *pass) undecidedSnapshot() decide.Snapshot {
+	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil, Upkeep: p.upkeep(true)}
 }
 
 // doChores does the chores chosen, in their order; the first that fails
-// fails the pass.
+// fails the pass. A pass does its chores once.
 func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
+	p.choresDone = true
 	for _, c := range chores {
 		var err error
 		switch c {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -190,8 +191,10 @@ type pass struct {
 	// the chore DeleteStuckJob.
 	stuck *batchv1.Job
 	// unpulled is the running Job checkActive gave up on for its image,
-	// for the chore StopUnpulledJob.
-	unpulled *unpulled
+	// for the chore StopUnpulledJob. choresDone: the pass did its chores
+	// (or tried).
+	unpulled   *unpulled
+	choresDone bool
 	// plans are the object's TerraformPlans, newest first, as the pass
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan
@@ -300,6 +303,12 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
 	res, err := p.run(ctx)
+	if err != nil && !p.choresDone && !p.ownerMoved {
+		// A pass that failed before its chores still lets a stuck Job go
+		// (it holds a run lease and a Job slot) and stops an unpullable
+		// one.
+		err = errors.Join(err, p.doChores(ctx, decide.Chores(p.undecidedSnapshot())))
+	}
 	if p.pastGate && p.specChanged && !p.ownerMoved {
 		// The contract fields the pass writes with its status are a write
 		// past the gate too.
@@ -412,7 +421,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		// Bookkeeping only: approvals are recorded and
 		// status.pendingPlanRef follows the live plan.
 		p.movePlans(true)
-		if err := p.doChores(ctx, decide.Chores(p.pausedSnapshot(deleting))); err != nil {
+		if err := p.doChores(ctx, decide.Chores(p.undecidedSnapshot())); err != nil {
 			return ctrl.Result{}, err
 		}
 		if released, err := p.releaseOwnerless(ctx, deleting); released || err != nil {

@@ -90,10 +90,10 @@ func (p *pass) reportLive(c metav1.Condition) {
 	switch cur := p.current(c.Type); {
 	case cur == nil:
 		if _, covered := p.e.replaced.Load(k); !covered {
-			p.e.keepRecord(k, liveRecord{Cond: firstRecord(c.Type), At: p.now})
+			p.e.keepRecord(k, liveRecord{Cond: firstRecord(c.Type), LastJob: p.newestFinishedJob()})
 		}
 	case !live(*cur):
-		p.e.keepRecord(k, liveRecord{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, At: p.now})
+		p.e.keepRecord(k, liveRecord{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: p.newestFinishedJob()})
 	}
 	p.set(c)
 }
@@ -120,7 +120,7 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 		k := liveKey{p.obj.GetUID(), t}
 		rec, found := p.e.replaced.Load(k)
 		if found && rec.(liveRecord).Loaded {
-			rec, found = p.e.claimLoaded(k, rec.(liveRecord), p.jobFinishedSince)
+			rec, found = p.e.claimLoaded(k, rec.(liveRecord), p.newestFinishedJob())
 		}
 		if set := p.reported(t); set != nil {
 			if !live(*set) && found {

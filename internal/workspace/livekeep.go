@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"regexp"
 	"sort"
 	"time"
 
@@ -15,14 +16,15 @@ import (
 const LiveRecordsFormat = "captf-live-records/v1"
 
 // liveRecord is the record a live report covers (live.go): the condition
-// as it was, and when the live report began. Loaded: it came from the
-// checkpoint, not from a pass of this manager; Seen: a pass of its object
-// has run since it was loaded.
+// as it was, and LastJob, the newest finished Job of the object when the
+// live report began ("" when none). Loaded: it came from the checkpoint,
+// not from a pass of this manager; Seen: a pass of its object has run
+// since it was loaded.
 type liveRecord struct {
-	Cond   metav1.Condition
-	At     time.Time
-	Loaded bool
-	Seen   bool
+	Cond    metav1.Condition
+	LastJob string
+	Loaded  bool
+	Seen    bool
 }
 
 // keepRecord keeps the record a live report covers.
@@ -39,16 +41,18 @@ func (e *Engine) forgetRecord(k liveKey) {
 }
 
 // claimLoaded is a pass's look at a record loaded from the checkpoint:
-// it is kept (and marked seen) unless a Job of the object finished after
-// its live report began. Such a Job's outcome was bookkept after the
-// checkpoint was saved, maybe by the manager that saved it, so the record
-// may be older than what the condition said before the live report that
-// stands now: that one is left until a Job reports, as if no record had
-// been loaded.
-func (e *Engine) claimLoaded(k liveKey, r liveRecord, finishedSince func(time.Time) bool) (any, bool) {
-	if finishedSince(r.At) {
-		e.replaced.CompareAndDelete(k, r)
-		e.liveChanged.Store(true)
+// it is kept (and marked seen) while newest, the newest finished Job of
+// the object the pass read, is the one the record was kept with. Another
+// one finished since, and its outcome was bookkept after the checkpoint
+// was saved, maybe by the manager that saved it: the record may be older
+// than what the condition said before the live report that stands now,
+// which is then left until a Job reports, as if no record had been
+// loaded. Job names, not times, so that no two clocks are compared.
+func (e *Engine) claimLoaded(k liveKey, r liveRecord, newest string) (any, bool) {
+	if r.LastJob != newest {
+		if e.replaced.CompareAndDelete(k, r) {
+			e.liveChanged.Store(true)
+		}
 		return nil, false
 	}
 	if r.Seen {
@@ -62,21 +66,24 @@ func (e *Engine) claimLoaded(k liveKey, r liveRecord, finishedSince func(time.Ti
 	return seen, true
 }
 
-// jobFinishedSince: a Job of the object the pass read finished after t.
-func (p *pass) jobFinishedSince(t time.Time) bool {
+// newestFinishedJob names the object's Job that finished last, of those
+// the pass read ("" when none).
+func (p *pass) newestFinishedJob() string {
+	name, newest := "", time.Time{}
 	for i := range p.jobs {
-		if done, _, at, _ := jobs.Finished(&p.jobs[i]); done && at.After(t) {
-			return true
+		j := &p.jobs[i]
+		if done, _, at, _ := jobs.Finished(j); done && (name == "" || at.After(newest) || (at.Equal(newest) && j.Name > name)) {
+			name, newest = j.Name, at
 		}
 	}
-	return false
+	return name
 }
 
 // liveEntry is one record of the checkpoint's live reports.
 type liveEntry struct {
-	UID    types.UID        `json:"uid"`
-	Record metav1.Condition `json:"record"`
-	At     time.Time        `json:"at"`
+	UID     types.UID        `json:"uid"`
+	Record  metav1.Condition `json:"record"`
+	LastJob string           `json:"lastJob,omitempty"`
 }
 
 // liveDoc is what the checkpoint of the live reports' records holds.
@@ -92,7 +99,7 @@ func (e *Engine) liveRecords() liveDoc {
 		key, r := k.(liveKey), v.(liveRecord)
 		rec := r.Cond
 		rec.Type = key.condType
-		doc.Entries = append(doc.Entries, liveEntry{UID: key.uid, Record: rec, At: r.At})
+		doc.Entries = append(doc.Entries, liveEntry{UID: key.uid, Record: rec, LastJob: r.LastJob})
 		return true
 	})
 	sort.Slice(doc.Entries, func(i, j int) bool {
@@ -102,21 +109,45 @@ func (e *Engine) liveRecords() liveDoc {
 	return doc
 }
 
+// maxLiveEntries bounds the records a checkpoint may load (five
+// condition types for each of a large fleet's objects).
+const maxLiveEntries = 500_000
+
 // loadLiveRecords takes the records of a checkpoint, each unless a pass of
-// this manager remembered one for its condition already (newer), and
-// only for the condition types a live report covers.
-func (e *Engine) loadLiveRecords(doc liveDoc) int {
-	n := 0
+// this manager remembered one for its condition already (newer). Whoever
+// can write Secrets in the manager's namespace can write the checkpoint:
+// only a record a pass could have kept is taken (a condition type a live
+// report covers, a valid condition that is not itself a live report), so
+// that none can make a status write fail, and at most maxLiveEntries.
+func (e *Engine) loadLiveRecords(doc liveDoc) (loaded, refused int) {
 	for _, en := range doc.Entries {
-		if en.UID == "" || !liveCondType(en.Record.Type) {
+		if loaded+refused >= maxLiveEntries || en.UID == "" || len(en.UID) > 128 || len(en.LastJob) > 253 || !liveCondType(en.Record.Type) || !validRecord(en.Record) {
+			refused++
 			continue
 		}
+		rec := metav1.Condition{Type: en.Record.Type, Status: en.Record.Status, Reason: en.Record.Reason, Message: en.Record.Message}
 		k := liveKey{en.UID, en.Record.Type}
-		if _, had := e.replaced.LoadOrStore(k, liveRecord{Cond: en.Record, At: en.At, Loaded: true}); !had {
-			n++
+		if _, had := e.replaced.LoadOrStore(k, liveRecord{Cond: rec, LastJob: en.LastJob, Loaded: true}); !had {
+			loaded++
 		}
 	}
-	return n
+	return loaded, refused
+}
+
+// conditionReason is what the API server accepts as a condition's reason.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// validRecord: c is a record a pass could have kept: a condition the API
+// server accepts that is not a live report, or a record of no condition
+// (a first restore's).
+func validRecord(c metav1.Condition) bool {
+	switch c.Status {
+	case "":
+		return c.Reason == "" && c.Message == ""
+	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+		return len(c.Reason) <= 1024 && conditionReason.MatchString(c.Reason) && len(c.Message) <= 32768 && !live(c)
+	}
+	return false
 }
 
 // expireLiveRecords drops the loaded records whose object no pass has

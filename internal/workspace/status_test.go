@@ -207,7 +207,7 @@ func TestLiveReportEnds(t *testing.T) {
 		{"a Job held by its policy, fixed", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.JobPolicyInvalidReason, Message: "lock timeout"}}, quiet}, false, "", infrav1.ApplySucceededReason},
 		{"a restart that loaded the checkpoint: the last apply again", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, quiet}, false, "", infrav1.ApplySucceededReason},
 		{"a restart that loaded the checkpoint, a drift Job ran meanwhile: the check again", &checked, []step{runs, {handover: true}, runs, quiet}, false, infrav1.DriftJobSucceededCondition, infrav1.DriftCheckedReason},
-		{"a loaded record older than a Job that finished since: the wait stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, {jobDone: true}}, false, "", infrav1.WaitingForJobSlotReason},
+		{"a loaded record older than a Job that finished since (by name: its finish time is earlier): the wait stays", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {handover: true}, {jobDone: true}}, false, "", infrav1.WaitingForJobSlotReason},
 		{"a record whose status write failed: the wait's record is kept", &applied, []step{wait(infrav1.WaitingForJobSlotReason), {c: withdrawnApply, unwritten: true}, quiet}, false, "", infrav1.ApplySucceededReason},
 		{"inputs back under the cap", &applied, []step{{live: true, c: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.InputsTooLargeReason, Message: "2 MiB"}}, quiet}, false, "", infrav1.ApplySucceededReason},
 	} {
@@ -226,8 +226,11 @@ func TestLiveReportEnds(t *testing.T) {
 					continue
 				}
 				p := &pass{e: e, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm), now: time.Now()}
+				// Job a1 finished before every step; a2 after the first
+				// (its clock says an hour before it).
+				p.jobs = []batchv1.Job{finishedJob("a1", p.now.Add(-3*time.Hour))}
 				if s.jobDone {
-					p.jobs = []batchv1.Job{finishedJob(p.now.Add(time.Second))}
+					p.jobs = append(p.jobs, finishedJob("a2", p.now.Add(-time.Hour)))
 				}
 				if !s.undecided {
 					p.decided = &decide.Decision{}
@@ -262,7 +265,7 @@ type step struct {
 	live, failed, undecided, restart bool
 	// handover: another manager takes over with what this one's
 	// checkpoint saved (no pass); jobDone: the pass reads a Job that
-	// finished after the live report began.
+	// finished after the live report began (whatever the clocks say).
 	handover, jobDone bool
 	// unwritten: the pass's status write fails.
 	unwritten bool
@@ -286,9 +289,9 @@ func handOver(t *testing.T, e *Engine) *Engine {
 	return next
 }
 
-// finishedJob is a Job of the object that succeeded at at.
-func finishedJob(at time.Time) batchv1.Job {
-	return batchv1.Job{Status: batchv1.JobStatus{CompletionTime: &metav1.Time{Time: at},
+// finishedJob is a Job name of the object that succeeded at at.
+func finishedJob(name string, at time.Time) batchv1.Job {
+	return batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: batchv1.JobStatus{CompletionTime: &metav1.Time{Time: at},
 		Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Time{Time: at}}}}}
 }
 
