@@ -303,12 +303,7 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}
 	res, err := p.run(ctx)
-	if err != nil && !p.choresDone && !p.ownerMoved {
-		// A pass that failed before its chores still lets a stuck Job go
-		// (it holds a run lease and a Job slot) and stops an unpullable
-		// one.
-		err = errors.Join(err, p.doChores(ctx, decide.Chores(p.undecidedSnapshot())))
-	}
+	err = p.choresAfter(ctx, err)
 	if p.pastGate && p.specChanged && !p.ownerMoved {
 		// The contract fields the pass writes with its status are a write
 		// past the gate too.
@@ -344,6 +339,17 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return p, ctrl.Result{}, err
 	}
 	return p, res, nil
+}
+
+// choresAfter does, after a pass that failed (err) before its chores, the
+// chores of a pass that decides nothing: a stuck Job still goes (it holds
+// a run lease and a Job slot), an unpullable one is still stopped. A void
+// pass (its owner moved) does nothing more.
+func (p *pass) choresAfter(ctx context.Context, err error) error {
+	if err == nil || p.choresDone || p.ownerMoved {
+		return err
+	}
+	return errors.Join(err, p.doChores(ctx, decide.Chores(p.undecidedSnapshot())))
 }
 
 // run is the pass up to its status: preamble, observe, decide, act.

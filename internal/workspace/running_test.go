@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -96,5 +97,48 @@ func TestRunningReportsGoWithTheirJob(t *testing.T) {
 				t.Errorf("the stuck Job is still there (%v)", err)
 			}
 		})
+	}
+}
+
+// TestAFailedPassStillDeletesAStuckJob: a pass that found a stuck Job and
+// then failed before its chores (a read of its records, its state, its
+// inputs) still deletes the Job and reports its own error: the Job holds
+// a run lease and a Job slot, and no other pass would take them back
+// while the error lasts. A pass that did its chores does nothing more.
+func TestAFailedPassStillDeletesAStuckJob(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	role := roles.Cluster{}
+	obj := newCluster(t, "stuck-failed", "c")
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: "captf-c-c-apply-a1-0a1b2c",
+		Labels: map[string]string{infrav1.OperationLabel: "apply", infrav1.AttemptLabel: "1"}},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "source", Image: "example.test/cluster:1"}}}}}}
+	if err := env.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{Client: env.Client, APIReader: env.Client}
+	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopy(), now: job.CreationTimestamp.Add(StuckJobAge + time.Second), active: job}
+	if err := p.checkActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p.stuck == nil || p.active != nil {
+		t.Fatalf("the Job is not found stuck: stuck %v, active %v", p.stuck, p.active)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); err != nil {
+		t.Fatalf("the stuck Job went before the pass's chores: %v", err)
+	}
+	failure := errors.New("reading inputs record: the server is currently unable to handle the request")
+	if err := p.choresAfter(ctx, failure); !errors.Is(err, failure) {
+		t.Errorf("the failed pass returns %v, want its own error", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the stuck Job of a failed pass is still there (%v)", err)
+	}
+	if n := len(p.events); n != 1 || p.events[0].Reason != "StuckJobDeleted" {
+		t.Errorf("events %+v, want StuckJobDeleted", p.events)
+	}
+	if err := p.choresAfter(ctx, failure); !errors.Is(err, failure) || len(p.events) != 1 {
+		t.Errorf("chores done twice: %v, events %+v", err, p.events)
 	}
 }
