@@ -45,10 +45,7 @@ func TestRunningReportsGoWithTheirJob(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := newCluster(t, "running-"+tc.op, "c")
 			obj.Status.Conditions = []metav1.Condition{tc.before}
-			job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: "captf-c-c-" + tc.op + "-a1-0a1b2c",
-				Labels: map[string]string{infrav1.OperationLabel: tc.op, infrav1.AttemptLabel: "1"}},
-				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{Name: "source", Image: "example.test/cluster:1"}}}}}}
+			job := suspendedJob(obj.Namespace, tc.op)
 			if tc.remediates {
 				job.Annotations = map[string]string{infrav1.DriftRemediationAnnotation: "true"}
 			}
@@ -110,10 +107,7 @@ func TestAFailedPassStillDeletesAStuckJob(t *testing.T) {
 	ctx := t.Context()
 	role := roles.Cluster{}
 	obj := newCluster(t, "stuck-failed", "c")
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: "captf-c-c-apply-a1-0a1b2c",
-		Labels: map[string]string{infrav1.OperationLabel: "apply", infrav1.AttemptLabel: "1"}},
-		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{Name: "source", Image: "example.test/cluster:1"}}}}}}
+	job := suspendedJob(obj.Namespace, "apply")
 	if err := env.Client.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
@@ -141,4 +135,13 @@ func TestAFailedPassStillDeletesAStuckJob(t *testing.T) {
 	if err := p.choresAfter(ctx, failure); !errors.Is(err, failure) || len(p.events) != 1 {
 		t.Errorf("chores done twice: %v, events %+v", err, p.events)
 	}
+}
+
+// suspendedJob is a first attempt of op of TerraformCluster c in ns, never
+// started: its pod never runs.
+func suspendedJob(ns, op string) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "captf-c-c-" + op + "-a1-0a1b2c",
+		Labels: map[string]string{infrav1.OperationLabel: op, infrav1.AttemptLabel: "1"}},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "source", Image: "example.test/cluster:1"}}}}}}
 }
