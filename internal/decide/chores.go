@@ -22,14 +22,14 @@ const (
 	// also while paused: a paused object's Jobs still finish and are
 	// bookkept.
 	ChorePruneJobs Chore = "PruneJobs"
-	// ChoreReleaseSurplus lets go of the state pieces Terraform deleted
-	// while shrinking the state, which the protection still keeps (the
-	// pass read the state without them).
-	ChoreReleaseSurplus Chore = "ReleaseSurplus"
 	// ChoreReownBackups gives the object's owner reference to the backup
 	// sets a restore request's read found without it (a set the runner
 	// rescued, or one of an earlier object of the name).
 	ChoreReownBackups Chore = "ReownBackups"
+	// ChoreReleaseSurplus lets go of the state pieces Terraform deleted
+	// while shrinking the state, which the protection still keeps (the
+	// pass read the state without them).
+	ChoreReleaseSurplus Chore = "ReleaseSurplus"
 	// ChoreProtectDeleting protects a deleting object's state pieces,
 	// backups and records that lack the protection.
 	ChoreProtectDeleting Chore = "ProtectDeleting"
@@ -44,6 +44,10 @@ const (
 	// ChoreSyncOwner is the role's after-step on its Cluster API owner
 	// (a pool's autoscaling write-back), for a kind that has one.
 	ChoreSyncOwner Chore = "SyncOwner"
+	// ChoreSyncRemediation writes the remediation request, or its
+	// withdrawal, on a provisioned machine's Machine, for a kind that
+	// remediates.
+	ChoreSyncRemediation Chore = "SyncRemediation"
 	// ChoreSyncPlans writes the TerraformPlan phases the pass moved its
 	// plans to before deciding: an approval recorded, a moot plan
 	// superseded, an approved apply's outcome, a late approval marked.
@@ -52,10 +56,6 @@ const (
 	// ChorePrunePlans deletes the terminal TerraformPlans beyond the
 	// newest ten (not while paused or deleting).
 	ChorePrunePlans Chore = "PrunePlans"
-	// ChoreSyncRemediation writes the remediation request, or its
-	// withdrawal, on a provisioned machine's Machine, for a kind that
-	// remediates.
-	ChoreSyncRemediation Chore = "SyncRemediation"
 )
 
 // Upkeep is what the chores are chosen from, beyond the snapshot's
