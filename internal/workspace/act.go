@@ -39,7 +39,6 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, PendingPlan: p.pendingPlan() != nil, Manual: p.manual(), Plan: p.planStatus(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Timing:                 decide.Timing{RetryBase: p.e.Options.RetryBase},
-		Upkeep:                 p.upkeep(false),
 		Schedule: decide.Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
 			DriftInterval: p.eff.DriftInterval, MembershipInterval: p.eff.MembershipInterval,
@@ -109,12 +108,12 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 			// No Job starts, but the chores do not wait for the
 			// credentials: the state is still backed up, a Machine's
 			// remediation request and a pool's size still written.
-			return ctrl.Result{}, errors.Join(err, p.doChores(ctx, decide.Chores(p.snapshot(deleting))))
+			return ctrl.Result{}, errors.Join(err, p.doChores(ctx, decide.Chores(p.choreSnapshot(deleting))))
 		}
 	}
 	p.driftFollowsAction(deleting)
 	p.approvalAwaited()
-	s := p.snapshot(deleting)
+	s := p.choreSnapshot(deleting)
 	d := decide.Decide(s)
 	if err := p.doChores(ctx, decide.Chores(s)); err != nil {
 		return ctrl.Result{}, err

@@ -163,24 +163,14 @@ func (c *Checkpointer) loadLive(ctx context.Context) {
 	if c.Live.Name == "" {
 		return
 	}
-	log := ctrl.LoggerFrom(ctx)
 	lctx, cancel := context.WithTimeout(ctx, orDefault(c.SyncWait, 30*time.Second))
 	defer cancel()
-	data, err := c.Live.Load(lctx)
-	switch {
-	case ctx.Err() != nil, errors.Is(err, checkpoint.ErrUnusable):
-		return // the manager stops, or nothing to load
-	case err != nil:
-		log.Error(err, "Loading the live reports' records: a live report that began before this start stays until a Job reports")
-		return
-	}
 	var doc liveDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		log.Info("The live reports' records do not decode: a live report that began before this start stays until a Job reports", "reason", err.Error())
+	if !loadDoc(ctx, lctx, c.Live, &doc, "live reports' records", "a live report that began before this start stays until a Job reports") {
 		return
 	}
 	loaded, refused := c.Engine.loadLiveRecords(doc)
-	log.Info("Loaded the live reports' records", "records", loaded, "refused", refused)
+	ctrl.LoggerFrom(ctx).Info("Loaded the live reports' records", "records", loaded, "refused", refused)
 }
 
 // saveLive writes the records the live reports cover, unless it is what
@@ -210,6 +200,30 @@ func saveChanged(ctx context.Context, store checkpoint.Store, doc any, last *[sh
 	return nil
 }
 
+// loadDoc reads store, within lctx, into doc. When the checkpoint is not
+// usable it says so in the log, naming what (the records) and then (what
+// the manager does without them), and returns false; also, silently, when
+// ctx ends (the manager stops).
+func loadDoc(ctx, lctx context.Context, store checkpoint.Store, doc any, what, then string) bool {
+	log := ctrl.LoggerFrom(ctx)
+	data, err := store.Load(lctx)
+	switch {
+	case ctx.Err() != nil:
+		return false
+	case errors.Is(err, checkpoint.ErrUnusable):
+		log.Info("No "+what+" to load: "+then, "reason", err.Error())
+		return false
+	case err != nil:
+		log.Error(err, "Loading the "+what+": "+then)
+		return false
+	}
+	if err := json.Unmarshal(data, doc); err != nil {
+		log.Info("The "+what+" do not decode: "+then, "reason", err.Error())
+		return false
+	}
+	return true
+}
+
 func orDefault(d, def time.Duration) time.Duration {
 	if d > 0 {
 		return d
@@ -229,20 +243,8 @@ func (c *Checkpointer) load(ctx context.Context) {
 	start := time.Now()
 	lctx, cancel := context.WithTimeout(ctx, orDefault(c.SyncWait, 30*time.Second))
 	defer cancel()
-	data, err := c.Store.Load(lctx)
-	switch {
-	case ctx.Err() != nil:
-		return // the manager stops
-	case errors.Is(err, checkpoint.ErrUnusable):
-		log.Info("No settled objects' records to load: every object's first pass runs in full", "reason", err.Error())
-		return
-	case err != nil:
-		log.Error(err, "Loading the settled objects' records: every object's first pass runs in full")
-		return
-	}
 	var doc checkpointDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		log.Info("The settled objects' records do not decode: every object's first pass runs in full", "reason", err.Error())
+	if !loadDoc(ctx, lctx, c.Store, &doc, "settled objects' records", "every object's first pass runs in full") {
 		return
 	}
 	now, loaded := c.Engine.now(), 0

@@ -25,6 +25,14 @@ func (p *pass) upkeep(paused bool) decide.Upkeep {
 	return u
 }
 
+// choreSnapshot is the snapshot of a pass that decides, with what its
+// chores are chosen from.
+func (p *pass) choreSnapshot(deleting bool) decide.Snapshot {
+	s := p.snapshot(deleting)
+	s.Upkeep = p.upkeep(false)
+	return s
+}
+
 // undecidedSnapshot is what the chores of a pass that decides nothing are
 // chosen from, as a paused pass's: a paused pass, or one that failed
 // before its chores (a stuck Job still goes, an unpullable one is still

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -121,7 +122,7 @@ const maxLiveEntries = 500_000
 // that none can make a status write fail, and at most maxLiveEntries.
 func (e *Engine) loadLiveRecords(doc liveDoc) (loaded, refused int) {
 	for _, en := range doc.Entries {
-		if loaded+refused >= maxLiveEntries || en.UID == "" || len(en.UID) > 128 || len(en.LastJob) > 253 || !liveCondType(en.Record.Type) || !validRecord(en.Record) {
+		if loaded+refused >= maxLiveEntries || en.UID == "" || len(en.UID) > 128 || len(en.LastJob) > 253 || !slices.Contains(liveCondTypes, en.Record.Type) || !validRecord(en.Record) {
 			refused++
 			continue
 		}
@@ -159,13 +160,4 @@ func (e *Engine) expireLiveRecords() {
 		}
 		return true
 	})
-}
-
-func liveCondType(t string) bool {
-	for _, c := range liveCondTypes {
-		if c == t {
-			return true
-		}
-	}
-	return false
 }
