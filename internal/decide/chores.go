@@ -9,6 +9,14 @@ type Chore string
 
 // Chores, in the order a pass does them.
 const (
+	// ChoreBookkeep records the outcomes of the finished Jobs not bookkept
+	// yet, oldest first: status.lastRun, each Job's condition and events,
+	// the records, the plans a Job left, the adoption of an applied state;
+	// then each Job's per-run Secret and run lease go. It is a first chore
+	// (FirstChores): what the pass observes after it reads what it writes.
+	// Also while paused or deleting: a Job's outcome lives only as long as
+	// the Job.
+	ChoreBookkeep Chore = "Bookkeep"
 	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
@@ -61,6 +69,9 @@ const (
 // Upkeep is what the chores are chosen from, beyond the snapshot's
 // Deleting, JobActive, State and OwnerMismatch.
 type Upkeep struct {
+	// Unbookkept counts the finished Jobs whose outcome is not recorded
+	// yet (FirstChores).
+	Unbookkept int
 	// Paused: the object or its Cluster is paused.
 	Paused bool
 	// StuckJob: the object's Job never started its pod and lost its
@@ -96,7 +107,19 @@ type Upkeep struct {
 	SyncsOwner, Remediates bool
 }
 
-// Chores returns the chores of the pass that observed s, in order. A
+// FirstChores returns the chores a pass does as soon as it has read its
+// Jobs, before it observes anything else, since the rest of what it
+// observes (the records, the state, the plans) reads what they write: the
+// bookkeeping of finished Jobs. Only s.Upkeep's Unbookkept is read.
+func FirstChores(s Snapshot) []Chore {
+	if s.Upkeep.Unbookkept > 0 {
+		return []Chore{ChoreBookkeep}
+	}
+	return nil
+}
+
+// Chores returns the chores of the pass that observed s, after its first
+// chores (FirstChores), in order. A
 // paused pass only deletes a stuck Job, stops one that cannot pull its
 // image, prunes its Jobs and writes its plans' moves. While a
 // Job runs, or the state is retained for another object, the state

@@ -87,3 +87,28 @@ func TestChores(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstChores: finished Jobs not bookkept yet are bookkept first,
+// paused, deleting, or while another Job runs; nothing else is a first
+// chore, whatever else the snapshot holds.
+func TestFirstChores(t *testing.T) {
+	testCases := []struct {
+		name string
+		s    Snapshot
+		want []Chore
+	}{
+		{"nothing finished", Snapshot{Upkeep: Upkeep{PrunableJobs: 2, StraySecrets: true, StateSerial: 5, PlanMoves: 1}}, nil},
+		{"a deleting object protects its state later, not first", Snapshot{Deleting: true, State: StateReadable}, nil},
+		{"two finished Jobs", Snapshot{Upkeep: Upkeep{Unbookkept: 2, PrunableJobs: 1, StraySecrets: true}}, []Chore{ChoreBookkeep}},
+		{"paused", Snapshot{Upkeep: Upkeep{Paused: true, Unbookkept: 1}}, []Chore{ChoreBookkeep}},
+		{"deleting", Snapshot{Deleting: true, Upkeep: Upkeep{Unbookkept: 1}}, []Chore{ChoreBookkeep}},
+		{"while the next Job runs", Snapshot{JobActive: true, Upkeep: Upkeep{Unbookkept: 1, StuckJob: true}}, []Chore{ChoreBookkeep}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FirstChores(tc.s); !slices.Equal(got, tc.want) {
+				t.Errorf("FirstChores = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -19,12 +19,16 @@ var update = flag.Bool("update", false, "rewrite testdata/decisions.golden from 
 type replay struct {
 	s    Snapshot
 	last Decision
-	log  *strings.Builder
+	// first are the pass's first chores, done before it observed the rest.
+	first []Chore
+	log   *strings.Builder
 }
 
 // pass decides on the current snapshot and logs the decision after what
 // happened before it; a Job it starts is running at the next pass.
 func (r *replay) pass(what string) {
+	r.first = FirstChores(r.s)
+	r.done(r.first)
 	if r.s.Upkeep.Paused {
 		r.paused(what)
 		return
@@ -55,7 +59,7 @@ func (r *replay) paused(what string) {
 // snapshot as they change the world.
 func (r *replay) logLine(line string) {
 	chores := Chores(r.s)
-	for i, c := range chores {
+	for i, c := range append(r.first, chores...) {
 		if i == 0 {
 			line += " +"
 		}
@@ -70,6 +74,8 @@ func (r *replay) done(chores []Chore) {
 	u := &r.s.Upkeep
 	for _, c := range chores {
 		switch c {
+		case ChoreBookkeep:
+			u.Unbookkept = 0
 		case ChoreDeleteStuckJob:
 			u.StuckJob = false
 		case ChorePruneJobs:
@@ -101,6 +107,7 @@ func (r *replay) finish(ok bool, change func(*FinishedJob)) {
 	}
 	r.s.History = append(r.s.History, j)
 	r.s.JobActive = false
+	r.s.Upkeep.Unbookkept++
 	if !ok || j.Blocked {
 		return
 	}

@@ -66,28 +66,40 @@ func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error)
 	return o, nil
 }
 
-// bookkeep reads each finished Job not bookkept yet, once, oldest-finished
-// first (toBookkeep): status.lastRun, the Job's condition, events, the
-// applied record and adoption after a successful apply, then the per-run
-// Secret and the run lease go. In that order the newest Job's outcome is
-// the one the records, conditions and status.lastRun end with. The Job is
-// marked bookkept after the status patch (markBookkept).
-func (p *pass) bookkeep(ctx context.Context) error {
-	var newest *outcome
+// readOutcomes reads the outcome of each finished Job not bookkept yet,
+// oldest-finished first (jobs.ToBookkeep).
+func (p *pass) readOutcomes(ctx context.Context) error {
+	var read []outcome
 	for _, j := range jobs.ToBookkeep(p.jobs) {
 		o, err := p.readOutcome(ctx, j)
 		if err != nil {
 			return err
 		}
+		read = append(read, o)
+	}
+	p.outcomes = read
+	return nil
+}
+
+// bookkeep (the chore Bookkeep) records the outcomes read, in order, once
+// (a pass that fails midway reads them again next time): status.lastRun,
+// the Job's condition, events, the applied record and adoption after a
+// successful apply, then the per-run Secret and the run lease go. In that
+// order the newest Job's outcome is the one the records, conditions and
+// status.lastRun end with. The Jobs are marked bookkept after the status
+// patch (markBookkept).
+func (p *pass) bookkeep(ctx context.Context) error {
+	outcomes := p.outcomes
+	p.outcomes = nil
+	for _, o := range outcomes {
 		if err := p.recordOutcome(ctx, o); err != nil {
 			return err
 		}
 		crashpoint.Hit(crashpoint.AfterOutcomeRecorded)
-		newest = &o
-		p.bookkept = append(p.bookkept, j)
+		p.bookkept = append(p.bookkept, o.job)
 	}
-	if newest != nil {
-		p.w.Status.LastRun = lastRun(*newest)
+	if n := len(outcomes); n > 0 {
+		p.w.Status.LastRun = lastRun(outcomes[n-1])
 	}
 	return nil
 }

@@ -33,6 +33,19 @@ func (p *pass) choreSnapshot(deleting bool) decide.Snapshot {
 	return s
 }
 
+// jobsSnapshot is what the first chores of a pass are chosen from
+// (decide.FirstChores): its Jobs, before anything else is observed.
+func (p *pass) jobsSnapshot() decide.Snapshot {
+	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
+		Upkeep: decide.Upkeep{Paused: p.owner.Paused, Unbookkept: len(p.outcomes)}}
+}
+
+// doFirstChores does the chores the pass's Jobs choose before it observes
+// the rest, which reads what they write.
+func (p *pass) doFirstChores(ctx context.Context) error {
+	return p.doEach(ctx, decide.FirstChores(p.jobsSnapshot()))
+}
+
 // undecidedSnapshot is what the chores of a pass that decides nothing are
 // chosen from, as a paused pass's: a paused pass, or one that failed
 // before its chores (a stuck Job still goes, an unpullable one is still
@@ -41,13 +54,20 @@ func (p *pass) undecidedSnapshot() decide.Snapshot {
 	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil, Upkeep: p.upkeep(true)}
 }
 
-// doChores does the chores chosen, in their order; the first that fails
-// fails the pass. A pass does its chores once.
+// doChores does the chores chosen after observing, in their order; the
+// first that fails fails the pass. A pass does them once.
 func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
 	p.choresDone = true
+	return p.doEach(ctx, chores)
+}
+
+// doEach does chores in their order, up to the first that fails.
+func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 	for _, c := range chores {
 		var err error
 		switch c {
+		case decide.ChoreBookkeep:
+			err = p.bookkeep(ctx)
 		case decide.ChoreDeleteStuckJob:
 			err = p.deleteStuckJob(ctx)
 		case decide.ChoreStopUnpulledJob:

@@ -199,7 +199,10 @@ type pass struct {
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan
 	planMoves []planMove
-	bookkept  []*batchv1.Job
+	// outcomes are the finished Jobs not bookkept yet, as read, until the
+	// chore Bookkeep takes them; bookkept the Jobs it recorded.
+	outcomes []outcome
+	bookkept []*batchv1.Job
 	// decided is the pass's decision, once made.
 	decided *decide.Decision
 	// newSample: a succeeded apply, refresh or drift Job was bookkept this
@@ -408,7 +411,13 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.loadKey(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.bookkeep(ctx); err != nil {
+	if err := p.readOutcomes(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	// What the pass observes from here on reads what bookkeeping writes
+	// (the records, the adopted state, the plans): the finished Jobs
+	// choose it alone, and it is done before the rest is observed.
+	if err := p.doFirstChores(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	if p.active != nil {
