@@ -21,6 +21,13 @@ const (
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
 	ChoreDeleteStuckJob Chore = "DeleteStuckJob"
+	// ChoreFallBackImage gives up on the image of the running non-apply
+	// Job whose pod could not pull it within the grace, while another
+	// image is left: the image joins the attempt record's unpullable list,
+	// the Job is deleted (not a failure) and its run lease released. The
+	// pass decided as if it were gone, with the image left out, so it
+	// starts the Job again with the next image. Also while paused.
+	ChoreFallBackImage Chore = "FallBackImage"
 	// ChoreStopUnpulledJob stops the running Job whose pod could not pull
 	// its image within the grace and has no image to fall back to: it
 	// fails through its deadline, and so counts toward the backoff. Also
@@ -77,6 +84,9 @@ type Upkeep struct {
 	// StuckJob: the object's Job never started its pod and lost its
 	// per-run Secret (JobActive is then false).
 	StuckJob bool
+	// FallbackJob: the running Job's pod could not pull its image within
+	// the grace, and another image is left (JobActive is then false).
+	FallbackJob bool
 	// UnpulledJob: the running Job's pod could not pull its image within
 	// the grace, and no image is left to fall back to.
 	UnpulledJob bool
@@ -119,9 +129,9 @@ func FirstChores(s Snapshot) []Chore {
 }
 
 // Chores returns the chores of the pass that observed s, after its first
-// chores (FirstChores), in order. A
-// paused pass only deletes a stuck Job, stops one that cannot pull its
-// image, prunes its Jobs and writes its plans' moves. While a
+// chores (FirstChores), in order. A paused pass only deletes a stuck Job,
+// falls back from an image that cannot be pulled or stops the Job that
+// has no other, prunes its Jobs and writes its plans' moves. While a
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
 // never re-owned, backed up or synced. The plans' chores come last.
@@ -142,6 +152,9 @@ func keeping(s Snapshot) []Chore {
 	var out []Chore
 	if u.StuckJob {
 		out = append(out, ChoreDeleteStuckJob)
+	}
+	if u.FallbackJob {
+		out = append(out, ChoreFallBackImage)
 	}
 	if u.UnpulledJob {
 		out = append(out, ChoreStopUnpulledJob)

@@ -56,6 +56,12 @@ func TestChores(t *testing.T) {
 		{"a running Job that cannot pull its image is stopped, paused or not", func(s *Snapshot) {
 			s.JobActive, s.Upkeep.Paused, s.Upkeep.UnpulledJob, s.Upkeep.PrunableJobs = true, true, true, 1
 		}, []Chore{ChoreStopUnpulledJob, ChorePruneJobs}},
+		{"a Job whose image cannot be pulled falls back to the next image, paused or not", func(s *Snapshot) {
+			s.Upkeep.Paused, s.Upkeep.FallbackJob, s.Upkeep.PrunableJobs = true, true, 1
+		}, []Chore{ChoreFallBackImage, ChorePruneJobs}},
+		{"the fallback's Job is gone for the decision: the state is kept as if no Job ran", func(s *Snapshot) {
+			s.Upkeep.FallbackJob, s.Upkeep.BackedUp = true, false
+		}, []Chore{ChoreFallBackImage, ChoreBackUpState, ChoreSyncOwner}},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
 			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}

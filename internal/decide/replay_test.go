@@ -78,6 +78,8 @@ func (r *replay) done(chores []Chore) {
 			u.Unbookkept = 0
 		case ChoreDeleteStuckJob:
 			u.StuckJob = false
+		case ChoreFallBackImage:
+			u.FallbackJob = false
 		case ChorePruneJobs:
 			u.PrunableJobs = 0
 		case ChoreReleaseSurplus:
@@ -192,6 +194,17 @@ var scenarios = []struct {
 		r.pass("a minute on, no pod ran and the per-run Secret is gone")
 		r.finish(true, nil)
 		r.pass("the new apply succeeded")
+	}},
+	{"a drift check whose pinned image cannot be pulled falls back to the next one", func(r *replay) {
+		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true
+		r.s.Schedule.LastSuccessfulApply, r.s.Schedule.DriftInterval = t0, time.Hour
+		r.wait(2 * time.Hour)
+		r.pass("the drift check is due")
+		r.wait(5 * time.Minute)
+		r.s.JobActive, r.s.Upkeep.FallbackJob = false, true
+		r.pass("its pod could not pull the pinned digest in the grace")
+		r.finish(true, nil)
+		r.pass("the check with the recorded tag found no drift")
 	}},
 	{"a state that is lost holds everything until a restore", func(r *replay) {
 		r.s.EverApplied = true

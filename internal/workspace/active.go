@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -103,9 +105,10 @@ func (p *pass) sayRunning() {
 }
 
 // imagePullFailing reports a pod whose container cs cannot pull its
-// image, and once the grace is over falls back to the next module image
-// or gives the Job up (the chore StopUnpulledJob stops it). The runner image (the init container's) never falls
-// back: it is the manager's.
+// image. Once the grace is over the pass gives up on the image: it falls
+// back to the next module image (the chore FallBackImage), or, with none
+// left, gives the Job up (the chore StopUnpulledJob). The runner image
+// (the init container's) never falls back: it is the manager's.
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.ContainerStatus) error {
 	op, image, w, runner := jobs.Op(j), cs.Image, cs.State.Waiting, cs.Name == jobs.RunnerContainer
 	p.reportLive(conditions.ImagePullFailing(j.Name, op, runner, image, w.Reason, w.Message))
@@ -117,12 +120,38 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.
 		return nil
 	}
 	if next := records.SplitList(j.Annotations[infrav1.ImageFallbacksAnnotation]); len(next) > 0 && !runner {
-		if ok, err := p.fallBack(ctx, j, image, w.Reason, next[0]); err != nil || ok {
+		// The image is remembered on the attempt record: without one
+		// there is nothing to fall back with.
+		attempt, _, err := records.Load(ctx, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
+		if err != nil {
 			return err
+		}
+		if attempt != nil {
+			// The pass goes on as if the Job were gone, and the chore
+			// FallBackImage deletes it before the pass acts.
+			p.fallback = &fallback{job: j, image: image, reason: w.Reason, next: next[0]}
+			p.active, p.w.Status.ActiveJob = nil, nil
+			return nil
 		}
 	}
 	p.unpulled = &unpulled{job: j, runner: runner}
 	return nil
+}
+
+// fallback is a running non-apply Job whose image could not be pulled
+// within the grace, and the next image it runs with.
+type fallback struct {
+	job                 *batchv1.Job
+	image, reason, next string
+}
+
+// unpullableNow leaves the image a fallback gives up on out of the images
+// the pass's decision may choose (chooseImage), as the chore
+// FallBackImage records it.
+func (p *pass) unpullableNow() {
+	if f, a := p.fallback, p.inputs.attempt; f != nil && a != nil && !slices.Contains(a.UnpullableImages, f.image) {
+		a.UnpullableImages = append(a.UnpullableImages, f.image)
+	}
 }
 
 // unpulled is a running Job whose image could not be pulled within the
@@ -150,25 +179,30 @@ func (p *pass) stopUnpulledJob(ctx context.Context) error {
 	return client.IgnoreNotFound(p.e.client().Patch(ctx, j, patch))
 }
 
-// fallBack gives up on a non-apply Job's image: the image joins the
-// attempt record's unpullable list, the Job is deleted (not a failure)
-// and the next pass starts it again with the next image. Without an
-// attempt record to remember the image it does nothing (false).
-func (p *pass) fallBack(ctx context.Context, j *batchv1.Job, image, reason, next string) (bool, error) {
-	exists, err := records.AddUnpullableImage(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), image)
-	if err != nil || !exists {
-		return false, err
+// fallBackImage (the chore FallBackImage) gives up on the image of the
+// Job checkActive found unpullable with another image left, once
+// status.activeJob no longer names it: the image joins the attempt
+// record's unpullable list, the Job is deleted (not a failure) and its run
+// lease released; the pass, which decided without the image, starts it
+// again with the next one.
+func (p *pass) fallBackImage(ctx context.Context) error {
+	f := p.fallback
+	exists, err := records.AddUnpullableImage(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), f.image)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("the attempt record went away before %s could be recorded as unpullable; the next pass looks at Job %s again", f.image, f.job.Name)
 	}
 	if err := p.forgetActiveJob(ctx); err != nil {
-		return false, err
+		return err
 	}
-	if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return false, err
+	if err := p.e.client().Delete(ctx, f.job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return err
 	}
-	op := jobs.Op(j)
-	p.eventf(corev1.EventTypeWarning, "ImagePullFallback", "Could not pull %s (%s): deleted %s Job %s; retrying %s with %s", image, reason, op, j.Name, op, next)
-	p.active, p.w.Status.ActiveJob = nil, nil
-	return true, p.releaseRunLease(ctx, j.Name)
+	op := jobs.Op(f.job)
+	p.eventf(corev1.EventTypeWarning, "ImagePullFallback", "Could not pull %s (%s): deleted %s Job %s; retrying %s with %s", f.image, f.reason, op, f.job.Name, op, f.next)
+	return p.releaseRunLease(ctx, f.job.Name)
 }
 
 // forgetActiveJob writes status.activeJob empty before the pass deletes its

@@ -10,7 +10,7 @@ import (
 
 // upkeep gathers what the pass's chores are chosen from (decide.Chores).
 func (p *pass) upkeep(paused bool) decide.Upkeep {
-	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
+	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, FallbackJob: p.fallback != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
 		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
 	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
@@ -48,8 +48,8 @@ func (p *pass) doFirstChores(ctx context.Context) error {
 
 // undecidedSnapshot is what the chores of a pass that decides nothing are
 // chosen from, as a paused pass's: a paused pass, or one that failed
-// before its chores (a stuck Job still goes, an unpullable one is still
-// stopped).
+// before its chores (a stuck Job still goes, an unpullable one still
+// falls back or is stopped).
 func (p *pass) undecidedSnapshot() decide.Snapshot {
 	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil, Upkeep: p.upkeep(true)}
 }
@@ -70,6 +70,8 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 			err = p.bookkeep(ctx)
 		case decide.ChoreDeleteStuckJob:
 			err = p.deleteStuckJob(ctx)
+		case decide.ChoreFallBackImage:
+			err = p.fallBackImage(ctx)
 		case decide.ChoreStopUnpulledJob:
 			err = p.stopUnpulledJob(ctx)
 		case decide.ChorePruneJobs:

@@ -195,6 +195,9 @@ type pass struct {
 	// (or tried).
 	unpulled   *unpulled
 	choresDone bool
+	// fallback is the running Job checkActive gave up on for its image,
+	// with another image left, for the chore FallBackImage.
+	fallback *fallback
 	// plans are the object's TerraformPlans, newest first, as the pass
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan
@@ -346,7 +349,8 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 
 // choresAfter does, after a pass that failed (err) before its chores, the
 // chores of a pass that decides nothing: a stuck Job still goes (it holds
-// a run lease and a Job slot), an unpullable one is still stopped. A void
+// a run lease and a Job slot), an unpullable one still falls back or is
+// stopped. A void
 // pass (its owner moved) does nothing more.
 func (p *pass) choresAfter(ctx context.Context, err error) error {
 	if err == nil || p.choresDone || p.ownerMoved {

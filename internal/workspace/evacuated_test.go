@@ -66,13 +66,10 @@ func TestEvacuatedJobMarksTheRecordAtHome(t *testing.T) {
 	})
 
 	t.Run("an image that cannot be pulled", func(t *testing.T) {
-		j := evacJob("c-destroy-2", decide.OpDestroy)
-		moved, err := newPass().fallBack(ctx, j, "example.test/cluster:1", "ErrImagePull", "example.test/cluster:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !moved {
-			t.Error("the fallback did nothing: it looked for the attempt record in the evacuation namespace")
+		p := newPass()
+		p.fallback = &fallback{job: evacJob("c-destroy-2", decide.OpDestroy), image: "example.test/cluster:1", reason: "ErrImagePull", next: "example.test/cluster:0"}
+		if err := p.fallBackImage(ctx); err != nil {
+			t.Fatalf("the fallback failed (%v): it looked for the attempt record in the evacuation namespace", err)
 		}
 		if got := attempt().UnpullableImages; len(got) != 1 || got[0] != "example.test/cluster:1" {
 			t.Errorf("the attempt record in %s lists unpullable images %v, want the destroy's image", home, got)

@@ -46,6 +46,7 @@ func (p *pass) loadRecords(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.unpullableNow()
 	_, err = p.ensurePlanKey(ctx)
 	return err
 }

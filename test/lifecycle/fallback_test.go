@@ -67,6 +67,11 @@ func TestDestroyFallsBackToTheTag(t *testing.T) {
 	if note := events[fallback][1]; !strings.Contains(note, lost) || !strings.Contains(note, "retrying destroy with "+w.image("noop-machine")) {
 		t.Errorf("ImagePullFallback note %q does not name the lost digest and the tag tried next", note)
 	}
+	// The pass that gave up on the digest started the destroy again with
+	// the tag: a second fallback would mean the digest was tried again.
+	if n := len(slices.DeleteFunc(slices.Clone(events), func(e [2]string) bool { return e[0] != "ImagePullFallback" })); n != 1 {
+		t.Errorf("%d ImagePullFallback events, want 1: the Job after the fallback ran the lost digest again; events: %v", n, events)
+	}
 	for _, e := range events {
 		if e[0] == "JobFailed" || e[0] == "JobDeadlineExceeded" {
 			t.Errorf("the fallback counted as a failure: %s %s", e[0], e[1])
