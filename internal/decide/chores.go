@@ -71,6 +71,13 @@ const (
 	// ChorePrunePlans deletes the terminal TerraformPlans beyond the
 	// newest ten (not while paused or deleting).
 	ChorePrunePlans Chore = "PrunePlans"
+	// ChoreBindRunner writes the runner RBAC the credentials step found
+	// missing (the default ServiceAccount, the RoleBinding captf-runner or
+	// the account's place in it), or takes off it an account that lost
+	// its opt-in label. The decision took the runner as ready once
+	// written; a write that fails leaves it not ready, and the pass starts
+	// no Job. Last, so that a refused write leaves the other chores done.
+	ChoreBindRunner Chore = "BindRunner"
 )
 
 // Upkeep is what the chores are chosen from, beyond the snapshot's
@@ -115,6 +122,9 @@ type Upkeep struct {
 	// SyncsOwner: the kind has an after-step on its owner; Remediates: it
 	// writes remediation requests (roles.Remediator).
 	SyncsOwner, Remediates bool
+	// RunnerUnbound: the credentials step found runner RBAC to write (it
+	// runs for a live object that is not paused).
+	RunnerUnbound bool
 }
 
 // FirstChores returns the chores a pass does as soon as it has read its
@@ -134,7 +144,8 @@ func FirstChores(s Snapshot) []Chore {
 // has no other, prunes its Jobs and writes its plans' moves. While a
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
-// never re-owned, backed up or synced. The plans' chores come last.
+// never re-owned, backed up or synced. The plans' chores come next, and
+// the runner's RBAC last.
 func Chores(s Snapshot) []Chore {
 	out := keeping(s)
 	if s.Upkeep.PlanMoves > 0 {
@@ -142,6 +153,9 @@ func Chores(s Snapshot) []Chore {
 	}
 	if s.Upkeep.PrunablePlans > 0 {
 		out = append(out, ChorePrunePlans)
+	}
+	if s.Upkeep.RunnerUnbound && !s.Upkeep.Paused && !s.Deleting {
+		out = append(out, ChoreBindRunner)
 	}
 	return out
 }

@@ -62,6 +62,14 @@ func TestChores(t *testing.T) {
 		{"the fallback's Job is gone for the decision: the state is kept as if no Job ran", func(s *Snapshot) {
 			s.Upkeep.FallbackJob, s.Upkeep.BackedUp = true, false
 		}, []Chore{ChoreFallBackImage, ChoreBackUpState, ChoreSyncOwner}},
+		{"the runner's RBAC is written last, after every other chore", func(s *Snapshot) {
+			s.Upkeep.BackedUp, s.Upkeep.PlanMoves, s.Upkeep.RunnerUnbound = false, 1, true
+		}, []Chore{ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans, ChoreBindRunner}},
+		{"the runner's RBAC is written while a Job runs too", func(s *Snapshot) { s.JobActive, s.Upkeep.RunnerUnbound = true, true },
+			[]Chore{ChoreBindRunner}},
+		{"not while paused, nor for a deleting object (its Job's start writes it)", func(s *Snapshot) {
+			s.Upkeep.Paused, s.Upkeep.RunnerUnbound = true, true
+		}, nil},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
 			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
@@ -72,7 +80,7 @@ func TestChores(t *testing.T) {
 		{"a deleting object is protected, never re-owned, backed up or synced", func(s *Snapshot) {
 			s.Deleting, s.Upkeep = true, Upkeep{PrunableJobs: 1, StrayBackups: true, SurplusPieces: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
 		}, []Chore{ChorePruneJobs, ChoreReownBackups, ChoreReleaseSurplus, ChoreProtectDeleting}},
-		{"a deleting object whose Job runs is left alone", func(s *Snapshot) { s.Deleting, s.JobActive = true, true }, nil},
+		{"a deleting object whose Job runs is left alone", func(s *Snapshot) { s.Deleting, s.JobActive, s.Upkeep.RunnerUnbound = true, true, true }, nil},
 		{"a deleting object without state is still protected", func(s *Snapshot) { s.Deleting, s.State = true, StateAbsent },
 			[]Chore{ChoreProtectDeleting}},
 		{"an unreadable state is re-owned, not backed up or synced", func(s *Snapshot) {

@@ -80,6 +80,8 @@ func (r *replay) done(chores []Chore) {
 			u.StuckJob = false
 		case ChoreFallBackImage:
 			u.FallbackJob = false
+		case ChoreBindRunner:
+			u.RunnerUnbound = false
 		case ChorePruneJobs:
 			u.PrunableJobs = 0
 		case ChoreReleaseSurplus:
@@ -170,6 +172,12 @@ var scenarios = []struct {
 		r.pass("the backoff is over")
 		r.finish(true, nil)
 		r.pass("the destroy succeeded")
+	}},
+	{"the first object of a namespace binds the runner before its first Job", func(r *replay) {
+		r.s.Upkeep.RunnerUnbound = true
+		r.pass("created; no runner account in the namespace")
+		r.finish(true, nil)
+		r.pass("the apply succeeded")
 	}},
 	{"a deleting cluster waits for its machines, then is retained", func(r *replay) {
 		r.s.State, r.s.StateInputsHash, r.s.EverApplied = StateReadable, "h3:1", true

@@ -25,71 +25,156 @@ const ClusterRole = "captf-runner"
 // roleRef is the only roleRef a RoleBinding CAPTF manages may have.
 var roleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRole}
 
-// Ensure makes sure the runner ServiceAccount sa may run in ns: the
-// default ServiceAccount captf-runner is created; a custom one must exist
-// and carry captf.io/runner=true (one that lost the label is unbound at
-// once). The RoleBinding captf-runner binds it to the ClusterRole
-// captf-runner, and is recreated if its roleRef was changed; a RoleBinding
-// of that name CAPTF does not manage is never modified.
-func Ensure(ctx context.Context, c client.Client, ns, sa string) (metav1.Condition, error) {
-	cond := func(status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
-		return metav1.Condition{Type: infrav1.RunnerRBACReadyCondition, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
-	}
+// Binding is the runner's RBAC in a namespace as Check read it: the one
+// write that lets the runner ServiceAccount run there (none when nothing
+// is missing, or when no write of CAPTF's can help), and the
+// RunnerRBACReady condition once that write is done.
+type Binding struct {
+	ns, sa string
+	// account: the default ServiceAccount is created first.
+	account bool
+	write   write
+	// rb is the RoleBinding as read (nil when none).
+	rb   *rbacv1.RoleBinding
+	cond metav1.Condition
+}
+
+// write is the write of the RoleBinding a Binding needs.
+type write int
+
+const (
+	writeNone write = iota
+	// writeUnbind takes a ServiceAccount that lost its opt-in label off
+	// the RoleBinding.
+	writeUnbind
+	// writeReplace makes again a RoleBinding whose roleRef was changed.
+	writeReplace
+	// writeCreate creates the RoleBinding.
+	writeCreate
+	// writeSubject adds the ServiceAccount to the RoleBinding.
+	writeSubject
+)
+
+// Check reads what the runner ServiceAccount sa needs to run in ns,
+// writing nothing: the default ServiceAccount captf-runner is created by
+// the write; a custom one must exist and carry captf.io/runner=true (one
+// that lost the label is unbound). The RoleBinding captf-runner binds it
+// to the ClusterRole captf-runner, and is made again if its roleRef was
+// changed; a RoleBinding of that name CAPTF does not manage is never
+// modified. A read that fails returns the condition that says so.
+func Check(ctx context.Context, c client.Reader, ns, sa string) (Binding, error) {
+	b := Binding{ns: ns, sa: sa}
 	account := &corev1.ServiceAccount{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sa}, account)
 	switch {
 	case apierrors.IsNotFound(err) && sa == jobs.DefaultServiceAccountName:
-		account = &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa, Labels: map[string]string{infrav1.ManagedLabel: "true"}}}
-		if err := c.Create(ctx, account); err != nil && !apierrors.IsAlreadyExists(err) {
-			return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not create ServiceAccount %s: %s", sa, apierr.Reason(err)), err
-		}
+		b.account = true
 	case apierrors.IsNotFound(err):
-		return cond(metav1.ConditionFalse, infrav1.ServiceAccountNotOptedInReason,
+		return b.with(metav1.ConditionFalse, infrav1.ServiceAccountNotOptedInReason,
 			"ServiceAccount %s named by spec.jobs.serviceAccountName does not exist; create it with the label %s=true", sa, infrav1.RunnerLabel), nil
 	case err != nil:
-		return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not read ServiceAccount %s: %s", sa, apierr.Reason(err)), err
+		return b.with(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not read ServiceAccount %s: %s", sa, apierr.Reason(err)), err
 	case sa != jobs.DefaultServiceAccountName && account.Labels[infrav1.RunnerLabel] != "true":
-		if err := unbind(ctx, c, ns, sa); err != nil {
-			return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not update RoleBinding %s: %s", ClusterRole, apierr.Reason(err)), err
-		}
-		return cond(metav1.ConditionFalse, infrav1.ServiceAccountNotOptedInReason,
+		b.write = writeUnbind
+		return b.with(metav1.ConditionFalse, infrav1.ServiceAccountNotOptedInReason,
 			"ServiceAccount %s is not labelled %s=true; label it to let CAPTF Jobs run as it", sa, infrav1.RunnerLabel), nil
 	}
-	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}
 	rb := &rbacv1.RoleBinding{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ClusterRole}, rb)
 	switch {
 	case err == nil && rb.Labels[infrav1.ManagedLabel] != "true":
-		return cond(metav1.ConditionFalse, infrav1.RBACFailedReason,
+		return b.with(metav1.ConditionFalse, infrav1.RBACFailedReason,
 			"RoleBinding %s exists but is not managed by CAPTF (no %s=true label); CAPTF never modifies it: delete it or label it", ClusterRole, infrav1.ManagedLabel), nil
 	case err == nil && rb.RoleRef != roleRef:
+		b.write, b.rb = writeReplace, rb
+	case apierrors.IsNotFound(err):
+		b.write = writeCreate
+	case err != nil:
+		return b.with(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not read RoleBinding %s: %s", ClusterRole, apierr.Reason(err)), err
+	case !hasSubject(rb.Subjects, b.subject()):
+		b.write, b.rb = writeSubject, rb
+	}
+	return b.with(metav1.ConditionTrue, infrav1.RBACReadyReason, "Jobs run as ServiceAccount %s, bound to ClusterRole %s", sa, ClusterRole), nil
+}
+
+// with is b with the condition it reports once written.
+func (b Binding) with(status metav1.ConditionStatus, reason, format string, args ...any) Binding {
+	b.cond = metav1.Condition{Type: infrav1.RunnerRBACReadyCondition, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
+	return b
+}
+
+// Ready reports whether the runner may run once the write is done.
+func (b Binding) Ready() bool { return b.cond.Status == metav1.ConditionTrue }
+
+// Condition is RunnerRBACReady as it stands once the write is done.
+func (b Binding) Condition() metav1.Condition { return b.cond }
+
+// Due reports whether a write is needed.
+func (b Binding) Due() bool { return b.account || b.write != writeNone }
+
+// Write does the write Check found needed and returns RunnerRBACReady as
+// it then stands: RBACFailed, with the error, when the write failed.
+func (b Binding) Write(ctx context.Context, c client.Client) (metav1.Condition, error) {
+	failed := func(err error, format string, args ...any) (metav1.Condition, error) {
+		return b.with(metav1.ConditionFalse, infrav1.RBACFailedReason, format+": %s", append(args, apierr.Reason(err))...).cond, err
+	}
+	subject := b.subject()
+	if b.account {
+		account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: b.sa, Labels: map[string]string{infrav1.ManagedLabel: "true"}}}
+		if err := c.Create(ctx, account); err != nil && !apierrors.IsAlreadyExists(err) {
+			return failed(err, "Could not create ServiceAccount %s", b.sa)
+		}
+	}
+	var err error
+	switch b.write {
+	case writeUnbind:
+		if err := unbind(ctx, c, b.ns, b.sa); err != nil {
+			return failed(err, "Could not update RoleBinding %s", ClusterRole)
+		}
+		return b.cond, nil
+	case writeReplace:
 		// A roleRef cannot change in place: the binding is made again,
 		// with the namespace's ServiceAccounts it had (never a user, a
 		// group or another namespace's account: what the runner role
 		// grants, CAPTF grants to its runners only).
+		rb := b.rb
 		if err := c.Delete(ctx, rb, client.Preconditions{UID: &rb.UID}); err != nil && !apierrors.IsNotFound(err) {
-			return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not replace RoleBinding %s bound to %s %s: %s", ClusterRole, rb.RoleRef.Kind, rb.RoleRef.Name, apierr.Reason(err)), err
+			return failed(err, "Could not replace RoleBinding %s bound to %s %s", ClusterRole, rb.RoleRef.Kind, rb.RoleRef.Name)
 		}
 		var kept []rbacv1.Subject
 		for _, s := range withoutSubject(rb.Subjects, subject) {
-			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == ns {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == b.ns {
 				kept = append(kept, s)
 			}
 		}
-		err = create(ctx, c, ns, append(kept, subject))
-	case apierrors.IsNotFound(err):
-		err = create(ctx, c, ns, []rbacv1.Subject{subject})
-	case err != nil:
-		return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not read RoleBinding %s: %s", ClusterRole, apierr.Reason(err)), err
-	case !hasSubject(rb.Subjects, subject):
-		patch := client.MergeFrom(rb.DeepCopy())
+		err = create(ctx, c, b.ns, append(kept, subject))
+	case writeCreate:
+		err = create(ctx, c, b.ns, []rbacv1.Subject{subject})
+	case writeSubject:
+		rb := b.rb.DeepCopy()
+		patch := client.MergeFrom(b.rb)
 		rb.Subjects = append(rb.Subjects, subject)
 		err = c.Patch(ctx, rb, patch)
 	}
 	if err != nil {
-		return cond(metav1.ConditionFalse, infrav1.RBACFailedReason, "Could not write RoleBinding %s: %s", ClusterRole, apierr.Reason(err)), err
+		return failed(err, "Could not write RoleBinding %s", ClusterRole)
 	}
-	return cond(metav1.ConditionTrue, infrav1.RBACReadyReason, "Jobs run as ServiceAccount %s, bound to ClusterRole %s", sa, ClusterRole), nil
+	return b.cond, nil
+}
+
+// subject is the RoleBinding subject of the runner ServiceAccount.
+func (b Binding) subject() rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: b.sa, Namespace: b.ns}
+}
+
+// Ensure checks and writes at once: the runner ServiceAccount sa may run
+// in ns once it returns RunnerRBACReady True (Check, Binding.Write).
+func Ensure(ctx context.Context, c client.Client, ns, sa string) (metav1.Condition, error) {
+	b, err := Check(ctx, c, ns, sa)
+	if err != nil {
+		return b.cond, err
+	}
+	return b.Write(ctx, c)
 }
 
 func create(ctx context.Context, c client.Client, ns string, subjects []rbacv1.Subject) error {

@@ -147,6 +147,41 @@ func TestEnsure(t *testing.T) {
 	}
 }
 
+// TestCheckWritesNothing: Check only reads. In a namespace without the
+// runner's ServiceAccount and RoleBinding it says the runner is ready
+// once written and a write is due, and writes neither; its Write makes
+// them, after which nothing is due. A custom account that lost its label
+// is not ready, yet its unbinding is due.
+func TestCheckWritesNothing(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := context.Background()
+	ns := "check"
+	fixture(t, ns, sa("custom", false))
+	b, err := runnerrbac.Check(ctx, env.Client, ns, "captf-runner")
+	if err != nil || !b.Ready() || !b.Due() {
+		t.Fatalf("Check in an empty namespace = ready %t, due %t, %v; want ready once written, a write due", b.Ready(), b.Due(), err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "captf-runner"}, &corev1.ServiceAccount{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Check wrote the ServiceAccount (get: %v)", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: runnerrbac.ClusterRole}, &rbacv1.RoleBinding{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Check wrote the RoleBinding (get: %v)", err)
+	}
+	if cond, err := b.Write(ctx, env.Client); err != nil || cond.Status != metav1.ConditionTrue {
+		t.Fatalf("Write = %+v, %v", cond, err)
+	}
+	if names, ref := subjects(t, ns); ref != runnerrbac.ClusterRole || !slices.Equal(names, []string{"captf-runner"}) {
+		t.Fatalf("after the write: bound %v to %s", names, ref)
+	}
+	if b, err := runnerrbac.Check(ctx, env.Client, ns, "captf-runner"); err != nil || !b.Ready() || b.Due() {
+		t.Errorf("Check after the write = ready %t, due %t, %v; want ready, nothing due", b.Ready(), b.Due(), err)
+	}
+	b, err = runnerrbac.Check(ctx, env.Client, ns, "custom")
+	if err != nil || b.Ready() || !b.Due() || b.Condition().Reason != infrav1.ServiceAccountNotOptedInReason {
+		t.Errorf("Check of an account without its label = ready %t, due %t, %+v, %v; want not opted in, its unbinding due", b.Ready(), b.Due(), b.Condition(), err)
+	}
+}
+
 // The sweep of a namespace without CAPTF objects removes CAPTF's
 // ServiceAccounts, RoleBindings and Leases and nothing else; in a
 // populated one it prunes the RoleBinding to the accounts in use, keeping

@@ -185,7 +185,21 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	if !p.creds.Ready {
 		return nil
 	}
-	cond, err := runnerrbac.Ensure(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
+	// Read only: the chore BindRunner writes what is missing.
+	p.binding, err = runnerrbac.Check(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
+	p.set(p.binding.Condition())
+	p.rbacReady = p.binding.Ready()
+	return err
+}
+
+// bindRunner (the chore BindRunner, and the action's own credentials step)
+// writes the runner RBAC the credentials step found missing. A write that
+// fails leaves the runner not ready, so the pass starts no Job.
+func (p *pass) bindRunner(ctx context.Context) error {
+	if !p.binding.Due() {
+		return nil
+	}
+	cond, err := p.binding.Write(ctx, p.e.client())
 	p.set(cond)
 	p.rbacReady = cond.Status == metav1.ConditionTrue
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {

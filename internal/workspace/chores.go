@@ -16,6 +16,7 @@ func (p *pass) upkeep(paused bool) decide.Upkeep {
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
 	_, u.Remediates = p.remediator()
 	u.SyncsOwner = p.caps().SyncsOwner
+	u.RunnerUnbound = p.binding.Due()
 	if p.st != nil {
 		u.StateSerial = p.st.Serial
 	}
@@ -94,6 +95,8 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 			err = p.writePlanMoves(ctx)
 		case decide.ChorePrunePlans:
 			err = p.plansWriter().Prune(ctx, p.plans)
+		case decide.ChoreBindRunner:
+			err = p.bindRunner(ctx)
 		default:
 			err = fmt.Errorf("unknown chore %q", c)
 		}

@@ -25,6 +25,7 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/runnerrbac"
 	"captf.io/captf/pkg/state"
 )
 
@@ -226,6 +227,8 @@ type pass struct {
 	contract    roles.Contract
 	specChanged bool
 	rbacReady   bool
+	// binding is the runner RBAC the credentials step read.
+	binding runnerrbac.Binding
 	dependents  int
 	// dependentNames name the dependents, machines first.
 	dependentNames []string

@@ -99,6 +99,9 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := p.bindRunner(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
 		if !p.creds.Ready && p.evacNS != nil {
 			return p.evacuationHeld(fmt.Sprintf("The destroy's credentials are not available (%s), and namespace %s, being deleted, takes no new Secret. ",
 				firstMessage(p.creds.Conditions), p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy))
