@@ -104,10 +104,19 @@ func errorSummary(err error) string {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		s := status.Status()
-		if s.Reason == metav1.StatusReasonInvalid && s.Details != nil {
-			fields := make([]string, 0, len(s.Details.Causes))
-			for _, c := range s.Details.Causes {
-				fields = append(fields, c.Field)
+		if s.Reason == metav1.StatusReasonInvalid {
+			// The message of an invalid Secret may quote its values:
+			// only the fields are named.
+			fields := []string{}
+			if s.Details != nil {
+				for _, c := range s.Details.Causes {
+					if c.Field != "" {
+						fields = append(fields, c.Field)
+					}
+				}
+			}
+			if len(fields) == 0 {
+				return "the API server rejected the Secret as invalid without naming a field (a ValidatingAdmissionPolicy or webhook may refuse it; see the API server's audit log)"
 			}
 			return fmt.Sprintf("the API server rejected the Secret (invalid fields: %s)", strings.Join(fields, ", "))
 		}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 )
@@ -24,6 +25,11 @@ func TestConditions(t *testing.T) {
 		return ch
 	}
 	apiErr := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "captf-creds-aws", errors.New("no"))
+	// An invalid Secret's message may quote its values: only fields are
+	// named. An admission policy's refusal names none.
+	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, "captf-creds-aws", field.ErrorList{field.Invalid(field.NewPath("data", "TOKEN"), "s3cr3t-value", "bad")})
+	denied := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonInvalid,
+		Message: "secrets \"captf-creds-aws\" is forbidden: ValidatingAdmissionPolicy 'p' denied request: no", Details: &metav1.StatusDetails{Name: "captf-creds-aws"}}}
 	type want struct {
 		status metav1.ConditionStatus
 		reason string
@@ -59,6 +65,12 @@ func TestConditions(t *testing.T) {
 		{"mirror write failed", with(Result{}, apiErr),
 			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, "listed"},
 			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "team-a/captf-creds-aws"}},
+		{"mirror write invalid: the field, never the value", with(Result{}, invalid),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "invalid fields: data.TOKEN"}},
+		{"mirror write refused by an admission policy", with(Result{}, denied),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "a ValidatingAdmissionPolicy or webhook may refuse it"}},
 		{"foreign Secret in the way", with(Result{Outcome: OutcomeConflict, Conflict: "it lacks the label"}, nil),
 			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
 			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "rename or remove it"}},
@@ -79,6 +91,9 @@ func TestConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			check(t, IdentityAllowedCondition(tc.check), infrav1.IdentityAllowedCondition, tc.identity)
 			check(t, CredentialsMirroredCondition(tc.check), infrav1.CredentialsMirroredCondition, tc.mirrored)
+			if m := CredentialsMirroredCondition(tc.check).Message; strings.Contains(m, "s3cr3t-value") {
+				t.Errorf("CredentialsMirrored quotes a value of the Secret: %q", m)
+			}
 		})
 	}
 }

@@ -34,6 +34,45 @@ import (
 // OutcomeConflict. A missing source gives OutcomeSourceNotFound, missing
 // requiredKeys OutcomeSourceIncomplete; neither writes the mirror.
 func EnsureMirror(ctx context.Context, c client.Client, apiReader client.Reader, identity *infrav1.TerraformClusterIdentity, user client.Object) (Result, error) {
+	res, ref, data, err := readSource(ctx, c, apiReader, identity, user)
+	if err != nil || res.Outcome != "" {
+		return res, err
+	}
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
+		var err error
+		res, err = writeMirror(ctx, c, apiReader, res, data, ref)
+		return err
+	})
+	return res, err
+}
+
+// CheckMirror is EnsureMirror without its write: it reads the source and
+// the mirror (through apiReader) and returns what EnsureMirror would do:
+// OutcomeCreated or OutcomeUpdated when a write is due, OutcomeUnchanged
+// when none is, or the outcome that stops it (the source missing or
+// incomplete, a conflict). It writes nothing.
+func CheckMirror(ctx context.Context, c client.Client, apiReader client.Reader, identity *infrav1.TerraformClusterIdentity, user client.Object) (Result, error) {
+	res, ref, data, err := readSource(ctx, c, apiReader, identity, user)
+	if err != nil || res.Outcome != "" {
+		return res, err
+	}
+	mirror := &corev1.Secret{}
+	switch err := apiReader.Get(ctx, res.Mirror, mirror); {
+	case apierrors.IsNotFound(err):
+		res.Outcome, res.DataRewritten = OutcomeCreated, true
+		return res, nil
+	case err != nil:
+		return res, fmt.Errorf("reading mirror Secret %s: %w", res.Mirror, err)
+	}
+	res, _ = reconcileMirror(mirror, res, data, ref)
+	return res, nil
+}
+
+// readSource reads the identity's source Secret for user's mirror. Its
+// result's Outcome is set when no mirror can be written (the source is
+// missing or incomplete); data is the source's, for the mirror only.
+func readSource(ctx context.Context, c client.Client, apiReader client.Reader, identity *infrav1.TerraformClusterIdentity, user client.Object) (Result, metav1.OwnerReference, map[string][]byte, error) {
 	res := Result{
 		Identity: identity.Name,
 		Mirror:   types.NamespacedName{Namespace: user.GetNamespace(), Name: MirrorName(identity.Name)},
@@ -41,30 +80,22 @@ func EnsureMirror(ctx context.Context, c client.Client, apiReader client.Reader,
 	}
 	ref, err := ownerRefTo(c, user)
 	if err != nil {
-		return res, err
+		return res, ref, nil, err
 	}
-
 	source := &corev1.Secret{}
 	if err := apiReader.Get(ctx, res.Source, source); err != nil {
 		if apierrors.IsNotFound(err) {
 			res.Outcome = OutcomeSourceNotFound
-			return res, nil
+			return res, ref, nil, nil
 		}
-		return res, fmt.Errorf("reading source Secret %s of TerraformClusterIdentity %s: %w: %w", res.Source, identity.Name, ErrSourceUnreadable, err)
+		return res, ref, nil, fmt.Errorf("reading source Secret %s of TerraformClusterIdentity %s: %w: %w", res.Source, identity.Name, ErrSourceUnreadable, err)
 	}
 	if missing := MissingKeys(identity.Spec.RequiredKeys, source.Data); len(missing) > 0 {
 		res.Outcome, res.MissingKeys = OutcomeSourceIncomplete, missing
-		return res, nil
+		return res, ref, nil, nil
 	}
 	res.SourceHash = SourceHash(source.Data)
-
-	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
-	err = retry.OnError(retry.DefaultRetry, retriable, func() error {
-		var err error
-		res, err = writeMirror(ctx, c, apiReader, res, source.Data, ref)
-		return err
-	})
-	return res, err
+	return res, ref, source.Data, nil
 }
 
 // writeMirror is one read-compare-write attempt of EnsureMirror.
@@ -97,12 +128,31 @@ func writeMirror(ctx context.Context, c client.Client, apiReader client.Reader, 
 	if err != nil {
 		return res, fmt.Errorf("reading mirror Secret %s: %w", res.Mirror, err)
 	}
-
-	if ok, why := mirrorOf(mirror, res.Identity); !ok {
-		res.Outcome, res.Conflict = OutcomeConflict, why
+	res, changed := reconcileMirror(mirror, res, data, ref)
+	if !changed {
 		return res, nil
 	}
+	if res.DataRewritten {
+		log.Info("Rewriting credentials mirror: the source Secret changed")
+	} else {
+		log.V(2).Info("Updating owner references of credentials mirror")
+	}
+	if err := c.Update(ctx, mirror); err != nil {
+		return res, fmt.Errorf("updating mirror Secret %s: %w", res.Mirror, err)
+	}
+	return res, nil
+}
 
+// reconcileMirror brings the mirror as read to what it should be, in
+// memory, and says whether it changed: OutcomeUpdated (to write) or
+// OutcomeUnchanged, or OutcomeConflict for a Secret that is not the
+// identity's mirror (left as read).
+func reconcileMirror(mirror *corev1.Secret, res Result, data map[string][]byte, ref metav1.OwnerReference) (Result, bool) {
+	res.Outcome, res.DataRewritten, res.Conflict = "", false, ""
+	if ok, why := mirrorOf(mirror, res.Identity); !ok {
+		res.Outcome, res.Conflict = OutcomeConflict, why
+		return res, false
+	}
 	changed := false
 	if mirror.Labels[infrav1.ManagedLabel] != "true" {
 		mirror.Labels[infrav1.ManagedLabel] = "true"
@@ -120,20 +170,11 @@ func writeMirror(ctx context.Context, c client.Client, apiReader client.Reader, 
 		mirror.Data = maps.Clone(data)
 		changed, res.DataRewritten = true, true
 	}
-	if !changed {
-		res.Outcome = OutcomeUnchanged
-		return res, nil
+	res.Outcome = OutcomeUnchanged
+	if changed {
+		res.Outcome = OutcomeUpdated
 	}
-	if res.DataRewritten {
-		log.Info("Rewriting credentials mirror: the source Secret changed")
-	} else {
-		log.V(2).Info("Updating owner references of credentials mirror")
-	}
-	if err := c.Update(ctx, mirror); err != nil {
-		return res, fmt.Errorf("updating mirror Secret %s: %w", res.Mirror, err)
-	}
-	res.Outcome = OutcomeUpdated
-	return res, nil
+	return res, changed
 }
 
 // ownerRefTo returns the non-controller, non-blocking owner reference a

@@ -260,3 +260,53 @@ func slicesKeys(m map[string][]byte) []string {
 	}
 	return keys
 }
+
+// TestCheckMirrorWritesNothing: CheckMirror and CheckRevoke say what
+// EnsureMirror and RevokeMirror would do (a mirror to create, one already
+// current, one whose source changed, one to delete) and write nothing.
+func TestCheckMirrorWritesNothing(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := testContext(t)
+	system := namespace(t, "system", nil)
+	tenant := namespace(t, "tenant", nil)
+	src := sourceSecret(t, system, "check-creds", credentialData())
+	id := identity("check", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	user := cluster(t, tenant, "user", id.Name)
+	check := func(want credentials.Outcome) {
+		t.Helper()
+		res, err := credentials.CheckMirror(ctx, env.Client, env.Client, id, user)
+		if err != nil || res.Outcome != want {
+			t.Fatalf("CheckMirror = %s, %v; want %s", res.Outcome, err, want)
+		}
+	}
+	mirrorName := client.ObjectKey{Namespace: tenant, Name: credentials.MirrorName(id.Name)}
+
+	check(credentials.OutcomeCreated)
+	if err := env.Client.Get(ctx, mirrorName, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("CheckMirror created the mirror (get: %v)", err)
+	}
+	if res, err := credentials.CheckRevoke(ctx, env.Client, tenant, id.Name); err != nil || res.Outcome != credentials.OutcomeAbsent {
+		t.Fatalf("CheckRevoke without a mirror = %s, %v; want Absent", res.Outcome, err)
+	}
+	ensure(t, id, user, credentials.OutcomeCreated)
+	check(credentials.OutcomeUnchanged)
+
+	src.Data["AWS_SECRET_ACCESS_KEY"] = []byte("rotated-" + credValue)
+	if err := env.Client.Update(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	before := getMirror(t, tenant, id.Name)
+	check(credentials.OutcomeUpdated)
+	if after := getMirror(t, tenant, id.Name); after.ResourceVersion != before.ResourceVersion {
+		t.Fatal("CheckMirror rewrote the mirror after the source changed")
+	}
+	ensure(t, id, user, credentials.OutcomeUpdated)
+	check(credentials.OutcomeUnchanged)
+
+	if res, err := credentials.CheckRevoke(ctx, env.Client, tenant, id.Name); err != nil || res.Outcome != credentials.OutcomeRemoved {
+		t.Fatalf("CheckRevoke with a mirror = %s, %v; want Removed (to do)", res.Outcome, err)
+	}
+	if err := env.Client.Get(ctx, mirrorName, &corev1.Secret{}); err != nil {
+		t.Fatalf("CheckRevoke deleted the mirror (get: %v)", err)
+	}
+}

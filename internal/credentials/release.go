@@ -70,6 +70,17 @@ func RevokeMirror(ctx context.Context, c client.Client, namespace, identityName 
 	return deleteMirror(ctx, c, res, mirror, false)
 }
 
+// CheckRevoke is RevokeMirror without its write: OutcomeRemoved when
+// there is a mirror of the identity in namespace to delete, else
+// OutcomeAbsent or OutcomeConflict. It writes nothing.
+func CheckRevoke(ctx context.Context, c client.Client, namespace, identityName string) (Result, error) {
+	res, mirror, err := getMirrorMetadata(ctx, c, namespace, identityName)
+	if err == nil && mirror != nil {
+		res.Outcome = OutcomeRemoved
+	}
+	return res, err
+}
+
 // getMirrorMetadata reads the mirror's metadata. It returns a nil mirror
 // with OutcomeAbsent or OutcomeConflict when there is nothing to change.
 func getMirrorMetadata(ctx context.Context, c client.Client, namespace, identityName string) (Result, *metav1.PartialObjectMetadata, error) {

@@ -71,12 +71,20 @@ const (
 	// ChorePrunePlans deletes the terminal TerraformPlans beyond the
 	// newest ten (not while paused or deleting).
 	ChorePrunePlans Chore = "PrunePlans"
+	// ChoreMirrorCredentials writes the credentials mirror of the object's
+	// identity in its namespace (created, or updated: its data, owner
+	// references, protection), or deletes the mirror of an identity that
+	// no longer allows the namespace. The decision took the credentials as
+	// ready once written; a write that fails says so on CredentialsMirrored
+	// and leaves them not ready, and the pass starts no Job.
+	ChoreMirrorCredentials Chore = "MirrorCredentials"
 	// ChoreBindRunner writes the runner RBAC the credentials step found
 	// missing (the default ServiceAccount, the RoleBinding captf-runner or
 	// the account's place in it), or takes off it an account that lost
 	// its opt-in label. The decision took the runner as ready once
 	// written; a write that fails leaves it not ready, and the pass starts
-	// no Job. Last, so that a refused write leaves the other chores done.
+	// no Job. The credentials' chores come last, so that a refused write
+	// leaves the other chores done.
 	ChoreBindRunner Chore = "BindRunner"
 )
 
@@ -122,9 +130,10 @@ type Upkeep struct {
 	// SyncsOwner: the kind has an after-step on its owner; Remediates: it
 	// writes remediation requests (roles.Remediator).
 	SyncsOwner, Remediates bool
-	// RunnerUnbound: the credentials step found runner RBAC to write (it
-	// runs for a live object that is not paused).
-	RunnerUnbound bool
+	// MirrorDue: the credentials step found the mirror to write or to
+	// delete; RunnerUnbound: it found runner RBAC to write (the step runs
+	// for a live object that is not paused).
+	MirrorDue, RunnerUnbound bool
 }
 
 // FirstChores returns the chores a pass does as soon as it has read its
@@ -145,7 +154,7 @@ func FirstChores(s Snapshot) []Chore {
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
 // never re-owned, backed up or synced. The plans' chores come next, and
-// the runner's RBAC last.
+// the credentials' last (a live, unpaused object's).
 func Chores(s Snapshot) []Chore {
 	out := keeping(s)
 	if s.Upkeep.PlanMoves > 0 {
@@ -154,7 +163,13 @@ func Chores(s Snapshot) []Chore {
 	if s.Upkeep.PrunablePlans > 0 {
 		out = append(out, ChorePrunePlans)
 	}
-	if s.Upkeep.RunnerUnbound && !s.Upkeep.Paused && !s.Deleting {
+	if s.Upkeep.Paused || s.Deleting {
+		return out
+	}
+	if s.Upkeep.MirrorDue {
+		out = append(out, ChoreMirrorCredentials)
+	}
+	if s.Upkeep.RunnerUnbound {
 		out = append(out, ChoreBindRunner)
 	}
 	return out

@@ -65,10 +65,16 @@ func TestChores(t *testing.T) {
 		{"the runner's RBAC is written last, after every other chore", func(s *Snapshot) {
 			s.Upkeep.BackedUp, s.Upkeep.PlanMoves, s.Upkeep.RunnerUnbound = false, 1, true
 		}, []Chore{ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans, ChoreBindRunner}},
+		{"the credentials mirror is written before the runner's RBAC, last", func(s *Snapshot) {
+			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans = true, true, 1
+		}, []Chore{ChoreSyncOwner, ChorePrunePlans, ChoreMirrorCredentials, ChoreBindRunner}},
+		{"an unreadable state still gets its credentials written", func(s *Snapshot) {
+			s.State, s.Upkeep.MirrorDue = StateUnreadable, true
+		}, []Chore{ChoreMirrorCredentials}},
 		{"the runner's RBAC is written while a Job runs too", func(s *Snapshot) { s.JobActive, s.Upkeep.RunnerUnbound = true, true },
 			[]Chore{ChoreBindRunner}},
-		{"not while paused, nor for a deleting object (its Job's start writes it)", func(s *Snapshot) {
-			s.Upkeep.Paused, s.Upkeep.RunnerUnbound = true, true
+		{"not while paused, nor for a deleting object (its Job's start writes them)", func(s *Snapshot) {
+			s.Upkeep.Paused, s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound = true, true, true
 		}, nil},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
@@ -80,7 +86,9 @@ func TestChores(t *testing.T) {
 		{"a deleting object is protected, never re-owned, backed up or synced", func(s *Snapshot) {
 			s.Deleting, s.Upkeep = true, Upkeep{PrunableJobs: 1, StrayBackups: true, SurplusPieces: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}
 		}, []Chore{ChorePruneJobs, ChoreReownBackups, ChoreReleaseSurplus, ChoreProtectDeleting}},
-		{"a deleting object whose Job runs is left alone", func(s *Snapshot) { s.Deleting, s.JobActive, s.Upkeep.RunnerUnbound = true, true, true }, nil},
+		{"a deleting object whose Job runs is left alone", func(s *Snapshot) {
+			s.Deleting, s.JobActive, s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound = true, true, true, true
+		}, nil},
 		{"a deleting object without state is still protected", func(s *Snapshot) { s.Deleting, s.State = true, StateAbsent },
 			[]Chore{ChoreProtectDeleting}},
 		{"an unreadable state is re-owned, not backed up or synced", func(s *Snapshot) {

@@ -80,6 +80,8 @@ func (r *replay) done(chores []Chore) {
 			u.StuckJob = false
 		case ChoreFallBackImage:
 			u.FallbackJob = false
+		case ChoreMirrorCredentials:
+			u.MirrorDue = false
 		case ChoreBindRunner:
 			u.RunnerUnbound = false
 		case ChorePruneJobs:
@@ -173,9 +175,9 @@ var scenarios = []struct {
 		r.finish(true, nil)
 		r.pass("the destroy succeeded")
 	}},
-	{"the first object of a namespace binds the runner before its first Job", func(r *replay) {
-		r.s.Upkeep.RunnerUnbound = true
-		r.pass("created; no runner account in the namespace")
+	{"the first object of a namespace mirrors its credentials and binds the runner before its first Job", func(r *replay) {
+		r.s.Upkeep.MirrorDue, r.s.Upkeep.RunnerUnbound = true, true
+		r.pass("created; no mirror nor runner account in the namespace")
 		r.finish(true, nil)
 		r.pass("the apply succeeded")
 	}},

@@ -181,7 +181,6 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	for _, c := range p.creds.Conditions {
 		p.set(c)
 	}
-	p.events = append(p.events, p.creds.Events...)
 	if !p.creds.Ready {
 		return nil
 	}

@@ -16,7 +16,7 @@ func (p *pass) upkeep(paused bool) decide.Upkeep {
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
 	_, u.Remediates = p.remediator()
 	u.SyncsOwner = p.caps().SyncsOwner
-	u.RunnerUnbound = p.binding.Due()
+	u.MirrorDue, u.RunnerUnbound = p.creds.mirrorDue() || p.creds.revokeDue(), p.binding.Due()
 	if p.st != nil {
 		u.StateSerial = p.st.Serial
 	}
@@ -95,6 +95,8 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 			err = p.writePlanMoves(ctx)
 		case decide.ChorePrunePlans:
 			err = p.plansWriter().Prune(ctx, p.plans)
+		case decide.ChoreMirrorCredentials:
+			err = p.writeMirror(ctx)
 		case decide.ChoreBindRunner:
 			err = p.bindRunner(ctx)
 		default:

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/credentials"
 )
 
@@ -22,24 +21,39 @@ type creds struct {
 	Kind     infrav1.IdentityKind
 	// Secret is the Secret the pod receives: the mirror, or the local one.
 	Secret string
-	// Ready: a Job may start.
+	// Ready: a Job may start (once the mirror is written).
 	Ready      bool
 	Conditions []metav1.Condition
-	// Events are the events to emit.
-	Events []conditions.Event
+	// check is what the conditions were computed from; identity the
+	// identity read, for the mirror's write.
+	check    credentials.Check
+	identity *infrav1.TerraformClusterIdentity
+}
+
+// mirrorDue: the mirror is to be created or updated (the chore
+// MirrorCredentials); revokeDue: it is to be deleted, as the identity no
+// longer allows the namespace.
+func (c creds) mirrorDue() bool {
+	o := c.check.Mirror.Outcome
+	return c.identity != nil && c.check.Allowed && c.check.MirrorErr == nil && (o == credentials.OutcomeCreated || o == credentials.OutcomeUpdated)
+}
+
+func (c creds) revokeDue() bool {
+	return c.identity != nil && !c.check.Allowed && c.check.AllowedErr == nil && c.check.Mirror.Outcome == credentials.OutcomeRemoved
 }
 
 // credentials resolves the effective identity reference, checks that the
-// identity allows the namespace, and makes the mirror current (read live).
-// A revoked namespace loses its mirror. No credential value is ever read
-// into anything but the mirror.
+// identity allows the namespace and what its mirror needs (read live),
+// writing nothing: the chore MirrorCredentials writes the mirror, or
+// deletes the one of a namespace the identity no longer allows. No
+// credential value is ever read into anything but the mirror.
 func (e *Engine) credentials(ctx context.Context, obj client.Object, ref *infrav1.IdentityReference) (creds, error) {
 	ns := obj.GetNamespace()
 	if ref != nil && ref.Kind == infrav1.IdentityKindSecret {
 		return e.localSecret(ctx, ns, ref.Name)
 	}
-	ch := credentials.Check{Namespace: ns}
-	var out creds
+	out := creds{check: credentials.Check{Namespace: ns}}
+	ch := &out.check
 	if ref != nil {
 		ch.IdentityName, out.Identity = ref.Name, ref.Name
 		out.Kind = infrav1.IdentityKindTerraformClusterIdentity
@@ -50,34 +64,67 @@ func (e *Engine) credentials(ctx context.Context, obj client.Object, ref *infrav
 		case err != nil:
 			return out, err
 		default:
+			out.identity = identity
 			ch.IdentityFound = true
 			ch.Allowed, ch.AllowedMessage, ch.AllowedErr = credentials.Allowed(ctx, e.client(), identity, ns)
 			switch {
 			case ch.AllowedErr != nil:
 			case ch.Allowed:
-				ch.Mirror, ch.MirrorErr = credentials.EnsureMirror(ctx, e.client(), e.APIReader, identity, obj)
-				if ch.Mirror.Outcome == credentials.OutcomeCreated {
-					out.Events = append(out.Events, conditions.Event{Type: corev1.EventTypeNormal, Reason: credentials.MirrorCreatedEvent, Note: fmt.Sprintf("Created credentials mirror %s", ch.Mirror.Mirror.Name)})
-				}
+				ch.Mirror, ch.MirrorErr = credentials.CheckMirror(ctx, e.client(), e.APIReader, identity, obj)
 			default:
-				res, err := credentials.RevokeMirror(ctx, e.client(), ns, ref.Name)
-				if err != nil {
+				var err error
+				if ch.Mirror, err = credentials.CheckRevoke(ctx, e.client(), ns, ref.Name); err != nil {
 					return out, err
-				}
-				if res.Outcome == credentials.OutcomeRemoved {
-					out.Events = append(out.Events, conditions.Event{Type: corev1.EventTypeNormal, Reason: credentials.MirrorRemovedEvent, Note: fmt.Sprintf("Deleted credentials mirror %s: the identity no longer allows namespace %s", res.Mirror.Name, ns)})
 				}
 			}
 		}
 	}
-	allowed := credentials.IdentityAllowedCondition(ch)
-	mirrored := credentials.CredentialsMirroredCondition(ch)
-	out.Conditions = []metav1.Condition{allowed, mirrored}
-	out.Ready = allowed.Status == metav1.ConditionTrue && mirrored.Status == metav1.ConditionTrue
-	if out.Ready {
-		out.Secret = ch.Mirror.Mirror.Name
-	}
+	out.conclude()
 	return out, nil
+}
+
+// conclude computes the conditions, and whether a Job may start, from
+// the check.
+func (c *creds) conclude() {
+	allowed := credentials.IdentityAllowedCondition(c.check)
+	mirrored := credentials.CredentialsMirroredCondition(c.check)
+	c.Conditions = []metav1.Condition{allowed, mirrored}
+	c.Ready = allowed.Status == metav1.ConditionTrue && mirrored.Status == metav1.ConditionTrue
+	c.Secret = ""
+	if c.Ready {
+		c.Secret = c.check.Mirror.Mirror.Name
+	}
+}
+
+// writeMirror (the chore MirrorCredentials, and the action's own
+// credentials step) writes the mirror the credentials step found due, or
+// deletes the one of a namespace the identity no longer allows. A write
+// that fails says so on CredentialsMirrored (MirrorFailed) and leaves the
+// credentials not ready, so the pass starts no Job, as when the step
+// found them wanting.
+func (p *pass) writeMirror(ctx context.Context) error {
+	c := &p.creds
+	ns := p.obj.GetNamespace()
+	switch {
+	case c.revokeDue():
+		res, err := credentials.RevokeMirror(ctx, p.e.client(), ns, c.Identity)
+		if err != nil {
+			return err
+		}
+		if res.Outcome == credentials.OutcomeRemoved {
+			p.eventf(corev1.EventTypeNormal, credentials.MirrorRemovedEvent, "Deleted credentials mirror %s: the identity no longer allows namespace %s", res.Mirror.Name, ns)
+		}
+	case c.mirrorDue():
+		c.check.Mirror, c.check.MirrorErr = credentials.EnsureMirror(ctx, p.e.client(), p.e.APIReader, c.identity, p.obj)
+		if c.check.Mirror.Outcome == credentials.OutcomeCreated && c.check.MirrorErr == nil {
+			p.eventf(corev1.EventTypeNormal, credentials.MirrorCreatedEvent, "Created credentials mirror %s", c.check.Mirror.Mirror.Name)
+		}
+		c.conclude()
+		for _, cond := range c.Conditions {
+			p.set(cond)
+		}
+	}
+	return nil
 }
 
 // localSecret is identityRef kind Secret: a Secret of the object's own

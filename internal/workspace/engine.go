@@ -228,8 +228,8 @@ type pass struct {
 	specChanged bool
 	rbacReady   bool
 	// binding is the runner RBAC the credentials step read.
-	binding runnerrbac.Binding
-	dependents  int
+	binding    runnerrbac.Binding
+	dependents int
 	// dependentNames name the dependents, machines first.
 	dependentNames []string
 	released       bool

@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/test/kubelet"
+	"captf.io/captf/pkg/state"
 )
 
 // TestChoresGoOnWhileTheRunnerRBACFails: a pass whose runner RBAC cannot
@@ -76,4 +78,62 @@ func TestChoresGoOnWhileTheRunnerRBACFails(t *testing.T) {
 	if tmp.Status.ActiveJob != nil {
 		t.Errorf("a Job started while the runner RBAC fails: %+v", tmp.Status.ActiveJob)
 	}
+}
+
+// TestARefusedMirrorWriteStartsNoJob: the pass takes the credentials as
+// ready once the chore MirrorCredentials has written the mirror; when an
+// admission policy refuses that write, CredentialsMirrored says so
+// (MirrorFailed) and no Job starts. Once the policy goes, the cluster
+// provisions.
+func TestARefusedMirrorWriteStartsNoJob(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "tofu")
+	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
+	name := "deny-mirrors-" + w.ns
+	w.create(&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets"}}}}}},
+			Validations: []admissionv1.Validation{{Expression: "!object.metadata.name.startsWith('captf-creds-')", Message: "no credentials mirrors here"}},
+		}})
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: w.ns}}}}}
+	w.create(binding)
+	t.Cleanup(func() {
+		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	w.eventually(time.Minute, "the policy refusing mirrors", func() (bool, error) {
+		probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "captf-creds-probe"}}
+		if err := env.Client.Create(t.Context(), probe); err == nil {
+			return false, env.Client.Delete(t.Context(), probe)
+		}
+		return true, nil
+	})
+
+	tc := w.newCluster(nil)
+	w.eventually(time.Minute, "the refused mirror reported", func() (bool, error) {
+		w.get(tc)
+		c := conditionOf(tc, infrav1.CredentialsMirroredCondition)
+		return c != nil && c.Reason == infrav1.MirrorFailedReason && strings.Contains(c.Message, "rejected the Secret as invalid without naming a field"), nil
+	})
+	if n := len(w.jobsOf(state.KindCluster, tc.Name, "")); n != 0 || tc.Status.ActiveJob != nil {
+		t.Fatalf("%d Jobs started (active: %+v) while the credentials mirror could not be written", n, tc.Status.ActiveJob)
+	}
+
+	if err := env.Client.Delete(t.Context(), binding); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(time.Minute, "the policy gone", func() (bool, error) {
+		probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "captf-creds-probe"}}
+		if err := env.Client.Create(t.Context(), probe); err != nil {
+			return false, nil
+		}
+		return true, env.Client.Delete(t.Context(), probe)
+	})
+	w.passOver(tc)
+	w.waitProvisioned(tc)
 }

@@ -1,10 +1,12 @@
 package lifecycle_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -184,11 +186,18 @@ func TestBlockedApplyOutlivesItsJob(t *testing.T) {
 	w.waitProvisioned(tc)
 	w.setPodCIDR("10.8.0.0/16")
 	plan := w.waitBlocked(tc)
-	for _, j := range w.jobsOf(state.KindCluster, tc.Name, "apply") {
-		if j.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true" {
-			if err := env.Client.Delete(t.Context(), &j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-				t.Fatal(err)
-			}
+	// The Job carries its blocked mark once the status that reports the
+	// block is written: wait for it, or there is nothing to delete yet.
+	var blocked []batchv1.Job
+	w.eventually(time.Minute, "the blocked Job marked", func() (bool, error) {
+		blocked = slices.DeleteFunc(w.jobsOf(state.KindCluster, tc.Name, "apply"), func(j batchv1.Job) bool {
+			return j.Annotations[infrav1.DestructivePlanBlockedAnnotation] != "true"
+		})
+		return len(blocked) > 0, nil
+	})
+	for _, j := range blocked {
+		if err := env.Client.Delete(t.Context(), &j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// The manager bookkeeps the Job before it lets it go, and the garbage
