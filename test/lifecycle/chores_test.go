@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -35,29 +36,7 @@ func TestChoresGoOnWhileTheRunnerRBACFails(t *testing.T) {
 
 	// Refuse every new ServiceAccount of the namespace, then take the
 	// runner's away: the credentials step's RBAC write now fails.
-	name := "deny-serviceaccounts-" + w.ns
-	w.create(&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"serviceaccounts"}}}}}},
-			Validations: []admissionv1.Validation{{Expression: "false", Message: "no new ServiceAccounts here"}},
-		}})
-	w.create(&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: w.ns}}}}})
-	t.Cleanup(func() {
-		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	})
-	w.eventually(time.Minute, "the policy refusing new ServiceAccounts", func() (bool, error) {
-		err := env.Client.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "probe"}})
-		if err == nil {
-			return false, env.Client.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "probe"}})
-		}
-		return true, nil
-	})
+	w.refuseCreates("serviceaccounts", "false", "no new ServiceAccounts here", "probe")
 	if err := env.Client.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: jobs.DefaultServiceAccountName}}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,30 +68,7 @@ func TestARefusedMirrorWriteStartsNoJob(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "tofu")
 	kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
-	name := "deny-mirrors-" + w.ns
-	w.create(&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets"}}}}}},
-			Validations: []admissionv1.Validation{{Expression: "!object.metadata.name.startsWith('captf-creds-')", Message: "no credentials mirrors here"}},
-		}})
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: w.ns}}}}}
-	w.create(binding)
-	t.Cleanup(func() {
-		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = env.Client.Delete(t.Context(), &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	})
-	w.eventually(time.Minute, "the policy refusing mirrors", func() (bool, error) {
-		probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "captf-creds-probe"}}
-		if err := env.Client.Create(t.Context(), probe); err == nil {
-			return false, env.Client.Delete(t.Context(), probe)
-		}
-		return true, nil
-	})
+	allow := w.refuseCreates("secrets", "!object.metadata.name.startsWith('captf-creds-')", "no credentials mirrors here", "captf-creds-probe")
 
 	tc := w.newCluster(nil)
 	w.eventually(time.Minute, "the refused mirror reported", func() (bool, error) {
@@ -124,16 +80,61 @@ func TestARefusedMirrorWriteStartsNoJob(t *testing.T) {
 		t.Fatalf("%d Jobs started (active: %+v) while the credentials mirror could not be written", n, tc.Status.ActiveJob)
 	}
 
-	if err := env.Client.Delete(t.Context(), binding); err != nil {
-		t.Fatal(err)
-	}
-	w.eventually(time.Minute, "the policy gone", func() (bool, error) {
-		probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "captf-creds-probe"}}
-		if err := env.Client.Create(t.Context(), probe); err != nil {
-			return false, nil
-		}
-		return true, env.Client.Delete(t.Context(), probe)
-	})
+	allow()
 	w.passOver(tc)
 	w.waitProvisioned(tc)
+}
+
+// refuseCreates makes the API server refuse, in the world's namespace,
+// the creation of the resource (of the core group) whose object fails
+// the CEL expression, with message; it returns when a probe of that name
+// is refused. allow lifts the refusal and returns once a probe is taken.
+func (w *world) refuseCreates(resource, expression, message, probe string) (allow func()) {
+	w.t.Helper()
+	name := "deny-" + resource + "-" + w.ns
+	w.create(&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}}}}}},
+			Validations: []admissionv1.Validation{{Expression: expression, Message: message}},
+		}})
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: w.ns}}}}}
+	w.create(binding)
+	w.t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = env.Client.Delete(context.Background(), &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	// created tries the probe; it is deleted again when it was taken.
+	created := func() (bool, error) {
+		obj := w.probe(resource, probe)
+		if err := env.Client.Create(w.t.Context(), obj); err != nil {
+			return false, nil
+		}
+		return true, env.Client.Delete(w.t.Context(), obj)
+	}
+	w.eventually(time.Minute, "the policy refusing new "+resource, func() (bool, error) {
+		ok, err := created()
+		return !ok, err
+	})
+	return func() {
+		w.t.Helper()
+		if err := env.Client.Delete(w.t.Context(), binding); err != nil {
+			w.t.Fatal(err)
+		}
+		w.eventually(time.Minute, "the policy on "+resource+" gone", created)
+	}
+}
+
+// probe is an empty object of resource (serviceaccounts or secrets) named
+// name in the world's namespace.
+func (w *world) probe(resource, name string) client.Object {
+	om := metav1.ObjectMeta{Namespace: w.ns, Name: name}
+	if resource == "serviceaccounts" {
+		return &corev1.ServiceAccount{ObjectMeta: om}
+	}
+	return &corev1.Secret{ObjectMeta: om}
 }
