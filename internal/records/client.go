@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -221,19 +222,23 @@ const MaxUnpullableImages = 3
 // the newest MaxUnpullableImages). It reports whether the record exists.
 func AddUnpullableImage(ctx context.Context, c client.Client, reader client.Reader, namespace, kind, name, image string) (bool, error) {
 	return annotateAttempt(ctx, c, reader, namespace, kind, name, func(s *corev1.Secret) bool {
-		list := SplitList(s.Annotations[infrav1.UnpullableImagesAnnotation])
-		for _, i := range list {
-			if i == image {
-				return true
-			}
-		}
-		list = append(list, image)
-		if len(list) > MaxUnpullableImages {
-			list = list[len(list)-MaxUnpullableImages:]
-		}
+		list := WithUnpullable(SplitList(s.Annotations[infrav1.UnpullableImagesAnnotation]), image)
 		s.Annotations[infrav1.UnpullableImagesAnnotation] = strings.Join(list, ",")
 		return true
 	})
+}
+
+// WithUnpullable is the unpullable images list with image added (once),
+// keeping the newest MaxUnpullableImages.
+func WithUnpullable(list []string, image string) []string {
+	if slices.Contains(list, image) {
+		return list
+	}
+	list = append(slices.Clone(list), image)
+	if len(list) > MaxUnpullableImages {
+		list = list[len(list)-MaxUnpullableImages:]
+	}
+	return list
 }
 
 // ClearUnpullableImages removes captf.io/unpullable-images: a successful

@@ -3,6 +3,7 @@ package records_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,34 @@ func TestNames(t *testing.T) {
 			}
 			if n := len(records.AppliedName(tc.kind, tc.object)); n > 253 {
 				t.Errorf("the applied record's name is %d characters long", n)
+			}
+		})
+	}
+}
+
+// TestWithUnpullable: an image joins the unpullable list once, the
+// newest MaxUnpullableImages are kept, and the list given is not changed
+// (a pass's in-memory record and the stored one end the same).
+func TestWithUnpullable(t *testing.T) {
+	testCases := []struct {
+		name  string
+		list  []string
+		image string
+		want  []string
+	}{
+		{"the first", nil, "a", []string{"a"}},
+		{"listed already", []string{"a", "b"}, "a", []string{"a", "b"}},
+		{"a third", []string{"a", "b"}, "c", []string{"a", "b", "c"}},
+		{"the oldest goes beyond the cap", []string{"a", "b", "c"}, "d", []string{"b", "c", "d"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			given := slices.Clone(tc.list)
+			if got := records.WithUnpullable(given, tc.image); !slices.Equal(got, tc.want) {
+				t.Errorf("WithUnpullable(%v, %s) = %v, want %v", tc.list, tc.image, got, tc.want)
+			}
+			if !slices.Equal(given, tc.list) {
+				t.Errorf("the list given changed to %v", given)
 			}
 		})
 	}

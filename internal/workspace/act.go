@@ -118,6 +118,11 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	if err := p.doChores(ctx, decide.Chores(s)); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !deleting && s.CredentialsNotReady != (!p.creds.Ready || !p.rbacReady) {
+		// A credentials chore could not write what the decision took as
+		// written: the pass decides again on what it now knows.
+		d = decide.Decide(p.snapshot(deleting))
+	}
 	p.decided = &d
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "action", d.Action, "op", d.Op, "reason", d.Reason, "requeue", d.Requeue)
 	op := string(d.Op)
@@ -173,20 +178,28 @@ func (p *pass) credentialsFor(ctx context.Context, name string, kind infrav1.Ide
 	return p.credentialsWith(ctx, ref)
 }
 
+// The step only reads; what it finds missing, the chores MirrorCredentials
+// and BindRunner write. The decision takes the credentials as ready once
+// written, but their conditions say so only once they are: a condition
+// that would be True after a write is reported by the write.
 func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReference) error {
 	var err error
+	p.binding, p.rbacReady = runnerrbac.Binding{}, false
 	if p.creds, err = p.e.credentials(ctx, p.obj, ref); err != nil {
 		return fmt.Errorf("checking the identity: %w", err)
 	}
 	for _, c := range p.creds.Conditions {
-		p.set(c)
+		if c.Type != infrav1.CredentialsMirroredCondition || !p.creds.mirrorDue() {
+			p.set(c)
+		}
 	}
 	if !p.creds.Ready {
 		return nil
 	}
-	// Read only: the chore BindRunner writes what is missing.
 	p.binding, err = runnerrbac.Check(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
-	p.set(p.binding.Condition())
+	if !p.binding.Due() || !p.binding.Ready() {
+		p.set(p.binding.Condition())
+	}
 	p.rbacReady = p.binding.Ready()
 	return err
 }
@@ -201,6 +214,9 @@ func (p *pass) bindRunner(ctx context.Context) error {
 	cond, err := p.binding.Write(ctx, p.e.client())
 	p.set(cond)
 	p.rbacReady = cond.Status == metav1.ConditionTrue
+	if err == nil {
+		p.binding = runnerrbac.Binding{} // written: nothing is due
+	}
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		// The namespace is going and takes no new account: the condition
 		// says so, and the object's own deletion follows; not a pass error

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -149,8 +148,8 @@ type fallback struct {
 // the pass's decision may choose (chooseImage), as the chore
 // FallBackImage records it.
 func (p *pass) unpullableNow() {
-	if f, a := p.fallback, p.inputs.attempt; f != nil && a != nil && !slices.Contains(a.UnpullableImages, f.image) {
-		a.UnpullableImages = append(a.UnpullableImages, f.image)
+	if f, a := p.fallback, p.inputs.attempt; f != nil && a != nil {
+		a.UnpullableImages = records.WithUnpullable(a.UnpullableImages, f.image)
 	}
 }
 

@@ -28,6 +28,8 @@ type creds struct {
 	// identity read, for the mirror's write.
 	check    credentials.Check
 	identity *infrav1.TerraformClusterIdentity
+	// written: the mirror's write (or deletion) was done this pass.
+	written bool
 }
 
 // mirrorDue: the mirror is to be created or updated (the chore
@@ -35,11 +37,11 @@ type creds struct {
 // longer allows the namespace.
 func (c creds) mirrorDue() bool {
 	o := c.check.Mirror.Outcome
-	return c.identity != nil && c.check.Allowed && c.check.MirrorErr == nil && (o == credentials.OutcomeCreated || o == credentials.OutcomeUpdated)
+	return !c.written && c.identity != nil && c.check.Allowed && c.check.MirrorErr == nil && (o == credentials.OutcomeCreated || o == credentials.OutcomeUpdated)
 }
 
 func (c creds) revokeDue() bool {
-	return c.identity != nil && !c.check.Allowed && c.check.AllowedErr == nil && c.check.Mirror.Outcome == credentials.OutcomeRemoved
+	return !c.written && c.identity != nil && !c.check.Allowed && c.check.AllowedErr == nil && c.check.Mirror.Outcome == credentials.OutcomeRemoved
 }
 
 // credentials resolves the effective identity reference, checks that the
@@ -111,11 +113,13 @@ func (p *pass) writeMirror(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		c.written = true
 		if res.Outcome == credentials.OutcomeRemoved {
 			p.eventf(corev1.EventTypeNormal, credentials.MirrorRemovedEvent, "Deleted credentials mirror %s: the identity no longer allows namespace %s", res.Mirror.Name, ns)
 		}
 	case c.mirrorDue():
 		c.check.Mirror, c.check.MirrorErr = credentials.EnsureMirror(ctx, p.e.client(), p.e.APIReader, c.identity, p.obj)
+		c.written = true
 		if c.check.Mirror.Outcome == credentials.OutcomeCreated && c.check.MirrorErr == nil {
 			p.eventf(corev1.EventTypeNormal, credentials.MirrorCreatedEvent, "Created credentials mirror %s", c.check.Mirror.Mirror.Name)
 		}

@@ -422,8 +422,9 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	// What the pass observes from here on reads what bookkeeping writes
-	// (the records, the adopted state, the plans): the finished Jobs
-	// choose it alone, and it is done before the rest is observed.
+	// (the records, the adopted state; the plans it writes change in the
+	// pass's memory): the finished Jobs choose it alone, and it is done
+	// before the rest is observed.
 	if err := p.doFirstChores(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
