@@ -37,6 +37,11 @@ const (
 	// also while paused: a paused object's Jobs still finish and are
 	// bookkept.
 	ChorePruneJobs Chore = "PruneJobs"
+	// ChoreConfirmNoResources clears the unconfirmed apply the user
+	// confirmed created nothing (captf.io/confirm-no-resources names it)
+	// from the attempt record, and removes the annotation. The pass
+	// decided as if it were forgotten.
+	ChoreConfirmNoResources Chore = "ConfirmNoResources"
 	// ChoreReownBackups gives the object's owner reference to the backup
 	// sets a restore request's read found without it (a set the runner
 	// rescued, or one of an earlier object of the name).
@@ -110,6 +115,9 @@ type Upkeep struct {
 	// SurplusPieces counts the protected state pieces the state read left
 	// out as deleted by Terraform.
 	SurplusPieces int
+	// NoResourcesConfirmed: captf.io/confirm-no-resources names the
+	// unconfirmed apply (not read while paused).
+	NoResourcesConfirmed bool
 	// StrayBackups: a backup set the pass read (for a restore request)
 	// lacks the object's owner reference.
 	StrayBackups bool
@@ -193,6 +201,9 @@ func keeping(s Snapshot) []Chore {
 	}
 	if u.Paused {
 		return out
+	}
+	if u.NoResourcesConfirmed {
+		out = append(out, ChoreConfirmNoResources)
 	}
 	if u.StrayBackups {
 		out = append(out, ChoreReownBackups)

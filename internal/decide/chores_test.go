@@ -76,6 +76,12 @@ func TestChores(t *testing.T) {
 		{"not while paused, nor for a deleting object (its Job's start writes them)", func(s *Snapshot) {
 			s.Upkeep.Paused, s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound = true, true, true
 		}, nil},
+		{"a confirmation that an apply created nothing is written first, also while a Job runs", func(s *Snapshot) {
+			s.JobActive, s.Upkeep.NoResourcesConfirmed, s.Upkeep.StrayBackups = true, true, true
+		}, []Chore{ChoreConfirmNoResources, ChoreReownBackups}},
+		{"and for a deleting object, before its state is protected", func(s *Snapshot) { s.Deleting, s.Upkeep.NoResourcesConfirmed = true, true },
+			[]Chore{ChoreConfirmNoResources, ChoreProtectDeleting}},
+		{"not while paused: the pass does not read it", func(s *Snapshot) { s.Upkeep.Paused, s.Upkeep.NoResourcesConfirmed = true, true }, nil},
 		{"a paused object with nothing to prune does nothing", func(s *Snapshot) { s.Upkeep.Paused = true }, nil},
 		{"a running Job leaves the state Secrets and owner alone", func(s *Snapshot) {
 			s.JobActive, s.Upkeep = true, Upkeep{PrunableJobs: 1, StraySecrets: true, StateSerial: 5, Provisioned: true}

@@ -84,6 +84,8 @@ func (r *replay) done(chores []Chore) {
 			u.MirrorDue = false
 		case ChoreBindRunner:
 			u.RunnerUnbound = false
+		case ChoreConfirmNoResources:
+			u.NoResourcesConfirmed = false
 		case ChorePruneJobs:
 			u.PrunableJobs = 0
 		case ChoreReleaseSurplus:
@@ -197,6 +199,15 @@ var scenarios = []struct {
 		r.pass("a state of these inputs is there after all")
 		r.finish(true, nil)
 		r.pass("the re-apply succeeded")
+	}},
+	{"the user confirms that an apply whose outcome is unknown created nothing", func(r *replay) {
+		r.pass("created")
+		r.s.JobActive, r.s.UnconfirmedApply = false, true
+		r.pass("the Job vanished, no state was written")
+		r.s.UnconfirmedApply, r.s.Upkeep.NoResourcesConfirmed = false, true
+		r.pass("captf.io/confirm-no-resources names it")
+		r.finish(true, nil)
+		r.pass("the new apply succeeded")
 	}},
 	{"a Job whose pod never started is deleted as stuck, and another starts", func(r *replay) {
 		r.pass("created")

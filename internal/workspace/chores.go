@@ -10,7 +10,7 @@ import (
 
 // upkeep gathers what the pass's chores are chosen from (decide.Chores).
 func (p *pass) upkeep(paused bool) decide.Upkeep {
-	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, FallbackJob: p.fallback != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
+	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, NoResourcesConfirmed: p.confirmedJob != "", FallbackJob: p.fallback != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
 		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
 	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
@@ -77,6 +77,8 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 			err = p.stopUnpulledJob(ctx)
 		case decide.ChorePruneJobs:
 			err = p.prune(ctx)
+		case decide.ChoreConfirmNoResources:
+			err = p.writeNoResources(ctx)
 		case decide.ChoreReleaseSurplus:
 			err = p.releaseSurplus(ctx)
 		case decide.ChoreReownBackups:

@@ -199,6 +199,9 @@ type pass struct {
 	// fallback is the running Job checkActive gave up on for its image,
 	// with another image left, for the chore FallBackImage.
 	fallback *fallback
+	// confirmedJob is the unconfirmed apply the user confirmed created
+	// nothing, for the chore ConfirmNoResources.
+	confirmedJob string
 	// plans are the object's TerraformPlans, newest first, as the pass
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan
@@ -457,9 +460,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.loadRecords(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.confirmNoResources(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
+	p.confirmNoResources(ctx)
 	// A running Job may be writing the state: it is read once the Job is
 	// bookkept.
 	if p.active == nil {

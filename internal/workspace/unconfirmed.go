@@ -122,22 +122,30 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 
 // confirmNoResources consumes captf.io/confirm-no-resources=<job>: when it
 // names the unconfirmed apply, the user confirmed that the Job created
-// nothing, so the record forgets it and the annotation goes. Any other
-// value is ignored (and logged).
-func (p *pass) confirmNoResources(ctx context.Context) error {
+// nothing, so the pass forgets it in its memory and the chore
+// ConfirmNoResources writes that on the record and takes the annotation
+// off. Any other value is ignored (and logged).
+func (p *pass) confirmNoResources(ctx context.Context) {
 	v, ok := p.obj.GetAnnotations()[infrav1.ConfirmNoResourcesAnnotation]
 	if !ok {
-		return nil
+		return
 	}
 	job := p.unconfirmed()
 	if job == "" || v != job {
 		ctrl.LoggerFrom(ctx).Info("Ignoring captf.io/confirm-no-resources: it does not name the apply whose outcome is unknown", "value", v, "unconfirmed", job)
-		return nil
+		return
 	}
+	p.inputs.attempt.UnconfirmedApply, p.inputs.attempt.MayHaveApplied = "", false
+	p.confirmedJob = job
+}
+
+// writeNoResources (the chore ConfirmNoResources) clears the unconfirmed
+// apply the user confirmed created nothing from the attempt record, and
+// removes the annotation.
+func (p *pass) writeNoResources(ctx context.Context) error {
 	if _, err := records.ClearUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
-	p.inputs.attempt.UnconfirmedApply, p.inputs.attempt.MayHaveApplied = "", false
 	// The annotation goes in a patch of its own, leaving the pass's
 	// status patch computed against the same base.
 	target := p.obj.DeepCopyObject().(client.Object)
@@ -150,6 +158,6 @@ func (p *pass) confirmNoResources(ctx context.Context) error {
 	if err := p.e.client().Patch(ctx, target, patch); err != nil {
 		return fmt.Errorf("removing %s: %w", infrav1.ConfirmNoResourcesAnnotation, err)
 	}
-	p.eventf(corev1.EventTypeNormal, "NoResourcesConfirmed", "Confirmed that Job %s created nothing (%s); it is forgotten", job, infrav1.ConfirmNoResourcesAnnotation)
+	p.eventf(corev1.EventTypeNormal, "NoResourcesConfirmed", "Confirmed that Job %s created nothing (%s); it is forgotten", p.confirmedJob, infrav1.ConfirmNoResourcesAnnotation)
 	return nil
 }
