@@ -17,6 +17,16 @@ const (
 	// Also while paused or deleting: a Job's outcome lives only as long as
 	// the Job.
 	ChoreBookkeep Chore = "Bookkeep"
+	// ChoreMirrorCredentials writes the credentials mirror of the object's
+	// identity in its namespace (created, or updated: its data, owner
+	// references, protection), or deletes the mirror of an identity that
+	// no longer allows the namespace. The decision took the credentials as
+	// ready once written; a write that fails says so on CredentialsMirrored
+	// and leaves them not ready, and the pass starts no Job; it does not
+	// fail the pass, so it comes first: the mirror is written as soon as
+	// the pass has decided, and other users of the shared mirror read it
+	// as written.
+	ChoreMirrorCredentials Chore = "MirrorCredentials"
 	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
@@ -76,20 +86,13 @@ const (
 	// ChorePrunePlans deletes the terminal TerraformPlans beyond the
 	// newest ten (not while paused or deleting).
 	ChorePrunePlans Chore = "PrunePlans"
-	// ChoreMirrorCredentials writes the credentials mirror of the object's
-	// identity in its namespace (created, or updated: its data, owner
-	// references, protection), or deletes the mirror of an identity that
-	// no longer allows the namespace. The decision took the credentials as
-	// ready once written; a write that fails says so on CredentialsMirrored
-	// and leaves them not ready, and the pass starts no Job.
-	ChoreMirrorCredentials Chore = "MirrorCredentials"
 	// ChoreBindRunner writes the runner RBAC the credentials step found
 	// missing (the default ServiceAccount, the RoleBinding captf-runner or
 	// the account's place in it), or takes off it an account that lost
 	// its opt-in label. The decision took the runner as ready once
 	// written; a write that fails leaves it not ready, and the pass starts
-	// no Job. The credentials' chores come last, so that a refused write
-	// leaves the other chores done.
+	// no Job. Last, so that a refused write, which fails the pass, leaves
+	// the other chores done.
 	ChoreBindRunner Chore = "BindRunner"
 )
 
@@ -161,23 +164,23 @@ func FirstChores(s Snapshot) []Chore {
 // has no other, prunes its Jobs and writes its plans' moves. While a
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
-// never re-owned, backed up or synced. The plans' chores come next, and
-// the credentials' last (a live, unpaused object's).
+// never re-owned, backed up or synced. A live, unpaused object's mirror
+// is written first, the plans' chores come next to last, and the runner's
+// RBAC last.
 func Chores(s Snapshot) []Chore {
-	out := keeping(s)
+	credentials := !s.Upkeep.Paused && !s.Deleting
+	var out []Chore
+	if credentials && s.Upkeep.MirrorDue {
+		out = append(out, ChoreMirrorCredentials)
+	}
+	out = append(out, keeping(s)...)
 	if s.Upkeep.PlanMoves > 0 {
 		out = append(out, ChoreSyncPlans)
 	}
 	if s.Upkeep.PrunablePlans > 0 {
 		out = append(out, ChorePrunePlans)
 	}
-	if s.Upkeep.Paused || s.Deleting {
-		return out
-	}
-	if s.Upkeep.MirrorDue {
-		out = append(out, ChoreMirrorCredentials)
-	}
-	if s.Upkeep.RunnerUnbound {
+	if credentials && s.Upkeep.RunnerUnbound {
 		out = append(out, ChoreBindRunner)
 	}
 	return out

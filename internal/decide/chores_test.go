@@ -65,9 +65,9 @@ func TestChores(t *testing.T) {
 		{"the runner's RBAC is written last, after every other chore", func(s *Snapshot) {
 			s.Upkeep.BackedUp, s.Upkeep.PlanMoves, s.Upkeep.RunnerUnbound = false, 1, true
 		}, []Chore{ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans, ChoreBindRunner}},
-		{"the credentials mirror is written before the runner's RBAC, last", func(s *Snapshot) {
-			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans = true, true, 1
-		}, []Chore{ChoreSyncOwner, ChorePrunePlans, ChoreMirrorCredentials, ChoreBindRunner}},
+		{"the credentials mirror is written first (a refused write fails no pass), the runner's RBAC last", func(s *Snapshot) {
+			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans, s.Upkeep.StuckJob = true, true, 1, true
+		}, []Chore{ChoreMirrorCredentials, ChoreDeleteStuckJob, ChoreSyncOwner, ChorePrunePlans, ChoreBindRunner}},
 		{"an unreadable state still gets its credentials written", func(s *Snapshot) {
 			s.State, s.Upkeep.MirrorDue = StateUnreadable, true
 		}, []Chore{ChoreMirrorCredentials}},
