@@ -27,6 +27,15 @@ const (
 	// the pass has decided, and other users of the shared mirror read it
 	// as written.
 	ChoreMirrorCredentials Chore = "MirrorCredentials"
+	// ChoreBindRunner writes the runner RBAC the credentials step found
+	// missing (the default ServiceAccount, the RoleBinding captf-runner or
+	// the account's place in it), or takes off it an account that lost
+	// its opt-in label. The decision took the runner as ready once
+	// written; a write that fails leaves it not ready, and the pass starts
+	// no Job. Like the mirror it is written as soon as the pass has
+	// decided, as the RoleBinding is shared by the namespace's objects; a
+	// refused write fails the pass only once the other chores are done.
+	ChoreBindRunner Chore = "BindRunner"
 	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
@@ -86,14 +95,6 @@ const (
 	// ChorePrunePlans deletes the terminal TerraformPlans beyond the
 	// newest ten (not while paused or deleting).
 	ChorePrunePlans Chore = "PrunePlans"
-	// ChoreBindRunner writes the runner RBAC the credentials step found
-	// missing (the default ServiceAccount, the RoleBinding captf-runner or
-	// the account's place in it), or takes off it an account that lost
-	// its opt-in label. The decision took the runner as ready once
-	// written; a write that fails leaves it not ready, and the pass starts
-	// no Job. Last, so that a refused write, which fails the pass, leaves
-	// the other chores done.
-	ChoreBindRunner Chore = "BindRunner"
 )
 
 // Upkeep is what the chores are chosen from, beyond the snapshot's
@@ -164,14 +165,17 @@ func FirstChores(s Snapshot) []Chore {
 // has no other, prunes its Jobs and writes its plans' moves. While a
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
-// never re-owned, backed up or synced. A live, unpaused object's mirror
-// is written first, the plans' chores come next to last, and the runner's
-// RBAC last.
+// never re-owned, backed up or synced. A live, unpaused object's
+// credentials (mirror, runner RBAC) are written first, the plans' chores
+// come last.
 func Chores(s Snapshot) []Chore {
 	credentials := !s.Upkeep.Paused && !s.Deleting
 	var out []Chore
 	if credentials && s.Upkeep.MirrorDue {
 		out = append(out, ChoreMirrorCredentials)
+	}
+	if credentials && s.Upkeep.RunnerUnbound {
+		out = append(out, ChoreBindRunner)
 	}
 	out = append(out, keeping(s)...)
 	if s.Upkeep.PlanMoves > 0 {
@@ -179,9 +183,6 @@ func Chores(s Snapshot) []Chore {
 	}
 	if s.Upkeep.PrunablePlans > 0 {
 		out = append(out, ChorePrunePlans)
-	}
-	if credentials && s.Upkeep.RunnerUnbound {
-		out = append(out, ChoreBindRunner)
 	}
 	return out
 }

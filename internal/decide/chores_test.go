@@ -62,12 +62,12 @@ func TestChores(t *testing.T) {
 		{"the fallback's Job is gone for the decision: the state is kept as if no Job ran", func(s *Snapshot) {
 			s.Upkeep.FallbackJob, s.Upkeep.BackedUp = true, false
 		}, []Chore{ChoreFallBackImage, ChoreBackUpState, ChoreSyncOwner}},
-		{"the runner's RBAC is written last, after every other chore", func(s *Snapshot) {
+		{"the runner's RBAC is written before every other chore", func(s *Snapshot) {
 			s.Upkeep.BackedUp, s.Upkeep.PlanMoves, s.Upkeep.RunnerUnbound = false, 1, true
-		}, []Chore{ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans, ChoreBindRunner}},
-		{"the credentials mirror is written first (a refused write fails no pass), the runner's RBAC last", func(s *Snapshot) {
+		}, []Chore{ChoreBindRunner, ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans}},
+		{"the credentials (mirror, then runner RBAC) are written first", func(s *Snapshot) {
 			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans, s.Upkeep.StuckJob = true, true, 1, true
-		}, []Chore{ChoreMirrorCredentials, ChoreDeleteStuckJob, ChoreSyncOwner, ChorePrunePlans, ChoreBindRunner}},
+		}, []Chore{ChoreMirrorCredentials, ChoreBindRunner, ChoreDeleteStuckJob, ChoreSyncOwner, ChorePrunePlans}},
 		{"an unreadable state still gets its credentials written", func(s *Snapshot) {
 			s.State, s.Upkeep.MirrorDue = StateUnreadable, true
 		}, []Chore{ChoreMirrorCredentials}},

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"captf.io/captf/internal/decide"
@@ -62,8 +63,10 @@ func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
 	return p.doEach(ctx, chores)
 }
 
-// doEach does chores in their order, up to the first that fails.
+// doEach does chores in their order, up to the first that fails; a
+// refused runner RBAC write fails the pass once the others are done.
 func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
+	var rbac error
 	for _, c := range chores {
 		var err error
 		switch c {
@@ -100,13 +103,13 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 		case decide.ChoreMirrorCredentials:
 			err = p.writeMirror(ctx)
 		case decide.ChoreBindRunner:
-			err = p.bindRunner(ctx)
+			rbac = p.bindRunner(ctx)
 		default:
 			err = fmt.Errorf("unknown chore %q", c)
 		}
 		if err != nil {
-			return err
+			return errors.Join(err, rbac)
 		}
 	}
-	return nil
+	return rbac
 }
