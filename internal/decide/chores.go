@@ -17,6 +17,15 @@ const (
 	// Also while paused or deleting: a Job's outcome lives only as long as
 	// the Job.
 	ChoreBookkeep Chore = "Bookkeep"
+	// ChoreMakePlanKey writes the plan key the pass made in its memory
+	// for an object that had none (captf-plankey-<kindshort>-<name>):
+	// the pass keyed its hashes with it before deciding, and nothing it
+	// keys leaves the pass before the key is written, so it comes first.
+	// A key another pass wrote meanwhile fails the pass (its hashes are
+	// keyed with the wrong key); a deleting object whose namespace
+	// refuses the Secret keeps the key for this pass only, and decides
+	// again with it.
+	ChoreMakePlanKey Chore = "MakePlanKey"
 	// ChoreMirrorCredentials writes the credentials mirror of the object's
 	// identity in its namespace (created, or updated: its data, owner
 	// references, protection), or deletes the mirror of an identity that
@@ -36,6 +45,12 @@ const (
 	// decided, as the RoleBinding is shared by the namespace's objects; a
 	// refused write fails the pass only once the other chores are done.
 	ChoreBindRunner Chore = "BindRunner"
+	// ChoreRecordHeldExports keeps a pool's
+	// captf.io/pending-cluster-outputs in step with the exports change
+	// it holds back while its ExportsChange plan waits (written, or
+	// removed once nothing is held), also while deleting: the pool
+	// renders its inputs then too.
+	ChoreRecordHeldExports Chore = "RecordHeldExports"
 	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
@@ -105,6 +120,12 @@ type Upkeep struct {
 	Unbookkept int
 	// Paused: the object or its Cluster is paused.
 	Paused bool
+	// PlanKeyUnsaved: the object had no plan key and the pass made one in
+	// its memory.
+	PlanKeyUnsaved bool
+	// HoldDue: a pool's attempt record does not say the exports change
+	// it holds back as it is (rendered while no Job runs).
+	HoldDue bool
 	// StuckJob: the object's Job never started its pod and lost its
 	// per-run Secret (JobActive is then false).
 	StuckJob bool
@@ -166,16 +187,22 @@ func FirstChores(s Snapshot) []Chore {
 // Job runs, or the state is retained for another object, the state
 // Secrets are left as they are. A deleting object's state is protected,
 // never re-owned, backed up or synced. A live, unpaused object's
-// credentials (mirror, runner RBAC) are written first, the plans' chores
-// come last.
+// credentials (mirror, runner RBAC) are written first, after the plan
+// key the pass made; the plans' chores come last.
 func Chores(s Snapshot) []Chore {
 	credentials := !s.Upkeep.Paused && !s.Deleting
 	var out []Chore
+	if s.Upkeep.PlanKeyUnsaved {
+		out = append(out, ChoreMakePlanKey)
+	}
 	if credentials && s.Upkeep.MirrorDue {
 		out = append(out, ChoreMirrorCredentials)
 	}
 	if credentials && s.Upkeep.RunnerUnbound {
 		out = append(out, ChoreBindRunner)
+	}
+	if s.Upkeep.HoldDue {
+		out = append(out, ChoreRecordHeldExports)
 	}
 	out = append(out, keeping(s)...)
 	if s.Upkeep.PlanMoves > 0 {

@@ -68,6 +68,15 @@ func TestChores(t *testing.T) {
 		{"the credentials (mirror, then runner RBAC) are written first", func(s *Snapshot) {
 			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans, s.Upkeep.StuckJob = true, true, 1, true
 		}, []Chore{ChoreMirrorCredentials, ChoreBindRunner, ChoreDeleteStuckJob, ChoreSyncOwner, ChorePrunePlans}},
+		{"the plan key the pass made is written first, before the credentials", func(s *Snapshot) {
+			s.Upkeep.PlanKeyUnsaved, s.Upkeep.MirrorDue, s.Upkeep.PlanMoves = true, true, 1
+		}, []Chore{ChoreMakePlanKey, ChoreMirrorCredentials, ChoreSyncOwner, ChoreSyncPlans}},
+		{"a deleting object's plan key too, while a Job runs", func(s *Snapshot) {
+			s.Deleting, s.JobActive, s.Upkeep.PlanKeyUnsaved = true, true, true
+		}, []Chore{ChoreMakePlanKey}},
+		{"a pool's held exports change is recorded after the credentials, also while deleting", func(s *Snapshot) {
+			s.Deleting, s.Upkeep.HoldDue, s.Upkeep.PlanKeyUnsaved = true, true, true
+		}, []Chore{ChoreMakePlanKey, ChoreRecordHeldExports, ChoreProtectDeleting}},
 		{"an unreadable state still gets its credentials written", func(s *Snapshot) {
 			s.State, s.Upkeep.MirrorDue = StateUnreadable, true
 		}, []Chore{ChoreMirrorCredentials}},

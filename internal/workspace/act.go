@@ -115,12 +115,15 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	p.approvalAwaited()
 	s := p.choreSnapshot(deleting)
 	d := decide.Decide(s)
+	ephemeral := p.inputs.ephemeral
 	if err := p.doChores(ctx, decide.Chores(s)); err != nil {
 		return ctrl.Result{}, err
 	}
-	if !deleting && s.CredentialsNotReady != (!p.creds.Ready || !p.rbacReady) {
+	if (!deleting && s.CredentialsNotReady != (!p.creds.Ready || !p.rbacReady)) || p.inputs.ephemeral != ephemeral {
 		// A credentials chore could not write what the decision took as
-		// written: the pass decides again on what it now knows.
+		// written, or the namespace refused the plan key (its stored h2
+		// hashes now compare as dropped): the pass decides again on what
+		// it now knows.
 		d = decide.Decide(p.snapshot(deleting))
 	}
 	p.decided = &d

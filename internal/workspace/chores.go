@@ -11,7 +11,7 @@ import (
 
 // upkeep gathers what the pass's chores are chosen from (decide.Chores).
 func (p *pass) upkeep(paused bool) decide.Upkeep {
-	u := decide.Upkeep{Paused: paused, StuckJob: p.stuck != nil, NoResourcesConfirmed: p.confirmedJob != "", FallbackJob: p.fallback != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
+	u := decide.Upkeep{Paused: paused, PlanKeyUnsaved: p.inputs.unsaved, HoldDue: p.inputs.holdDue, StuckJob: p.stuck != nil, NoResourcesConfirmed: p.confirmedJob != "", FallbackJob: p.fallback != nil, UnpulledJob: p.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
 		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
 	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
@@ -72,6 +72,10 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 		switch c {
 		case decide.ChoreBookkeep:
 			err = p.bookkeep(ctx)
+		case decide.ChoreMakePlanKey:
+			err = p.savePlanKey(ctx)
+		case decide.ChoreRecordHeldExports:
+			err = p.recordHold(ctx)
 		case decide.ChoreDeleteStuckJob:
 			err = p.deleteStuckJob(ctx)
 		case decide.ChoreFallBackImage:

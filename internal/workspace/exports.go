@@ -105,13 +105,15 @@ func (p *pass) holdBack(r rendered) *heldChange {
 	return &heldChange{plan: pl.Name, approval: r.approval, exports: r.exports, applied: inputs.Exports(ap.Tfvars)}
 }
 
-// recordHold keeps captf.io/pending-cluster-outputs in step with the held
-// change and, while one is held, reports it on ApplyJobSucceeded (the
-// pool is not Ready until the change is approved).
-func (p *pass) recordHold(ctx context.Context) error {
+// observeHold reads whether captf.io/pending-cluster-outputs is in step
+// with the held change (the chore RecordHeldExports writes it when not)
+// and, while one is held, reports it on ApplyJobSucceeded (the pool is
+// not Ready until the change is approved).
+func (p *pass) observeHold() {
+	p.inputs.holdDoc, p.inputs.holdDue = "", false
 	a := p.inputs.attempt
 	if a == nil || p.active != nil {
-		return nil
+		return
 	}
 	doc := ""
 	if h := p.inputs.held; h != nil {
@@ -123,13 +125,17 @@ func (p *pass) recordHold(ctx context.Context) error {
 				Message: p.blockedMessage() + "; meanwhile the pool keeps the cluster exports of its last successful apply (bootstrap data rotations still apply)"})
 		}
 	}
-	if a.PendingExports == doc {
-		return nil
-	}
+	p.inputs.holdDoc, p.inputs.holdDue = doc, a.PendingExports != doc
+}
+
+// recordHold is the chore RecordHeldExports: it writes
+// captf.io/pending-cluster-outputs as observeHold found it should be.
+func (p *pass) recordHold(ctx context.Context) error {
+	doc := p.inputs.holdDoc
 	if _, err := records.SetPendingExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), doc); err != nil {
 		return fmt.Errorf("recording the held exports change: %w", err)
 	}
-	a.PendingExports = doc
+	p.inputs.attempt.PendingExports, p.inputs.holdDue = doc, false
 	return nil
 }
 

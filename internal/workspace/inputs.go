@@ -28,18 +28,24 @@ type built struct {
 	// held is the exports change a pool holds back (nil when none): the
 	// inputs above render the exports of its last successful apply.
 	held *heldChange
+	// holdDoc is captf.io/pending-cluster-outputs as it should be (see
+	// observeHold); holdDue while the attempt record says otherwise.
+	holdDoc string
+	holdDue bool
 	// tooLarge is set when the rendered root exceeds the cap.
 	tooLarge error
 	// key is the object's plan key, which keys the hashes (nil while it
-	// has none); ephemeral when it is this pass's only (see
-	// ensurePlanKey).
-	key       []byte
-	ephemeral bool
+	// has none); unsaved while the pass made it and the chore MakePlanKey
+	// has not written it yet; ephemeral when it is this pass's only (see
+	// writePlanKey).
+	key                []byte
+	unsaved, ephemeral bool
 }
 
 // loadRecords reads the object's input records, live, and makes sure it
-// has its plan key: every hash it compares or writes from here on is
-// keyed, a provisioned machine's and a deleting object's too.
+// has its plan key, in memory when it had none (the chore MakePlanKey
+// writes it): every hash it compares or writes from here on is keyed, a
+// provisioned machine's and a deleting object's too.
 func (p *pass) loadRecords(ctx context.Context) error {
 	var err error
 	p.inputs.attempt, p.inputs.applied, err = records.Load(ctx, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
@@ -47,8 +53,7 @@ func (p *pass) loadRecords(ctx context.Context) error {
 		return err
 	}
 	p.unpullableNow()
-	_, err = p.ensurePlanKey(ctx)
-	return err
+	return p.newPlanKey()
 }
 
 // buildInputs renders the current inputs of a mutable object, or of an
@@ -115,7 +120,8 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	}
 	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = r.mainTF, r.tfvars, r.hash
 	p.inputs.approval, p.inputs.exports = r.approval, r.exports
-	return p.recordHold(ctx)
+	p.observeHold()
+	return nil
 }
 
 // rendered are the files and hashes of one rendering of the inputs.

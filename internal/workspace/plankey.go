@@ -51,11 +51,50 @@ func (p *pass) loadKey(ctx context.Context) error {
 	return nil
 }
 
-// ensurePlanKey makes sure the object has its plan key and returns the
-// Secret's name. In a namespace being deleted, which takes no new Secret,
-// a deleting object that has none gets a key for this pass only
-// (ephemeral): it only destroys, and an h2 hash it would key is dropped
-// instead (keyed).
+// newPlanKey gives an object that has none a plan key in the pass's
+// memory (unsaved): the pass keys its hashes with it, and the chore
+// MakePlanKey writes it before anything keyed leaves the pass.
+func (p *pass) newPlanKey() error {
+	if p.inputs.key != nil {
+		return nil
+	}
+	key := make([]byte, inputs.MinKeyBytes)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	p.inputs.key, p.inputs.unsaved = key, true
+	return nil
+}
+
+// savePlanKey is the chore MakePlanKey. A key another pass wrote since
+// this one read none fails the pass: its hashes are keyed with its own.
+func (p *pass) savePlanKey(ctx context.Context) error {
+	err := p.writePlanKey(ctx)
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("the plan key Secret %s was made since this pass read none: the next pass keys its hashes with it", p.planKeyName())
+	}
+	return err
+}
+
+// ensurePlanKey makes sure the object has its plan key, written, and
+// returns the Secret's name; for the plans bookkeeping writes, before
+// the pass made one in memory (a key made meanwhile is read and keys).
+func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
+	if err := p.newPlanKey(); err != nil {
+		return "", err
+	}
+	err := p.writePlanKey(ctx)
+	if apierrors.IsAlreadyExists(err) {
+		p.inputs.key, p.inputs.unsaved = nil, false
+		err = p.loadKey(ctx)
+	}
+	return p.planKeyName(), err
+}
+
+// writePlanKey writes the unsaved key. In a namespace being deleted,
+// which takes no new Secret, a deleting object keeps it for this pass
+// only (ephemeral): it only destroys, and an h2 hash it would key is
+// dropped instead (keyed).
 //
 // A key made for an object being deleted is not protected (and
 // protectDeleting leaves plan keys alone): the pass may have read the
@@ -64,22 +103,17 @@ func (p *pass) loadKey(ctx context.Context) error {
 // captf.io/state-protection once the garbage collector deletes it, and
 // hold its namespace's deletion for ever. Unprotected, it goes with its
 // owner; it keys only that object's destroy.
-func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
-	name := p.planKeyName()
-	if p.inputs.key != nil {
-		return name, nil
-	}
-	key := make([]byte, inputs.MinKeyBytes)
-	if _, err := rand.Read(key); err != nil {
-		return "", err
+func (p *pass) writePlanKey(ctx context.Context) error {
+	if !p.inputs.unsaved {
+		return nil
 	}
 	deleting := !p.obj.GetDeletionTimestamp().IsZero()
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: name,
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: p.planKeyName(),
 			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
 			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{records.PlanKeyData: key},
+		Data: map[string][]byte{records.PlanKeyData: p.inputs.key},
 	}
 	if !deleting {
 		protection.Protect(s)
@@ -87,15 +121,14 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	err := p.e.client().Create(ctx, s)
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		return name, p.loadKey(ctx) // made since it was read: that one keys
+		return err
 	case apierrors.IsForbidden(err) && deleting:
-		p.inputs.key, p.inputs.ephemeral = key, true
-		return name, nil
+		p.inputs.ephemeral = true
 	case err != nil:
-		return "", fmt.Errorf("creating the plan key Secret %s: %w", name, err)
+		return fmt.Errorf("creating the plan key Secret %s: %w", p.planKeyName(), err)
 	}
-	p.inputs.key = key
-	return name, nil
+	p.inputs.unsaved = false
+	return nil
 }
 
 // keyedRecord is a copy of rec with its inputs hash keyed (nil for nil).
