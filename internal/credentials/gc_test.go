@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/test/envtest"
 )
@@ -24,10 +23,7 @@ const gcPatience = 10 * time.Second
 func TestGarbageCollectorKeepsAMirrorWhileAnyOwnerExists(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := testContext(t)
-	system := namespace(t, "system", nil)
-	tenant := namespace(t, "tenant", nil)
-	src := sourceSecret(t, system, "aws-creds", credentialData())
-	id := identity("gc", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	tenant, _, id := lend(t, "gc", "aws-creds")
 	a := cluster(t, tenant, "a", id.Name)
 	b := cluster(t, tenant, "b", id.Name)
 	ensure(t, id, a, credentials.OutcomeCreated)
@@ -70,10 +66,7 @@ func TestGarbageCollectorKeepsAMirrorWhileAnyOwnerExists(t *testing.T) {
 func TestAMirrorBeingDeletedIsKeptWhileAUserExists(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := testContext(t)
-	system := namespace(t, "system", nil)
-	tenant := namespace(t, "tenant", nil)
-	src := sourceSecret(t, system, "aws-creds", credentialData())
-	id := identity("fg", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	tenant, _, id := lend(t, "fg", "aws-creds")
 	a := cluster(t, tenant, "a", id.Name)
 	ensure(t, id, a, credentials.OutcomeCreated)
 	// The user is being deleted but still exists (a finalizer holds it).

@@ -134,3 +134,13 @@ func cluster(t *testing.T, ns, name, identity string) *infrav1.TerraformCluster 
 func credentialData() map[string][]byte {
 	return map[string][]byte{"AWS_ACCESS_KEY_ID": []byte("AKIA-" + credValue), "AWS_SECRET_ACCESS_KEY": []byte(credValue)}
 }
+
+// lend makes a system and a tenant namespace, the source Secret secret in
+// the system one, and the identity name lending it to the tenant one.
+func lend(t *testing.T, name, secret string) (tenant string, src *corev1.Secret, id *infrav1.TerraformClusterIdentity) {
+	t.Helper()
+	system := namespace(t, "system", nil)
+	tenant = namespace(t, "tenant", nil)
+	src = sourceSecret(t, system, secret, credentialData())
+	return tenant, src, identity(name, system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+}

@@ -55,10 +55,7 @@ func ownerUIDs(s *corev1.Secret) map[string]string {
 func TestEnsureMirrorLifecycle(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := testContext(t)
-	system := namespace(t, "system", nil)
-	tenant := namespace(t, "tenant", nil)
-	src := sourceSecret(t, system, "aws-creds", credentialData())
-	id := identity("lifecycle", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	tenant, src, id := lend(t, "lifecycle", "aws-creds")
 	first := cluster(t, tenant, "first", id.Name)
 
 	ensure(t, id, first, credentials.OutcomeCreated)
@@ -165,10 +162,7 @@ func TestEnsureMirrorLifecycle(t *testing.T) {
 func TestRevokeMirrorDeletesWhateverTheOwners(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := testContext(t)
-	system := namespace(t, "system", nil)
-	tenant := namespace(t, "tenant", nil)
-	src := sourceSecret(t, system, "aws-creds", credentialData())
-	id := identity("revoke", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	tenant, _, id := lend(t, "revoke", "aws-creds")
 	ensure(t, id, cluster(t, tenant, "a", id.Name), credentials.OutcomeCreated)
 	ensure(t, id, cluster(t, tenant, "b", id.Name), credentials.OutcomeUpdated)
 
@@ -267,10 +261,7 @@ func slicesKeys(m map[string][]byte) []string {
 func TestCheckMirrorWritesNothing(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := testContext(t)
-	system := namespace(t, "system", nil)
-	tenant := namespace(t, "tenant", nil)
-	src := sourceSecret(t, system, "check-creds", credentialData())
-	id := identity("check", system, src.Name, &infrav1.AllowedNamespaces{List: []string{tenant}})
+	tenant, src, id := lend(t, "check", "check-creds")
 	user := cluster(t, tenant, "user", id.Name)
 	check := func(want credentials.Outcome) {
 		t.Helper()

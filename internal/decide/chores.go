@@ -16,7 +16,24 @@ const (
 	// (FirstChores): what the pass observes after it reads what it writes.
 	// Also while paused or deleting: a Job's outcome lives only as long as
 	// the Job.
-	ChoreBookkeep Chore = "Bookkeep"
+	// ChoreCopyBackState copies the state an evacuated Job left in the
+	// object's evacuation namespace back to the object's namespace (the
+	// state-copied mark), once no Job runs nor holds the run lease. A
+	// first chore, before bookkeeping: the state read later is the copy.
+	// A state that grew a piece the terminating namespace cannot take is
+	// kept there, and the object holds: the chores after it wait.
+	ChoreCopyBackState Chore = "CopyBackState"
+	// ChoreReleaseEvacuation lets go of the evacuation namespace being
+	// deleted (its Secrets' protection), once the state is copied back.
+	ChoreReleaseEvacuation Chore = "ReleaseEvacuation"
+	ChoreBookkeep          Chore = "Bookkeep"
+	// ChoreAdoptRetained makes the state Secrets, records, plan key and
+	// backups a deleted object of the same name retained the object's
+	// (spec.adoptRetainedState): the retained-from label goes, the object's
+	// owner reference and protection come. A first chore too, chosen once
+	// the state Secrets are listed: the state the pass then reads is its
+	// own.
+	ChoreAdoptRetained Chore = "AdoptRetained"
 	// ChoreMakePlanKey writes the plan key the pass made in its memory
 	// for an object that had none (captf-plankey-<kindshort>-<name>):
 	// the pass keyed its hashes with it before deciding, and nothing it
@@ -120,6 +137,15 @@ type Upkeep struct {
 	Unbookkept int
 	// Paused: the object or its Cluster is paused.
 	Paused bool
+	// EvacuatedCopy: an evacuated Job left its state to copy back, no
+	// Job runs and none holds the run lease; EvacuationEnding: the
+	// object's evacuation namespace is being deleted and no Job runs
+	// (FirstChores).
+	EvacuatedCopy, EvacuationEnding bool
+	// AdoptsRetained: the state Secrets are retained from a deleted object
+	// of the same name (State is StateRetained), and the object's
+	// spec.adoptRetainedState says to adopt them (FirstChores).
+	AdoptsRetained bool
 	// PlanKeyUnsaved: the object had no plan key and the pass made one in
 	// its memory.
 	PlanKeyUnsaved bool
@@ -169,15 +195,30 @@ type Upkeep struct {
 	MirrorDue, RunnerUnbound bool
 }
 
-// FirstChores returns the chores a pass does as soon as it has read its
-// Jobs, before it observes anything else, since the rest of what it
-// observes (the records, the state, the plans) reads what they write: the
-// bookkeeping of finished Jobs. Only s.Upkeep's Unbookkept is read.
+// FirstChores returns the chores a pass does as soon as it observed what
+// chooses them, before it observes the rest, which reads what they write:
+// once its Jobs are read, the copy back of an evacuated Job's state and
+// the release of an evacuation namespace being deleted, then the
+// bookkeeping of the finished Jobs (the records, the state, the plans);
+// once its state Secrets are listed while no Job runs, the adoption of a
+// retained state the object adopts. Only s's JobActive, State and
+// Upkeep's Unbookkept, EvacuatedCopy, EvacuationEnding and
+// AdoptsRetained are read.
 func FirstChores(s Snapshot) []Chore {
-	if s.Upkeep.Unbookkept > 0 {
-		return []Chore{ChoreBookkeep}
+	var out []Chore
+	if s.Upkeep.EvacuatedCopy && !s.JobActive {
+		out = append(out, ChoreCopyBackState)
 	}
-	return nil
+	if s.Upkeep.EvacuationEnding && !s.JobActive {
+		out = append(out, ChoreReleaseEvacuation)
+	}
+	if s.Upkeep.Unbookkept > 0 {
+		out = append(out, ChoreBookkeep)
+	}
+	if s.State == StateRetained && s.Upkeep.AdoptsRetained && !s.JobActive {
+		out = append(out, ChoreAdoptRetained)
+	}
+	return out
 }
 
 // Chores returns the chores of the pass that observed s, after its first

@@ -140,6 +140,14 @@ func TestFirstChores(t *testing.T) {
 		{"paused", Snapshot{Upkeep: Upkeep{Paused: true, Unbookkept: 1}}, []Chore{ChoreBookkeep}},
 		{"deleting", Snapshot{Deleting: true, Upkeep: Upkeep{Unbookkept: 1}}, []Chore{ChoreBookkeep}},
 		{"while the next Job runs", Snapshot{JobActive: true, Upkeep: Upkeep{Unbookkept: 1, StuckJob: true}}, []Chore{ChoreBookkeep}},
+		{"an evacuated state is copied back, then the evacuation namespace being deleted let go, before bookkeeping", Snapshot{Deleting: true,
+			Upkeep: Upkeep{Unbookkept: 1, EvacuatedCopy: true, EvacuationEnding: true}}, []Chore{ChoreCopyBackState, ChoreReleaseEvacuation, ChoreBookkeep}},
+		{"nothing of the evacuation while a Job runs", Snapshot{Deleting: true, JobActive: true,
+			Upkeep: Upkeep{EvacuatedCopy: true, EvacuationEnding: true}}, nil},
+		{"a retained state the object adopts", Snapshot{State: StateRetained, Upkeep: Upkeep{AdoptsRetained: true, StraySecrets: true}}, []Chore{ChoreAdoptRetained}},
+		{"a retained state the object does not adopt", Snapshot{State: StateRetained, Upkeep: Upkeep{StraySecrets: true}}, nil},
+		{"a deleting object adopts too", Snapshot{Deleting: true, State: StateRetained, Upkeep: Upkeep{AdoptsRetained: true}}, []Chore{ChoreAdoptRetained}},
+		{"not while a Job runs", Snapshot{JobActive: true, State: StateRetained, Upkeep: Upkeep{AdoptsRetained: true}}, nil},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,7 +39,14 @@ func (p *pass) choreSnapshot(deleting bool) decide.Snapshot {
 // (decide.FirstChores): its Jobs, before anything else is observed.
 func (p *pass) jobsSnapshot() decide.Snapshot {
 	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
-		Upkeep: decide.Upkeep{Paused: p.owner.Paused, Unbookkept: len(p.outcomes)}}
+		Upkeep: decide.Upkeep{Paused: p.owner.Paused, Unbookkept: len(p.outcomes), EvacuatedCopy: p.evacCopy, EvacuationEnding: p.evacEnding}}
+}
+
+// stateSnapshot is what the first chores of a pass that listed a state
+// retained from another object are chosen from (decide.FirstChores).
+func (p *pass) stateSnapshot() decide.Snapshot {
+	return decide.Snapshot{JobActive: p.active != nil, State: decide.StateRetained,
+		Upkeep: decide.Upkeep{AdoptsRetained: p.w.AdoptRetainedState}}
 }
 
 // doFirstChores does the chores the pass's Jobs choose before it observes
@@ -72,6 +79,12 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 		switch c {
 		case decide.ChoreBookkeep:
 			err = p.bookkeep(ctx)
+		case decide.ChoreCopyBackState:
+			err = p.copyBack(ctx)
+		case decide.ChoreReleaseEvacuation:
+			err = p.releaseEvacuation(ctx)
+		case decide.ChoreAdoptRetained:
+			err = p.adoptRetained(ctx, p.retainedFrom())
 		case decide.ChoreMakePlanKey:
 			err = p.savePlanKey(ctx)
 		case decide.ChoreRecordHeldExports:
@@ -105,7 +118,7 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 		case decide.ChorePrunePlans:
 			err = p.plansWriter().Prune(ctx, p.plans)
 		case decide.ChoreMirrorCredentials:
-			err = p.writeMirror(ctx)
+			err = p.mirrorCredentials(ctx)
 		case decide.ChoreBindRunner:
 			rbac = p.bindRunner(ctx)
 		default:

@@ -98,13 +98,13 @@ func (c *creds) conclude() {
 	}
 }
 
-// writeMirror (the chore MirrorCredentials, and the action's own
+// mirrorCredentials (the chore MirrorCredentials, and the action's own
 // credentials step) writes the mirror the credentials step found due, or
 // deletes the one of a namespace the identity no longer allows. A write
 // that fails says so on CredentialsMirrored (MirrorFailed) and leaves the
 // credentials not ready, so the pass starts no Job, as when the step
 // found them wanting.
-func (p *pass) writeMirror(ctx context.Context) error {
+func (p *pass) mirrorCredentials(ctx context.Context) error {
 	c := &p.creds
 	ns := p.obj.GetNamespace()
 	switch {

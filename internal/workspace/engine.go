@@ -244,6 +244,9 @@ type pass struct {
 	nsTerminating bool
 	// evacNS is the object's evacuation namespace, once found or made.
 	evacNS *corev1.Namespace
+	// evacCopy: an evacuated Job left its state to copy back; evacEnding:
+	// the evacuation namespace is being deleted (observeEvacuation).
+	evacCopy, evacEnding bool
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due).
@@ -408,11 +411,8 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.observeJobs(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if msg, err := p.copyBack(ctx); err != nil || msg != "" {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return p.evacuationHeld(msg)
+	if err := p.observeEvacuation(ctx); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := p.observePlans(ctx); err != nil {
 		return ctrl.Result{}, err
@@ -424,11 +424,16 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.readOutcomes(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	// What the pass observes from here on reads what bookkeeping writes
-	// (the records, the adopted state; the plans it writes change in the
-	// pass's memory): the finished Jobs choose it alone, and it is done
-	// before the rest is observed.
+	// What the pass observes from here on reads what the first chores
+	// write (the state copied back from an evacuation; bookkeeping's
+	// records and adopted state, the plans it writes change in the
+	// pass's memory): the Jobs choose them, and they are done before the
+	// rest is observed.
 	if err := p.doFirstChores(ctx); err != nil {
+		var hold *evacuationHold
+		if errors.As(err, &hold) {
+			return p.evacuationHeld(hold.msg)
+		}
 		return ctrl.Result{}, err
 	}
 	if p.active != nil {

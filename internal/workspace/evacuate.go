@@ -42,46 +42,63 @@ func (p *pass) findEvacuation(ctx context.Context) error {
 	return err
 }
 
-// copyBack copies the state the evacuated Job left back to the object's
-// namespace once no Job runs (nor holds the run lease), before anything
-// reads it; an evacuation namespace being deleted is then let go. It
-// returns why the object must hold: the state grew a piece the
-// terminating namespace cannot take (it stays in the evacuation
-// namespace). A copy that lost its base Secret is not copied back: the
-// object's namespace keeps the state it had, and the next Job copies it
-// in again.
-func (p *pass) copyBack(ctx context.Context) (string, error) {
+// observeEvacuation reads what an evacuating object's first chores do
+// once no Job runs: the state an evacuated Job left to copy back to the
+// object's namespace (unless a Job the cache does not show yet holds the
+// run lease: it may be writing the copy), and an evacuation namespace
+// being deleted to let go of.
+func (p *pass) observeEvacuation(ctx context.Context) error {
+	p.evacCopy, p.evacEnding = false, false
 	if p.evacNS == nil || p.active != nil {
-		return "", nil
+		return nil
 	}
 	if p.evacNS.Annotations[evacuation.StateCopiedAnnotation] == "true" {
-		// A Job the cache does not show yet may be writing the copy.
-		if held, err := p.runLeaseHeld(ctx); err != nil || held {
-			return "", err
+		held, err := p.runLeaseHeld(ctx)
+		if err != nil || held {
+			return err
 		}
-		changed, err := evacuation.CopyBack(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix())
-		switch {
-		case errors.Is(err, evacuation.ErrCannotGrow):
-			return fmt.Sprintf("The state the destroy left in the evacuation namespace %s cannot be copied back (%s); it is kept there. ", p.evacNS.Name, err) +
-				p.namespaceTerminatingMessage(decide.OpDestroy), nil
-		case errors.Is(err, evacuation.ErrNoBase):
-			ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evacNS.Name)
-			if err := evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name); err != nil {
-				return "", err
-			}
-			if err := evacuation.UnmarkStateCopied(ctx, p.e.client(), p.evacNS); err != nil {
-				return "", err
-			}
-		case err != nil:
-			return "", fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evacNS.Name, err)
-		case changed:
-			ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "evacuation", p.evacNS.Name)
+		p.evacCopy = true
+	}
+	p.evacEnding = p.evacNS.DeletionTimestamp != nil
+	return nil
+}
+
+// evacuationHold is the reason an evacuated state cannot be copied back:
+// the chore CopyBackState fails with it, and the object holds.
+type evacuationHold struct{ msg string }
+
+func (h *evacuationHold) Error() string { return h.msg }
+
+// copyBack is the chore CopyBackState: it copies the state the evacuated
+// Job left back to the object's namespace, before anything reads it. A
+// state that grew a piece the terminating namespace cannot take stays in
+// the evacuation namespace, and the object holds (evacuationHold). A copy
+// that lost its base Secret is not copied back: the object's namespace
+// keeps the state it had, and the next Job copies it in again.
+func (p *pass) copyBack(ctx context.Context) error {
+	changed, err := evacuation.CopyBack(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix())
+	switch {
+	case errors.Is(err, evacuation.ErrCannotGrow):
+		return &evacuationHold{fmt.Sprintf("The state the destroy left in the evacuation namespace %s cannot be copied back (%s); it is kept there. ", p.evacNS.Name, err) +
+			p.namespaceTerminatingMessage(decide.OpDestroy)}
+	case errors.Is(err, evacuation.ErrNoBase):
+		ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evacNS.Name)
+		if err := evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name); err != nil {
+			return err
 		}
+		return evacuation.UnmarkStateCopied(ctx, p.e.client(), p.evacNS)
+	case err != nil:
+		return fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evacNS.Name, err)
+	case changed:
+		ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "evacuation", p.evacNS.Name)
 	}
-	if p.evacNS.DeletionTimestamp != nil {
-		return "", evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name)
-	}
-	return "", nil
+	return nil
+}
+
+// releaseEvacuation is the chore ReleaseEvacuation: it lets go of the
+// evacuation namespace being deleted.
+func (p *pass) releaseEvacuation(ctx context.Context) error {
+	return evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name)
 }
 
 // prepareEvacuation makes the evacuation namespace of the destroy about to

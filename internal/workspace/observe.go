@@ -132,8 +132,33 @@ func (p *pass) suffix() string {
 }
 
 // observeState reads the state live, reports StateReadable, and maps the
-// outputs onto the object.
+// outputs onto the object. A retained state the object adopts is adopted
+// first (the first chore AdoptRetained), then read as the object's own.
 func (p *pass) observeState(ctx context.Context) error {
+	if err := p.readState(ctx); err != nil || p.retainedFrom() == "" {
+		return err
+	}
+	chores := decide.FirstChores(p.stateSnapshot())
+	if len(chores) == 0 {
+		p.retained = true
+		p.set(conditions.StateReadable(conditions.StateFacts{Secret: state.SecretName(p.suffix()), RetainedFrom: p.retainedFrom()}))
+		return nil
+	}
+	if err := p.doEach(ctx, chores); err != nil {
+		return err
+	}
+	if err := p.readState(ctx); err != nil {
+		return err
+	}
+	if from := p.retainedFrom(); from != "" {
+		return fmt.Errorf("the state Secrets retained by deleted object %s are still labelled %s once adopted", from, infrav1.RetainedFromUIDLabel)
+	}
+	return nil
+}
+
+// readState is observeState's read of the state Secrets; a state
+// retained from another object is not read.
+func (p *pass) readState(ctx context.Context) error {
 	suffix, err := state.Suffix(p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
 	if err != nil {
 		return err
@@ -141,16 +166,8 @@ func (p *pass) observeState(ctx context.Context) error {
 	if p.stSecrets, p.stData, err = p.e.listState(ctx, p.obj.GetUID(), p.obj.GetNamespace(), suffix); err != nil {
 		return err
 	}
-	if from := p.retainedFrom(); from != "" {
-		if !p.w.AdoptRetainedState {
-			p.retained = true
-			p.set(conditions.StateReadable(conditions.StateFacts{Secret: state.SecretName(suffix), RetainedFrom: from}))
-			return nil
-		}
-		if err := p.adoptRetained(ctx, from); err != nil {
-			return err
-		}
-		return p.observeState(ctx)
+	if p.retainedFrom() != "" {
+		return nil
 	}
 	p.setAsideSurplus()
 	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets, p.stData)

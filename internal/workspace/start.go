@@ -99,7 +99,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := p.writeMirror(ctx); err != nil {
+		if err := p.mirrorCredentials(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := p.bindRunner(ctx); err != nil {
