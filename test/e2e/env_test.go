@@ -21,7 +21,7 @@ import (
 
 // testModules are this package's own module images (testdata/modules),
 // which the local node serves for both runtimes as local/<module>:<runtime>.
-var testModules = []string{"creds-cluster", "large-cluster"}
+var testModules = []string{"creds-cluster", "large-cluster", "slow-destroy-cluster"}
 
 // shared is the one environment of the package. Its tests share it: a
 // process can run only one CAPTF manager (controller names are global),

@@ -51,8 +51,9 @@ func (f *flow) evacCondition(ctx context.Context, kind, name string) (*metav1.Co
 	return nil, u, nil
 }
 
-// The evacuated destroy fails (its Jobs get a 1-second deadline) and backs
-// off; meanwhile a user, taking captf-evac-<uid> for litter, deletes that
+// The evacuated destroy fails (its Jobs get a 1-second deadline, and the
+// module's destroy starts with a slow step, so nothing is destroyed yet
+// however fast the machine) and backs off; meanwhile a user, taking captf-evac-<uid> for litter, deletes that
 // namespace, which takes a while to go (here: a finalizer of the test's
 // own). The state copy there goes with it; the state in the object's
 // namespace must stay whole: the copy back never mirrors a copy that
@@ -60,6 +61,11 @@ func (f *flow) evacCondition(ctx context.Context, kind, name string) (*metav1.Co
 // evacuation namespace and destroys every resource.
 func evacCopyLost(t *testing.T, ctx context.Context, f *flow) {
 	objs := pick(f.quickstart("tofu"), f.base()...)
+	for _, o := range objs {
+		if o.GetKind() == "TerraformCluster" {
+			f.set(o, devenv.ExampleImage("slow-destroy-cluster", "tofu"), "spec", "source", "image")
+		}
+	}
 	resources := f.provision(ctx, objs)
 	const key = "TerraformCluster/quickstart"
 	suffix := f.suffix(state.KindCluster, "quickstart")
