@@ -129,6 +129,12 @@ const (
 	ChorePrunePlans Chore = "PrunePlans"
 )
 
+// FailsLast: the chore's failure fails the pass only once the chores
+// after it are done (BindRunner: the RoleBinding shared by the
+// namespace's objects is written first, but a refused write must not
+// keep the object's own chores from being done).
+func (c Chore) FailsLast() bool { return c == ChoreBindRunner }
+
 // Upkeep is what the chores are chosen from, beyond the snapshot's
 // Deleting, JobActive, State and OwnerMismatch.
 type Upkeep struct {

@@ -71,62 +71,70 @@ func (p *pass) doChores(ctx context.Context, chores []decide.Chore) error {
 }
 
 // doEach does chores in their order, up to the first that fails; a
-// refused runner RBAC write fails the pass once the others are done.
+// chore that fails last (decide.Chore.FailsLast) fails the pass once the
+// others are done.
 func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
-	var rbac error
+	var last error
 	for _, c := range chores {
-		var err error
-		switch c {
-		case decide.ChoreBookkeep:
-			err = p.bookkeep(ctx)
-		case decide.ChoreCopyBackState:
-			err = p.copyBack(ctx)
-		case decide.ChoreReleaseEvacuation:
-			err = p.releaseEvacuation(ctx)
-		case decide.ChoreAdoptRetained:
-			err = p.adoptRetained(ctx, p.retainedFrom())
-		case decide.ChoreMakePlanKey:
-			err = p.savePlanKey(ctx)
-		case decide.ChoreRecordHeldExports:
-			err = p.recordHold(ctx)
-		case decide.ChoreDeleteStuckJob:
-			err = p.deleteStuckJob(ctx)
-		case decide.ChoreFallBackImage:
-			err = p.fallBackImage(ctx)
-		case decide.ChoreStopUnpulledJob:
-			err = p.stopUnpulledJob(ctx)
-		case decide.ChorePruneJobs:
-			err = p.prune(ctx)
-		case decide.ChoreConfirmNoResources:
-			err = p.writeNoResources(ctx)
-		case decide.ChoreReleaseSurplus:
-			err = p.releaseSurplus(ctx)
-		case decide.ChoreReownBackups:
-			err = p.reownBackups(ctx)
-		case decide.ChoreProtectDeleting:
-			err = p.protectDeleting(ctx)
-		case decide.ChoreReownState:
-			err = p.reownState(ctx)
-		case decide.ChoreBackUpState:
-			err = p.backUp(ctx)
-		case decide.ChoreSyncOwner:
-			err = p.afterStep(ctx)
-		case decide.ChoreSyncRemediation:
-			err = p.syncRemediation(ctx)
-		case decide.ChoreSyncPlans:
-			err = p.writePlanMoves(ctx)
-		case decide.ChorePrunePlans:
-			err = p.plansWriter().Prune(ctx, p.plans)
-		case decide.ChoreMirrorCredentials:
-			err = p.mirrorCredentials(ctx)
-		case decide.ChoreBindRunner:
-			rbac = p.bindRunner(ctx)
+		err := p.doChore(ctx, c)
+		switch {
+		case err == nil:
+		case c.FailsLast():
+			last = errors.Join(last, err)
 		default:
-			err = fmt.Errorf("unknown chore %q", c)
-		}
-		if err != nil {
-			return errors.Join(err, rbac)
+			return errors.Join(err, last)
 		}
 	}
-	return rbac
+	return last
+}
+
+// doChore does one chore.
+func (p *pass) doChore(ctx context.Context, c decide.Chore) error {
+	switch c {
+	case decide.ChoreCopyBackState:
+		return p.copyBack(ctx)
+	case decide.ChoreReleaseEvacuation:
+		return p.releaseEvacuation(ctx)
+	case decide.ChoreBookkeep:
+		return p.bookkeep(ctx)
+	case decide.ChoreAdoptRetained:
+		return p.adoptRetained(ctx, p.retainedFrom())
+	case decide.ChoreMakePlanKey:
+		return p.savePlanKey(ctx)
+	case decide.ChoreMirrorCredentials:
+		return p.mirrorCredentials(ctx)
+	case decide.ChoreBindRunner:
+		return p.bindRunner(ctx)
+	case decide.ChoreRecordHeldExports:
+		return p.recordHold(ctx)
+	case decide.ChoreDeleteStuckJob:
+		return p.deleteStuckJob(ctx)
+	case decide.ChoreFallBackImage:
+		return p.fallBackImage(ctx)
+	case decide.ChoreStopUnpulledJob:
+		return p.stopUnpulledJob(ctx)
+	case decide.ChorePruneJobs:
+		return p.prune(ctx)
+	case decide.ChoreConfirmNoResources:
+		return p.writeNoResources(ctx)
+	case decide.ChoreReownBackups:
+		return p.reownBackups(ctx)
+	case decide.ChoreReleaseSurplus:
+		return p.releaseSurplus(ctx)
+	case decide.ChoreProtectDeleting:
+		return p.protectDeleting(ctx)
+	case decide.ChoreReownState:
+		return p.reownState(ctx)
+	case decide.ChoreBackUpState:
+		return p.backUp(ctx)
+	case decide.ChoreSyncOwner:
+		return p.afterStep(ctx)
+	case decide.ChoreSyncRemediation:
+		return p.syncRemediation(ctx)
+	case decide.ChoreSyncPlans:
+		return p.writePlanMoves(ctx)
+	case decide.ChorePrunePlans:
+		return p.plansWriter().Prune(ctx, p.plans)
+	}
+	return fmt.Errorf("unknown chore %q", c)
 }
