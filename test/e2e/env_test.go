@@ -21,7 +21,21 @@ import (
 
 // testModules are this package's own module images (testdata/modules),
 // which the local node serves for both runtimes as local/<module>:<runtime>.
-var testModules = []string{"creds-cluster", "large-cluster", "slow-destroy-cluster"}
+var testModules = []string{"creds-cluster", "large-cluster"}
+
+// slowDestroy, added to the noop cluster, makes its destroy slow before it
+// destroys anything: its resource depends on every other, so a destroy
+// starts with it, and its destroy-time provisioner waits before the
+// resource goes. A destroy Job with a deadline of a second is stopped with
+// every resource still in its state, however fast the machine.
+const slowDestroy = `resource "terraform_data" "slow_to_destroy" {
+  input = [random_pet.cluster.id, terraform_data.network.id, terraform_data.load_balancer.id]
+  provisioner "local-exec" {
+    when    = destroy
+    command = "sleep 10"
+  }
+}
+`
 
 // shared is the one environment of the package. Its tests share it: a
 // process can run only one CAPTF manager (controller names are global),
@@ -87,8 +101,18 @@ func startShared(tools string) (*devenv.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, rt := range devenv.RuntimeNames {
-		images[devenv.ExampleImage("no-exports-cluster", rt)] = devenv.ModuleImage(broken, rt, tools)
+	// The noop cluster, but slow to destroy (see slowDestroy).
+	slow, err := copyModule(example, filepath.Join(shared.dir, "modules", "slow-destroy-cluster"), nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(slow, "slow.tf"), []byte(slowDestroy), 0o644); err != nil {
+		return nil, err
+	}
+	for name, dir := range map[string]string{"no-exports-cluster": broken, "slow-destroy-cluster": slow} {
+		for _, rt := range devenv.RuntimeNames {
+			images[devenv.ExampleImage(name, rt)] = devenv.ModuleImage(dir, rt, tools)
+		}
 	}
 	shared.log = filepath.Join(shared.dir, "manager.log")
 	managerLog, err := os.Create(shared.log)
