@@ -9,24 +9,29 @@ type Chore string
 
 // Chores, in the order a pass does them.
 const (
+	// ChoreCopyBackState copies the state an evacuated Job left in the
+	// object's evacuation namespace back to the object's namespace (the
+	// state-copied mark), once no Job runs nor holds the run lease; also
+	// while paused. The first of the first chores (FirstChores), done as
+	// soon as the pass has read its Jobs and the evacuation namespace:
+	// the state read later is the copy. A state that grew a piece the
+	// terminating namespace cannot take is kept there, and the object
+	// holds: the chores after it are not done.
+	ChoreCopyBackState Chore = "CopyBackState"
+	// ChoreReleaseEvacuation lets go of the evacuation namespace being
+	// deleted (its Secrets' protection), once the state is copied back,
+	// no Job runs and (when a copy was left) none holds the run lease;
+	// also while paused. A first chore.
+	ChoreReleaseEvacuation Chore = "ReleaseEvacuation"
 	// ChoreBookkeep records the outcomes of the finished Jobs not bookkept
 	// yet, oldest first: status.lastRun, each Job's condition and events,
 	// the records, the plans a Job left, the adoption of an applied state;
 	// then each Job's per-run Secret and run lease go. It is a first chore
-	// (FirstChores): what the pass observes after it reads what it writes.
+	// (FirstChores), chosen once the finished Jobs' pods are read: what
+	// the pass observes after it reads what it writes.
 	// Also while paused or deleting: a Job's outcome lives only as long as
 	// the Job.
-	// ChoreCopyBackState copies the state an evacuated Job left in the
-	// object's evacuation namespace back to the object's namespace (the
-	// state-copied mark), once no Job runs nor holds the run lease. A
-	// first chore, before bookkeeping: the state read later is the copy.
-	// A state that grew a piece the terminating namespace cannot take is
-	// kept there, and the object holds: the chores after it wait.
-	ChoreCopyBackState Chore = "CopyBackState"
-	// ChoreReleaseEvacuation lets go of the evacuation namespace being
-	// deleted (its Secrets' protection), once the state is copied back.
-	ChoreReleaseEvacuation Chore = "ReleaseEvacuation"
-	ChoreBookkeep          Chore = "Bookkeep"
+	ChoreBookkeep Chore = "Bookkeep"
 	// ChoreAdoptRetained makes the state Secrets, records, plan key and
 	// backups a deleted object of the same name retained the object's
 	// (spec.adoptRetainedState): the retained-from label goes, the object's
@@ -34,40 +39,6 @@ const (
 	// the state Secrets are listed: the state the pass then reads is its
 	// own.
 	ChoreAdoptRetained Chore = "AdoptRetained"
-	// ChoreMakePlanKey writes the plan key the pass made in its memory
-	// for an object that had none (captf-plankey-<kindshort>-<name>):
-	// the pass keyed its hashes with it before deciding, and nothing it
-	// keys leaves the pass before the key is written, so it comes first.
-	// A key another pass wrote meanwhile fails the pass (its hashes are
-	// keyed with the wrong key); a deleting object whose namespace
-	// refuses the Secret keeps the key for this pass only, and decides
-	// again with it.
-	ChoreMakePlanKey Chore = "MakePlanKey"
-	// ChoreMirrorCredentials writes the credentials mirror of the object's
-	// identity in its namespace (created, or updated: its data, owner
-	// references, protection), or deletes the mirror of an identity that
-	// no longer allows the namespace. The decision took the credentials as
-	// ready once written; a write that fails says so on CredentialsMirrored
-	// and leaves them not ready, and the pass starts no Job; it does not
-	// fail the pass, so it comes first: the mirror is written as soon as
-	// the pass has decided, and other users of the shared mirror read it
-	// as written.
-	ChoreMirrorCredentials Chore = "MirrorCredentials"
-	// ChoreBindRunner writes the runner RBAC the credentials step found
-	// missing (the default ServiceAccount, the RoleBinding captf-runner or
-	// the account's place in it), or takes off it an account that lost
-	// its opt-in label. The decision took the runner as ready once
-	// written; a write that fails leaves it not ready, and the pass starts
-	// no Job. Like the mirror it is written as soon as the pass has
-	// decided, as the RoleBinding is shared by the namespace's objects; a
-	// refused write fails the pass only once the other chores are done.
-	ChoreBindRunner Chore = "BindRunner"
-	// ChoreRecordHeldExports keeps a pool's
-	// captf.io/pending-cluster-outputs in step with the exports change
-	// it holds back while its ExportsChange plan waits (written, or
-	// removed once nothing is held), also while deleting: the pool
-	// renders its inputs then too.
-	ChoreRecordHeldExports Chore = "RecordHeldExports"
 	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
@@ -88,6 +59,42 @@ const (
 	// also while paused: a paused object's Jobs still finish and are
 	// bookkept.
 	ChorePruneJobs Chore = "PruneJobs"
+	// ChoreMakePlanKey writes the plan key the pass made in its memory
+	// for an object that had none (captf-plankey-<kindshort>-<name>):
+	// the pass keyed its hashes with it before deciding, and nothing it
+	// keys leaves the pass before the key is written, so it comes before
+	// every chore that writes what it keys (only the Jobs' chores, which
+	// key nothing, come before it, so that a refused key does not keep a
+	// stuck Job). A key another pass wrote meanwhile fails the pass (its
+	// hashes are keyed with the wrong key); a deleting object whose
+	// namespace refuses the Secret keeps the key for this pass only, and
+	// decides again with it.
+	ChoreMakePlanKey Chore = "MakePlanKey"
+	// ChoreMirrorCredentials writes the credentials mirror of the object's
+	// identity in its namespace (created, or updated: its data, owner
+	// references, protection), or deletes the mirror of an identity that
+	// no longer allows the namespace. The decision took the credentials as
+	// ready once written; a write that fails says so on CredentialsMirrored
+	// and leaves them not ready, and the pass starts no Job; it does not
+	// fail the pass, so it comes early: the mirror is written as soon as
+	// the pass has decided (after the Jobs' chores and the plan key), and
+	// other users of the shared mirror read it as written.
+	ChoreMirrorCredentials Chore = "MirrorCredentials"
+	// ChoreBindRunner writes the runner RBAC the credentials step found
+	// missing (the default ServiceAccount, the RoleBinding captf-runner or
+	// the account's place in it), or takes off it an account that lost
+	// its opt-in label. The decision took the runner as ready once
+	// written; a write that fails leaves it not ready, and the pass starts
+	// no Job. Like the mirror it is written as soon as the pass has
+	// decided, as the RoleBinding is shared by the namespace's objects; a
+	// refused write fails the pass only once the other chores are done.
+	ChoreBindRunner Chore = "BindRunner"
+	// ChoreRecordHeldExports keeps a pool's
+	// captf.io/pending-cluster-outputs in step with the exports change
+	// it holds back while its ExportsChange plan waits (written, or
+	// removed once nothing is held), also while deleting: the pool
+	// renders its inputs then too.
+	ChoreRecordHeldExports Chore = "RecordHeldExports"
 	// ChoreConfirmNoResources clears the unconfirmed apply the user
 	// confirmed created nothing (captf.io/confirm-no-resources names it)
 	// from the attempt record, and removes the annotation. The pass
@@ -228,17 +235,20 @@ func FirstChores(s Snapshot) []Chore {
 }
 
 // Chores returns the chores of the pass that observed s, after its first
-// chores (FirstChores), in order. A paused pass only deletes a stuck Job,
-// falls back from an image that cannot be pulled or stops the Job that
-// has no other, prunes its Jobs and writes its plans' moves. While a
-// Job runs, or the state is retained for another object, the state
-// Secrets are left as they are. A deleting object's state is protected,
-// never re-owned, backed up or synced. A live, unpaused object's
-// credentials (mirror, runner RBAC) are written first, after the plan
-// key the pass made; the plans' chores come last.
+// chores (FirstChores), in order: the Jobs' chores first (they key
+// nothing, and a stuck Job must go whatever fails after), then the plan
+// key the pass made, a live, unpaused object's credentials (mirror,
+// runner RBAC), a pool's held exports change, the state Secrets and the
+// owner, and the plans' chores last. A paused pass, or one that failed
+// before its chores, only deletes a stuck Job, falls back from an image
+// that cannot be pulled or stops the Job that has no other, prunes its
+// Jobs, writes a plan key or held exports change it read as due, and
+// writes its plans' moves. While a Job runs, or the state is retained
+// for another object, the state Secrets are left as they are. A deleting
+// object's state is protected, never re-owned, backed up or synced.
 func Chores(s Snapshot) []Chore {
 	credentials := !s.Upkeep.Paused && !s.Deleting
-	var out []Chore
+	out := jobChores(s.Upkeep)
 	if s.Upkeep.PlanKeyUnsaved {
 		out = append(out, ChoreMakePlanKey)
 	}
@@ -261,9 +271,8 @@ func Chores(s Snapshot) []Chore {
 	return out
 }
 
-// keeping is the chores of the Jobs, the state Secrets and the owner.
-func keeping(s Snapshot) []Chore {
-	u := s.Upkeep
+// jobChores is the chores of the object's Jobs, also while paused.
+func jobChores(u Upkeep) []Chore {
 	var out []Chore
 	if u.StuckJob {
 		out = append(out, ChoreDeleteStuckJob)
@@ -277,6 +286,13 @@ func keeping(s Snapshot) []Chore {
 	if u.PrunableJobs > 0 {
 		out = append(out, ChorePruneJobs)
 	}
+	return out
+}
+
+// keeping is the chores of the state Secrets and the owner.
+func keeping(s Snapshot) []Chore {
+	u := s.Upkeep
+	var out []Chore
 	if u.Paused {
 		return out
 	}

@@ -35,11 +35,19 @@ func (p *pass) choreSnapshot(deleting bool) decide.Snapshot {
 	return s
 }
 
-// jobsSnapshot is what the first chores of a pass are chosen from
-// (decide.FirstChores): its Jobs, before anything else is observed.
+// evacuationSnapshot is what the first chores of an evacuating object's
+// pass are chosen from once its Jobs and evacuation namespace are read
+// (decide.FirstChores): the state to copy back, the namespace to let go.
+func (p *pass) evacuationSnapshot() decide.Snapshot {
+	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
+		Upkeep: decide.Upkeep{Paused: p.owner.Paused, EvacuatedCopy: p.evacCopy, EvacuationEnding: p.evacEnding}}
+}
+
+// jobsSnapshot is what the first chores of a pass are chosen from once it
+// has read its finished Jobs' pods (decide.FirstChores): the bookkeeping.
 func (p *pass) jobsSnapshot() decide.Snapshot {
 	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
-		Upkeep: decide.Upkeep{Paused: p.owner.Paused, Unbookkept: len(p.outcomes), EvacuatedCopy: p.evacCopy, EvacuationEnding: p.evacEnding}}
+		Upkeep: decide.Upkeep{Paused: p.owner.Paused, Unbookkept: len(p.outcomes)}}
 }
 
 // stateSnapshot is what the first chores of a pass that listed a state
@@ -49,10 +57,10 @@ func (p *pass) stateSnapshot() decide.Snapshot {
 		Upkeep: decide.Upkeep{AdoptsRetained: p.w.AdoptRetainedState}}
 }
 
-// doFirstChores does the chores the pass's Jobs choose before it observes
-// the rest, which reads what they write.
-func (p *pass) doFirstChores(ctx context.Context) error {
-	return p.doEach(ctx, decide.FirstChores(p.jobsSnapshot()))
+// doFirstChores does the first chores s chooses, before the pass observes
+// what they write.
+func (p *pass) doFirstChores(ctx context.Context, s decide.Snapshot) error {
+	return p.doEach(ctx, decide.FirstChores(s))
 }
 
 // undecidedSnapshot is what the chores of a pass that decides nothing are

@@ -411,7 +411,18 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.observeJobs(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	// What the pass observes from here on reads what the first chores
+	// write, each done as soon as what chooses it is read: the state an
+	// evacuated Job left, copied back; then bookkeeping's records and
+	// adopted state (the plans it writes change in the pass's memory).
 	if err := p.observeEvacuation(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.doFirstChores(ctx, p.evacuationSnapshot()); err != nil {
+		var hold *evacuationHold
+		if errors.As(err, &hold) {
+			return p.evacuationHeld(hold.msg)
+		}
 		return ctrl.Result{}, err
 	}
 	if err := p.observePlans(ctx); err != nil {
@@ -424,16 +435,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.readOutcomes(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	// What the pass observes from here on reads what the first chores
-	// write (the state copied back from an evacuation; bookkeeping's
-	// records and adopted state, the plans it writes change in the
-	// pass's memory): the Jobs choose them, and they are done before the
-	// rest is observed.
-	if err := p.doFirstChores(ctx); err != nil {
-		var hold *evacuationHold
-		if errors.As(err, &hold) {
-			return p.evacuationHeld(hold.msg)
-		}
+	if err := p.doFirstChores(ctx, p.jobsSnapshot()); err != nil {
 		return ctrl.Result{}, err
 	}
 	if p.active != nil {

@@ -53,7 +53,10 @@ func (p *pass) loadKey(ctx context.Context) error {
 
 // newPlanKey gives an object that has none a plan key in the pass's
 // memory (unsaved): the pass keys its hashes with it, and the chore
-// MakePlanKey writes it before anything keyed leaves the pass.
+// MakePlanKey writes it before anything keyed leaves the pass. A deleting
+// object whose namespace is being deleted (it takes no new Secret) keeps
+// it for the pass only (ephemeral; see writePlanKey), known before any
+// hash is keyed.
 func (p *pass) newPlanKey() error {
 	if p.inputs.key != nil {
 		return nil
@@ -62,7 +65,12 @@ func (p *pass) newPlanKey() error {
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	p.inputs.key, p.inputs.unsaved = key, true
+	p.inputs.key = key
+	if p.nsTerminating && !p.obj.GetDeletionTimestamp().IsZero() {
+		p.inputs.ephemeral = true
+		return nil
+	}
+	p.inputs.unsaved = true
 	return nil
 }
 
@@ -77,15 +85,19 @@ func (p *pass) savePlanKey(ctx context.Context) error {
 }
 
 // ensurePlanKey makes sure the object has its plan key, written, and
-// returns the Secret's name; for the plans bookkeeping writes, before
-// the pass made one in memory (a key made meanwhile is read and keys).
+// returns the Secret's name: for the plans bookkeeping writes, before
+// the pass made one in memory (a key made meanwhile is read and keys),
+// and for a guarded Job's start (the chore MakePlanKey wrote it by then).
+// A key it could not write is forgotten: nothing was keyed with it.
 func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 	if err := p.newPlanKey(); err != nil {
 		return "", err
 	}
 	err := p.writePlanKey(ctx)
-	if apierrors.IsAlreadyExists(err) {
+	if err != nil && p.inputs.unsaved {
 		p.inputs.key, p.inputs.unsaved = nil, false
+	}
+	if apierrors.IsAlreadyExists(err) {
 		err = p.loadKey(ctx)
 	}
 	return p.planKeyName(), err

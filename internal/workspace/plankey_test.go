@@ -169,5 +169,15 @@ func TestPlanKeyChore(t *testing.T) {
 		if _, err := keyOf("plankey-terminating"); !apierrors.IsNotFound(err) {
 			t.Errorf("a plan key in the namespace being deleted: %v", err)
 		}
+		// A pass that read the namespace as being deleted knows before
+		// keying anything that the key is its own only.
+		read := &pass{e: e, role: role, obj: deleting, w: role.View(deleting), before: deleting.DeepCopy(), nsTerminating: true}
+		if err := read.loadRecords(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !read.inputs.ephemeral || read.inputs.unsaved || len(read.inputs.key) == 0 {
+			t.Errorf("a pass that read its namespace as being deleted: key of %d bytes, ephemeral %v, unsaved %v; want a key for the pass only, nothing to write",
+				len(read.inputs.key), read.inputs.ephemeral, read.inputs.unsaved)
+		}
 	})
 }

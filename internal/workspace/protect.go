@@ -146,7 +146,7 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // Their owner references are left as they are (a deleting object's state
 // is cleaned up or retained, never re-owned). The plan key is left alone:
 // one made while the object is being deleted must stay unprotected (see
-// ensurePlanKey), and one made before is protected already.
+// writePlanKey), and one made before is protected already.
 func (p *pass) protectDeleting(ctx context.Context) error {
 	list := state.SecretMetadataList()
 	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),

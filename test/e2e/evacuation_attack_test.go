@@ -53,9 +53,9 @@ func (f *flow) evacCondition(ctx context.Context, kind, name string) (*metav1.Co
 
 // The evacuated destroy fails (its Jobs get a 1-second deadline, and the
 // module's destroy starts with a slow step, so nothing is destroyed yet
-// however fast the machine) and backs off; meanwhile a user, taking captf-evac-<uid> for litter, deletes that
-// namespace, which takes a while to go (here: a finalizer of the test's
-// own). The state copy there goes with it; the state in the object's
+// however fast the machine) and backs off; meanwhile a user, taking
+// captf-evac-<uid> for litter, deletes that namespace, which takes a
+// while to go (here: a finalizer of the test's own). The state copy there goes with it; the state in the object's
 // namespace must stay whole: the copy back never mirrors a copy that
 // vanished. Once the deadline is lifted, the destroy runs from a new
 // evacuation namespace and destroys every resource.
