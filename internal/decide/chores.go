@@ -39,6 +39,25 @@ const (
 	// the state Secrets are listed: the state the pass then reads is its
 	// own.
 	ChoreAdoptRetained Chore = "AdoptRetained"
+	// ChoreMirrorCredentials writes the credentials mirror of the object's
+	// identity in its namespace (created, or updated: its data, owner
+	// references, protection), or deletes the mirror of an identity that
+	// no longer allows the namespace. The decision took the credentials as
+	// ready once written; a write that fails says so on CredentialsMirrored
+	// and leaves them not ready, and the pass starts no Job; it does not
+	// fail the pass, so it comes first: the mirror is written as soon as
+	// the pass has decided, and other users of the shared mirror read it
+	// as written.
+	ChoreMirrorCredentials Chore = "MirrorCredentials"
+	// ChoreBindRunner writes the runner RBAC the credentials step found
+	// missing (the default ServiceAccount, the RoleBinding captf-runner or
+	// the account's place in it), or takes off it an account that lost
+	// its opt-in label. The decision took the runner as ready once
+	// written; a write that fails leaves it not ready, and the pass starts
+	// no Job. Like the mirror it is written as soon as the pass has
+	// decided, as the RoleBinding is shared by the namespace's objects; a
+	// refused write fails the pass only once the other chores are done.
+	ChoreBindRunner Chore = "BindRunner"
 	// ChoreDeleteStuckJob deletes the object's Job whose pod never started
 	// and whose per-run Secret is gone, and releases its run lease: the
 	// pass decided as if it were gone. Also while paused.
@@ -63,32 +82,13 @@ const (
 	// for an object that had none (captf-plankey-<kindshort>-<name>):
 	// the pass keyed its hashes with it before deciding, and nothing it
 	// keys leaves the pass before the key is written, so it comes before
-	// every chore that writes what it keys (only the Jobs' chores, which
-	// key nothing, come before it, so that a refused key does not keep a
-	// stuck Job). A key another pass wrote meanwhile fails the pass (its
+	// every chore that writes what it keys (only the credentials' and the
+	// Jobs' chores, which key nothing, come before it, so that a refused
+	// key does not keep a stuck Job). A key another pass wrote meanwhile fails the pass (its
 	// hashes are keyed with the wrong key); a deleting object whose
 	// namespace refuses the Secret keeps the key for this pass only, and
 	// decides again with it.
 	ChoreMakePlanKey Chore = "MakePlanKey"
-	// ChoreMirrorCredentials writes the credentials mirror of the object's
-	// identity in its namespace (created, or updated: its data, owner
-	// references, protection), or deletes the mirror of an identity that
-	// no longer allows the namespace. The decision took the credentials as
-	// ready once written; a write that fails says so on CredentialsMirrored
-	// and leaves them not ready, and the pass starts no Job; it does not
-	// fail the pass, so it comes early: the mirror is written as soon as
-	// the pass has decided (after the Jobs' chores and the plan key), and
-	// other users of the shared mirror read it as written.
-	ChoreMirrorCredentials Chore = "MirrorCredentials"
-	// ChoreBindRunner writes the runner RBAC the credentials step found
-	// missing (the default ServiceAccount, the RoleBinding captf-runner or
-	// the account's place in it), or takes off it an account that lost
-	// its opt-in label. The decision took the runner as ready once
-	// written; a write that fails leaves it not ready, and the pass starts
-	// no Job. Like the mirror it is written as soon as the pass has
-	// decided, as the RoleBinding is shared by the namespace's objects; a
-	// refused write fails the pass only once the other chores are done.
-	ChoreBindRunner Chore = "BindRunner"
 	// ChoreRecordHeldExports keeps a pool's
 	// captf.io/pending-cluster-outputs in step with the exports change
 	// it holds back while its ExportsChange plan waits (written, or
@@ -235,10 +235,12 @@ func FirstChores(s Snapshot) []Chore {
 }
 
 // Chores returns the chores of the pass that observed s, after its first
-// chores (FirstChores), in order: the Jobs' chores first (they key
-// nothing, and a stuck Job must go whatever fails after), then the plan
-// key the pass made, a live, unpaused object's credentials (mirror,
-// runner RBAC), a pool's held exports change, the state Secrets and the
+// chores (FirstChores), in order: a live, unpaused object's credentials
+// first (mirror, runner RBAC: shared by the namespace's objects, they are
+// written as soon as the pass has decided, and neither stops the chores
+// after it), then the Jobs' chores (a stuck Job must go whatever fails
+// after), the plan key the pass made (before anything it keys is
+// written), a pool's held exports change, the state Secrets and the
 // owner, and the plans' chores last. A paused pass, or one that failed
 // before its chores, only deletes a stuck Job, falls back from an image
 // that cannot be pulled or stops the Job that has no other, prunes its
@@ -248,15 +250,16 @@ func FirstChores(s Snapshot) []Chore {
 // object's state is protected, never re-owned, backed up or synced.
 func Chores(s Snapshot) []Chore {
 	credentials := !s.Upkeep.Paused && !s.Deleting
-	out := jobChores(s.Upkeep)
-	if s.Upkeep.PlanKeyUnsaved {
-		out = append(out, ChoreMakePlanKey)
-	}
+	var out []Chore
 	if credentials && s.Upkeep.MirrorDue {
 		out = append(out, ChoreMirrorCredentials)
 	}
 	if credentials && s.Upkeep.RunnerUnbound {
 		out = append(out, ChoreBindRunner)
+	}
+	out = append(out, jobChores(s.Upkeep)...)
+	if s.Upkeep.PlanKeyUnsaved {
+		out = append(out, ChoreMakePlanKey)
 	}
 	if s.Upkeep.HoldDue {
 		out = append(out, ChoreRecordHeldExports)

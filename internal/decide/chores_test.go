@@ -65,18 +65,18 @@ func TestChores(t *testing.T) {
 		{"the runner's RBAC is written before every other chore", func(s *Snapshot) {
 			s.Upkeep.BackedUp, s.Upkeep.PlanMoves, s.Upkeep.RunnerUnbound = false, 1, true
 		}, []Chore{ChoreBindRunner, ChoreBackUpState, ChoreSyncOwner, ChoreSyncPlans}},
-		{"the credentials (mirror, then runner RBAC) are written right after the Jobs' chores", func(s *Snapshot) {
-			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans, s.Upkeep.StuckJob = true, true, 1, true
-		}, []Chore{ChoreDeleteStuckJob, ChoreMirrorCredentials, ChoreBindRunner, ChoreSyncOwner, ChorePrunePlans}},
+		{"the credentials (mirror, then runner RBAC) are written first, then the Jobs' chores", func(s *Snapshot) {
+			s.Upkeep.MirrorDue, s.Upkeep.RunnerUnbound, s.Upkeep.PrunablePlans, s.Upkeep.StuckJob, s.Upkeep.PlanKeyUnsaved = true, true, 1, true, true
+		}, []Chore{ChoreMirrorCredentials, ChoreBindRunner, ChoreDeleteStuckJob, ChoreMakePlanKey, ChoreSyncOwner, ChorePrunePlans}},
 		{"a stuck Job goes before the plan key is written: a refused key must not keep it", func(s *Snapshot) {
 			s.Upkeep.PlanKeyUnsaved, s.Upkeep.StuckJob, s.Upkeep.PrunableJobs = true, true, 1
 		}, []Chore{ChoreDeleteStuckJob, ChorePruneJobs, ChoreMakePlanKey, ChoreSyncOwner}},
 		{"a pass that failed before its chores writes a plan key it made, after the Jobs' chores", func(s *Snapshot) {
 			s.Upkeep.Paused, s.Upkeep.PlanKeyUnsaved, s.Upkeep.UnpulledJob, s.Upkeep.HoldDue = true, true, true, true
 		}, []Chore{ChoreStopUnpulledJob, ChoreMakePlanKey, ChoreRecordHeldExports}},
-		{"the plan key the pass made is written before the credentials", func(s *Snapshot) {
+		{"the plan key the pass made is written after the credentials, before the plans", func(s *Snapshot) {
 			s.Upkeep.PlanKeyUnsaved, s.Upkeep.MirrorDue, s.Upkeep.PlanMoves = true, true, 1
-		}, []Chore{ChoreMakePlanKey, ChoreMirrorCredentials, ChoreSyncOwner, ChoreSyncPlans}},
+		}, []Chore{ChoreMirrorCredentials, ChoreMakePlanKey, ChoreSyncOwner, ChoreSyncPlans}},
 		{"a deleting object's plan key too, while a Job runs", func(s *Snapshot) {
 			s.Deleting, s.JobActive, s.Upkeep.PlanKeyUnsaved = true, true, true
 		}, []Chore{ChoreMakePlanKey}},
