@@ -45,9 +45,10 @@ const (
 	// no longer allows the namespace. The decision took the credentials as
 	// ready once written; a write that fails says so on CredentialsMirrored
 	// and leaves them not ready, and the pass starts no Job; it does not
-	// fail the pass, so it comes first: the mirror is written as soon as
-	// the pass has decided, and other users of the shared mirror read it
-	// as written.
+	// fail the pass (a deletion that fails does, once the other chores
+	// are done), so it comes first: the mirror is written as soon as the
+	// pass has decided, and other users of the shared mirror read it as
+	// written.
 	ChoreMirrorCredentials Chore = "MirrorCredentials"
 	// ChoreBindRunner writes the runner RBAC the credentials step found
 	// missing (the default ServiceAccount, the RoleBinding captf-runner or
@@ -137,10 +138,10 @@ const (
 )
 
 // FailsLast: the chore's failure fails the pass only once the chores
-// after it are done (BindRunner: the RoleBinding shared by the
-// namespace's objects is written first, but a refused write must not
-// keep the object's own chores from being done).
-func (c Chore) FailsLast() bool { return c == ChoreBindRunner }
+// after it are done. The credentials chores (the mirror, and the
+// RoleBinding shared by the namespace's objects) are written first, but
+// a refused write must not keep the object's own chores from being done.
+func (c Chore) FailsLast() bool { return c == ChoreMirrorCredentials || c == ChoreBindRunner }
 
 // Upkeep is what the chores are chosen from, beyond the snapshot's
 // Deleting, JobActive, State and OwnerMismatch.

@@ -163,3 +163,18 @@ func TestFirstChores(t *testing.T) {
 		})
 	}
 }
+
+// TestFailsLast: only the credentials chores, written first, let the
+// chores after them be done when they fail; any other failure stops the
+// pass's chores there (a plan key not written stops what it keys; a copy
+// back that cannot be made holds the object).
+func TestFailsLast(t *testing.T) {
+	for c, want := range map[Chore]bool{
+		ChoreMirrorCredentials: true, ChoreBindRunner: true,
+		ChoreMakePlanKey: false, ChoreRecordHeldExports: false, ChoreCopyBackState: false, ChoreBookkeep: false, ChoreDeleteStuckJob: false, ChoreSyncPlans: false,
+	} {
+		if got := c.FailsLast(); got != want {
+			t.Errorf("%s.FailsLast() = %v, want %v", c, got, want)
+		}
+	}
+}
