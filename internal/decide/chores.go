@@ -85,10 +85,14 @@ const (
 	// keys leaves the pass before the key is written, so it comes before
 	// every chore that writes what it keys (only the credentials' and the
 	// Jobs' chores, which key nothing, come before it, so that a refused
-	// key does not keep a stuck Job). A key another pass wrote meanwhile fails the pass (its
-	// hashes are keyed with the wrong key); a deleting object whose
-	// namespace refuses the Secret keeps the key for this pass only, and
-	// decides again with it.
+	// key does not keep a stuck Job). A key another pass wrote meanwhile
+	// fails the pass (its hashes are keyed with the wrong key). A deleting
+	// object whose namespace the pass read as being deleted makes no key
+	// to write (it keys with one for the pass only); one whose namespace
+	// started being deleted since it was read finds the Secret refused
+	// here, keeps the key for the pass only, and decides again with it.
+	// Not done by a pass that decides nothing: the next pass makes its
+	// key again.
 	ChoreMakePlanKey Chore = "MakePlanKey"
 	// ChoreRecordHeldExports keeps a pool's
 	// captf.io/pending-cluster-outputs in step with the exports change
@@ -211,7 +215,8 @@ type Upkeep struct {
 
 // FirstChores returns the chores a pass does as soon as it observed what
 // chooses them, before it observes the rest, which reads what they write:
-// once its Jobs are read, the copy back of an evacuated Job's state and
+// once its Jobs and evacuation namespace are read, the copy back of an
+// evacuated Job's state and
 // the release of an evacuation namespace being deleted, then the
 // bookkeeping of the finished Jobs (the records, the state, the plans);
 // once its state Secrets are listed while no Job runs, the adoption of a
@@ -245,8 +250,7 @@ func FirstChores(s Snapshot) []Chore {
 // owner, and the plans' chores last. A paused pass, or one that failed
 // before its chores, only deletes a stuck Job, falls back from an image
 // that cannot be pulled or stops the Job that has no other, prunes its
-// Jobs, writes a plan key or held exports change it read as due, and
-// writes its plans' moves. While a Job runs, or the state is retained
+// Jobs and writes its plans' moves. While a Job runs, or the state is retained
 // for another object, the state Secrets are left as they are. A deleting
 // object's state is protected, never re-owned, backed up or synced.
 func Chores(s Snapshot) []Chore {

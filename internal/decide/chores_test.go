@@ -71,9 +71,6 @@ func TestChores(t *testing.T) {
 		{"a stuck Job goes before the plan key is written: a refused key must not keep it", func(s *Snapshot) {
 			s.Upkeep.PlanKeyUnsaved, s.Upkeep.StuckJob, s.Upkeep.PrunableJobs = true, true, 1
 		}, []Chore{ChoreDeleteStuckJob, ChorePruneJobs, ChoreMakePlanKey, ChoreSyncOwner}},
-		{"a pass that failed before its chores writes a plan key it made, after the Jobs' chores", func(s *Snapshot) {
-			s.Upkeep.Paused, s.Upkeep.PlanKeyUnsaved, s.Upkeep.UnpulledJob, s.Upkeep.HoldDue = true, true, true, true
-		}, []Chore{ChoreStopUnpulledJob, ChoreMakePlanKey, ChoreRecordHeldExports}},
 		{"the plan key the pass made is written after the credentials, before the plans", func(s *Snapshot) {
 			s.Upkeep.PlanKeyUnsaved, s.Upkeep.MirrorDue, s.Upkeep.PlanMoves = true, true, 1
 		}, []Chore{ChoreMirrorCredentials, ChoreMakePlanKey, ChoreSyncOwner, ChoreSyncPlans}},

@@ -67,8 +67,15 @@ func (p *pass) doFirstChores(ctx context.Context, s decide.Snapshot) error {
 // chosen from, as a paused pass's: a paused pass, or one that failed
 // before its chores (a stuck Job still goes, an unpullable one still
 // falls back or is stopped).
+//
+// Such a pass writes nothing it keyed (the plan key it made, a pool's
+// held exports change): it decided nothing, and its chores run without
+// the owner check of the writes past the gate. The next pass makes its
+// key again.
 func (p *pass) undecidedSnapshot() decide.Snapshot {
-	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil, Upkeep: p.upkeep(true)}
+	u := p.upkeep(true)
+	u.PlanKeyUnsaved, u.HoldDue = false, false
+	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil, Upkeep: u}
 }
 
 // doChores does the chores chosen after observing, in their order; the
