@@ -9,6 +9,15 @@ type Chore string
 
 // Chores, in the order a pass does them.
 const (
+	// ChoreRecordVanishedJob records that the Job status.activeJob names
+	// is gone before it was bookkept: an apply's inputs are marked as
+	// possibly applied (its outcome is unknown), the Job is reported
+	// interrupted (JobVanished), and its run lease is released when every
+	// pod of it finished (else it is waited out, and a cluster lease it
+	// holds is marked). Also while paused or deleting. The first of the
+	// first chores, done as soon as the pass has read its Jobs: the
+	// records and the run lease read later are what it wrote.
+	ChoreRecordVanishedJob Chore = "RecordVanishedJob"
 	// ChoreCopyBackState copies the state an evacuated Job left in the
 	// object's evacuation namespace back to the object's namespace (the
 	// state-copied mark), once no Job runs nor holds the run lease; also
@@ -150,6 +159,9 @@ func (c Chore) FailsLast() bool { return c == ChoreMirrorCredentials || c == Cho
 // Upkeep is what the chores are chosen from, beyond the snapshot's
 // Deleting, JobActive, State and OwnerMismatch.
 type Upkeep struct {
+	// VanishedJob: the Job status.activeJob names was not found, live,
+	// before it was bookkept (FirstChores).
+	VanishedJob bool
 	// Unbookkept counts the finished Jobs whose outcome is not recorded
 	// yet (FirstChores).
 	Unbookkept int
@@ -215,16 +227,19 @@ type Upkeep struct {
 
 // FirstChores returns the chores a pass does as soon as it observed what
 // chooses them, before it observes the rest, which reads what they write:
-// once its Jobs and evacuation namespace are read, the copy back of an
-// evacuated Job's state and
-// the release of an evacuation namespace being deleted, then the
+// once its Jobs are read, the record of the Job that vanished; once its
+// evacuation namespace is read, the copy back of an evacuated Job's state
+// and the release of an evacuation namespace being deleted, then the
 // bookkeeping of the finished Jobs (the records, the state, the plans);
 // once its state Secrets are listed while no Job runs, the adoption of a
 // retained state the object adopts. Only s's JobActive, State and
-// Upkeep's Unbookkept, EvacuatedCopy, EvacuationEnding and
+// Upkeep's VanishedJob, Unbookkept, EvacuatedCopy, EvacuationEnding and
 // AdoptsRetained are read.
 func FirstChores(s Snapshot) []Chore {
 	var out []Chore
+	if s.Upkeep.VanishedJob {
+		out = append(out, ChoreRecordVanishedJob)
+	}
 	if s.Upkeep.EvacuatedCopy && !s.JobActive {
 		out = append(out, ChoreCopyBackState)
 	}

@@ -128,9 +128,10 @@ func TestChores(t *testing.T) {
 	}
 }
 
-// TestFirstChores: finished Jobs not bookkept yet are bookkept first,
-// paused, deleting, or while another Job runs; nothing else is a first
-// chore, whatever else the snapshot holds.
+// TestFirstChores: a vanished Job is recorded, an evacuated state copied
+// back and finished Jobs bookkept first, paused, deleting, or while
+// another Job runs; a retained state is adopted once no Job runs; no
+// other chore is a first one, whatever else the snapshot holds.
 func TestFirstChores(t *testing.T) {
 	testCases := []struct {
 		name string
@@ -151,6 +152,8 @@ func TestFirstChores(t *testing.T) {
 		{"a retained state the object does not adopt", Snapshot{State: StateRetained, Upkeep: Upkeep{StraySecrets: true}}, nil},
 		{"a deleting object adopts too", Snapshot{Deleting: true, State: StateRetained, Upkeep: Upkeep{AdoptsRetained: true}}, []Chore{ChoreAdoptRetained}},
 		{"not while a Job runs", Snapshot{JobActive: true, State: StateRetained, Upkeep: Upkeep{AdoptsRetained: true}}, nil},
+		{"a vanished Job is recorded first, paused or deleting, even while its successor's Job runs", Snapshot{Deleting: true, JobActive: true,
+			Upkeep: Upkeep{Paused: true, VanishedJob: true, Unbookkept: 1}}, []Chore{ChoreRecordVanishedJob, ChoreBookkeep}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,7 +171,7 @@ func TestFirstChores(t *testing.T) {
 func TestFailsLast(t *testing.T) {
 	for c, want := range map[Chore]bool{
 		ChoreMirrorCredentials: true, ChoreBindRunner: true,
-		ChoreMakePlanKey: false, ChoreRecordHeldExports: false, ChoreCopyBackState: false, ChoreBookkeep: false, ChoreDeleteStuckJob: false, ChoreSyncPlans: false,
+		ChoreMakePlanKey: false, ChoreRecordHeldExports: false, ChoreRecordVanishedJob: false, ChoreCopyBackState: false, ChoreBookkeep: false, ChoreDeleteStuckJob: false, ChoreSyncPlans: false,
 	} {
 		if got := c.FailsLast(); got != want {
 			t.Errorf("%s.FailsLast() = %v, want %v", c, got, want)

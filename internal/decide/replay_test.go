@@ -74,6 +74,11 @@ func (r *replay) done(chores []Chore) {
 	u := &r.s.Upkeep
 	for _, c := range chores {
 		switch c {
+		case ChoreRecordVanishedJob:
+			// The vanished Job was the last started; an apply's outcome
+			// is unknown from now on.
+			u.VanishedJob = false
+			r.s.UnconfirmedApply = r.s.UnconfirmedApply || r.last.Op == OpApply
 		case ChoreBookkeep:
 			u.Unbookkept = 0
 		case ChoreDeleteStuckJob:
@@ -193,7 +198,7 @@ var scenarios = []struct {
 	}},
 	{"the manager dies between an apply and its outcome", func(r *replay) {
 		r.pass("created")
-		r.s.JobActive, r.s.UnconfirmedApply = false, true
+		r.s.JobActive, r.s.Upkeep.VanishedJob = false, true
 		r.pass("the Job vanished, no state was written")
 		r.s.State, r.s.StateInputsHash = StateReadable, "h3:1"
 		r.pass("a state of these inputs is there after all")
@@ -202,7 +207,7 @@ var scenarios = []struct {
 	}},
 	{"the user confirms that an apply whose outcome is unknown created nothing", func(r *replay) {
 		r.pass("created")
-		r.s.JobActive, r.s.UnconfirmedApply = false, true
+		r.s.JobActive, r.s.Upkeep.VanishedJob = false, true
 		r.pass("the Job vanished, no state was written")
 		r.s.UnconfirmedApply, r.s.Upkeep.NoResourcesConfirmed = false, true
 		r.pass("captf.io/confirm-no-resources names it")

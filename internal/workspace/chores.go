@@ -35,6 +35,14 @@ func (p *pass) choreSnapshot(deleting bool) decide.Snapshot {
 	return s
 }
 
+// vanishedSnapshot is what the first chores of a pass are chosen from
+// once its Jobs are read (decide.FirstChores): the record of the Job
+// status.activeJob named, gone before it was bookkept.
+func (p *pass) vanishedSnapshot() decide.Snapshot {
+	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
+		Upkeep: decide.Upkeep{Paused: p.owner.Paused, VanishedJob: p.vanished != nil}}
+}
+
 // evacuationSnapshot is what the first chores of an evacuating object's
 // pass are chosen from once its Jobs and evacuation namespace are read
 // (decide.FirstChores): the state to copy back, the namespace to let go.
@@ -106,6 +114,8 @@ func (p *pass) doEach(ctx context.Context, chores []decide.Chore) error {
 // doChore does one chore.
 func (p *pass) doChore(ctx context.Context, c decide.Chore) error {
 	switch c {
+	case decide.ChoreRecordVanishedJob:
+		return p.recordVanished(ctx)
 	case decide.ChoreCopyBackState:
 		return p.copyBack(ctx)
 	case decide.ChoreReleaseEvacuation:

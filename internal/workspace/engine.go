@@ -242,6 +242,11 @@ type pass struct {
 	forceUnlock string
 	// nsTerminating: the namespace of a deleting object is being deleted.
 	nsTerminating bool
+	// vanished is the Job status.activeJob named, found gone before it
+	// was bookkept; vanishedPodsDone: every pod of it finished, so its
+	// run lease can go at once (observeJobs).
+	vanished         *infrav1.ActiveJob
+	vanishedPodsDone bool
 	// evacNS is the object's evacuation namespace, once found or made.
 	evacNS *corev1.Namespace
 	// evacCopy: an evacuated Job left its state to copy back; evacEnding:
@@ -412,9 +417,13 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	// What the pass observes from here on reads what the first chores
-	// write, each done as soon as what chooses it is read: the state an
-	// evacuated Job left, copied back; then bookkeeping's records and
-	// adopted state (the plans it writes change in the pass's memory).
+	// write, each done as soon as what chooses it is read: a vanished
+	// Job's record and run lease; the state an evacuated Job left, copied
+	// back; then bookkeeping's records and adopted state (the plans it
+	// writes change in the pass's memory).
+	if err := p.doFirstChores(ctx, p.vanishedSnapshot()); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := p.observeEvacuation(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -29,6 +29,7 @@ func (p *pass) jobSelector() client.MatchingLabels {
 // observeJobs lists the object's Jobs (from the cache), in its evacuation
 // namespace too, and finds the running one.
 func (p *pass) observeJobs(ctx context.Context) error {
+	p.vanished, p.vanishedPodsDone = nil, false
 	var list batchv1.JobList
 	if err := p.e.client().List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
 		return fmt.Errorf("listing the object's Jobs: %w", err)
@@ -49,7 +50,7 @@ func (p *pass) observeJobs(ctx context.Context) error {
 	p.active = nil
 	for i := range p.jobs {
 		// A Job being deleted still runs until its pods are gone: it stays
-		// active, and its disappearance is noticed (jobVanished).
+		// active, and its disappearance is noticed (observeVanished).
 		if finished, _, _, _ := jobs.Finished(&p.jobs[i]); !finished {
 			p.active = &p.jobs[i]
 		}
@@ -84,7 +85,7 @@ func (p *pass) catchUp(ctx context.Context) error {
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return p.jobVanished(ctx, aj)
+		return p.observeVanished(ctx, aj)
 	case err != nil:
 		return err
 	}

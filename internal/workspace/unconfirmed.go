@@ -90,10 +90,24 @@ func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []strin
 	return nil
 }
 
-// jobVanished handles the Job status.activeJob names when it is gone
-// before it was bookkept: its result is lost. An apply becomes
-// unconfirmed; every operation is reported as interrupted.
-func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
+// observeVanished notes the Job status.activeJob names, found gone
+// before it was bookkept, and reads whether every pod of it finished; the
+// chore RecordVanishedJob writes what that means.
+func (p *pass) observeVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
+	_, pods, err := p.e.gates().ReadHolder(ctx, p.obj.GetNamespace(), aj.Name)
+	if err != nil {
+		return err
+	}
+	p.vanished = aj.DeepCopy()
+	p.vanishedPodsDone = len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !gates.PodFinished(&pod) })
+	return nil
+}
+
+// recordVanished (the chore RecordVanishedJob): the vanished Job's result
+// is lost. An apply becomes unconfirmed; every operation is reported as
+// interrupted.
+func (p *pass) recordVanished(ctx context.Context) error {
+	aj := p.vanished
 	op := decide.Operation(aj.Operation)
 	if op == decide.OpApply {
 		// It was the running Job: nothing of the object finished after it.
@@ -108,11 +122,7 @@ func (p *pass) jobVanished(ctx context.Context, aj *infrav1.ActiveJob) error {
 	// A pod still stopping, or gone without a trace (force-deleted, its
 	// node lost), may still write the state: the lease is waited out like
 	// any holder that ran (gates.LeaseTakeable), which it now says it is.
-	_, pods, err := p.e.gates().ReadHolder(ctx, p.obj.GetNamespace(), aj.Name)
-	if err != nil {
-		return err
-	}
-	if len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !gates.PodFinished(&pod) }) {
+	if p.vanishedPodsDone {
 		return p.releaseRunLease(ctx, aj.Name)
 	}
 	// Whatever the gate's setting now, a cluster lease it holds is marked.
