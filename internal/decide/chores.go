@@ -11,10 +11,10 @@ type Chore string
 const (
 	// ChoreRecordVanishedJob records that the Job status.activeJob names
 	// is gone before it was bookkept: an apply's inputs are marked as
-	// possibly applied (its outcome is unknown), the Job is reported
-	// interrupted (JobVanished), and its run lease is released when every
-	// pod of it finished (else it is waited out, and a cluster lease it
-	// holds is marked). Also while paused or deleting. The first of the
+	// possibly applied (its outcome is unknown), its run lease is
+	// released when every pod of it finished (else it is waited out, and a
+	// cluster lease it holds is marked), then the Job is reported
+	// interrupted. Also while paused or deleting. The first of the
 	// first chores, done as soon as the pass has read its Jobs: the
 	// records and the run lease read later are what it wrote.
 	ChoreRecordVanishedJob Chore = "RecordVanishedJob"

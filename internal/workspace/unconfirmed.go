@@ -105,19 +105,30 @@ func (p *pass) observeVanished(ctx context.Context, aj *infrav1.ActiveJob) error
 
 // recordVanished (the chore RecordVanishedJob): the vanished Job's result
 // is lost. An apply becomes unconfirmed; every operation is reported as
-// interrupted.
+// interrupted, once what it means is written. Until then status.activeJob
+// keeps naming the Job (a failed pass writes its status too): the next
+// pass finds it gone again and records it.
 func (p *pass) recordVanished(ctx context.Context) error {
+	if err := p.writeVanished(ctx); err != nil {
+		p.w.Status.ActiveJob = p.vanished.DeepCopy()
+		return err
+	}
+	c, ev := conditions.JobVanished(p.vanished.Name, decide.Operation(p.vanished.Operation))
+	p.set(c)
+	p.events = append(p.events, ev)
+	return nil
+}
+
+// writeVanished marks a vanished apply as possibly applied, and releases
+// the vanished Job's run lease when every pod of it finished.
+func (p *pass) writeVanished(ctx context.Context) error {
 	aj := p.vanished
-	op := decide.Operation(aj.Operation)
-	if op == decide.OpApply {
+	if decide.Operation(aj.Operation) == decide.OpApply {
 		// It was the running Job: nothing of the object finished after it.
 		if err := p.markUnconfirmed(ctx, aj.Name, nil); err != nil {
 			return err
 		}
 	}
-	c, ev := conditions.JobVanished(aj.Name, op)
-	p.set(c)
-	p.events = append(p.events, ev)
 	// The run lease goes at once only when every pod of the Job finished.
 	// A pod still stopping, or gone without a trace (force-deleted, its
 	// node lost), may still write the state: the lease is waited out like

@@ -1,7 +1,6 @@
 package lifecycle_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -91,42 +90,9 @@ func TestARefusedMirrorWriteStartsNoJob(t *testing.T) {
 // is refused. allow lifts the refusal and returns once a probe is taken.
 func (w *world) refuseCreates(resource, expression, message, probe string) (allow func()) {
 	w.t.Helper()
-	name := "deny-" + resource + "-" + w.ns
-	w.create(&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}}}}}},
-			Validations: []admissionv1.Validation{{Expression: expression, Message: message}},
-		}})
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: w.ns}}}}}
-	w.create(binding)
-	w.t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = env.Client.Delete(context.Background(), &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	})
-	// created tries the probe; it is deleted again when it was taken.
-	created := func() (bool, error) {
-		obj := w.probe(resource, probe)
-		if err := env.Client.Create(w.t.Context(), obj); err != nil {
-			return false, nil
-		}
-		return true, env.Client.Delete(w.t.Context(), obj)
-	}
-	w.eventually(time.Minute, "the policy refusing new "+resource, func() (bool, error) {
-		ok, err := created()
-		return !ok, err
-	})
-	return func() {
-		w.t.Helper()
-		if err := env.Client.Delete(w.t.Context(), binding); err != nil {
-			w.t.Fatal(err)
-		}
-		w.eventually(time.Minute, "the policy on "+resource+" gone", created)
-	}
+	return envtest.Refuse(w.t, env.Client, envtest.Refusal{Namespace: w.ns, Resource: resource,
+		Operations: []admissionv1.OperationType{admissionv1.Create}, Expression: expression, Message: message,
+		Probe: func() client.Object { return w.probe(resource, probe) }})
 }
 
 // probe is an empty object of resource (serviceaccounts or secrets) named
