@@ -30,8 +30,9 @@ type WaitFacts struct {
 // (DependenciesReady), CredentialsNotReady (the credentials step's
 // conditions). Inputs over the cap are reported whatever else waits, last,
 // so that they have ApplyJobSucceeded's last word. The waits a Job's start
-// meets (a Job slot, the run lease, the cluster gate, a recorded identity,
-// a new image's runtime) are reported as the engine meets them. Which of
+// meets (decide.Stopped: a recorded identity, a new image's runtime, a Job
+// slot, the run lease, the cluster gate, a refused Job) are reported on
+// the operation's condition, with the engine's message. Which of
 // these reports are live (end when no pass reports them again) is the
 // engine's rule (internal/workspace/live.go).
 func Wait(d decide.Decision, f WaitFacts) []metav1.Condition {
@@ -74,9 +75,31 @@ func Wait(d decide.Decision, f WaitFacts) []metav1.Condition {
 		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, f.Message)
 	case decide.ReasonDependentsExist:
 		report(infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, f.Message)
+	case decide.ReasonJobRefused:
+		report(OpType(d.Op), metav1.ConditionFalse, FailReason(d.Op), f.Message)
+	default:
+		if r, ok := startWaits[d.Reason]; ok {
+			report(OpType(d.Op), r.status, r.reason, f.Message)
+		}
 	}
 	if f.TooLarge != nil {
 		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.InputsTooLargeReason, f.TooLarge.Error())
 	}
 	return out
+}
+
+// startWaits are what the waits a Job's start meets (decide.Stopped)
+// report on the operation's condition: False when only a change fixes
+// it, Unknown while it frees by itself.
+var startWaits = map[decide.Reason]struct {
+	status metav1.ConditionStatus
+	reason string
+}{
+	decide.ReasonIdentityNotAllowed:         {metav1.ConditionFalse, infrav1.IdentityNotAllowedReason},
+	decide.ReasonRuntimeCannotKeepState:     {metav1.ConditionFalse, infrav1.RuntimeCannotKeepStateReason},
+	decide.ReasonRuntimeNotKnown:            {metav1.ConditionUnknown, infrav1.RuntimeCannotKeepStateReason},
+	decide.ReasonWaitingForRunLease:         {metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason},
+	decide.ReasonWaitingForJobSlot:          {metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason},
+	decide.ReasonWaitingForClusterOperation: {metav1.ConditionUnknown, infrav1.WaitingForClusterOperationReason},
+	decide.ReasonWaitingForMachineOps:       {metav1.ConditionUnknown, infrav1.WaitingForMachineOperationsReason},
 }

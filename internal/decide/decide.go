@@ -159,7 +159,8 @@ func decideRows(s Snapshot) Decision {
 // What only starting the Job can tell is decided as it starts: the
 // credentials of an identity recorded with the durable inputs (and of a
 // deleting object's), the runtime of a new image, a Job slot, the run
-// lease and the cluster operation gate (each taken, not only read).
+// lease and the cluster operation gate (each taken, not only read); what
+// each of those waits is, is Stopped's.
 func (s Snapshot) admit(d Decision) Decision {
 	if d.Action != ActionStartJob {
 		return d

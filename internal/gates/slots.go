@@ -3,7 +3,6 @@ package gates
 import (
 	"context"
 	"fmt"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,10 +15,6 @@ import (
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
-
-// SlotRequeue is how soon a Job waiting for a slot looks again (plus up to
-// 10% jitter).
-const SlotRequeue = 15 * time.Second
 
 // backgroundShare is the share of a limit that refresh and drift Jobs may
 // fill: the rest is kept for applies, destroys, plans and restores.
@@ -125,9 +120,4 @@ func (k Keeper) slotHolder(ctx context.Context, j *batchv1.Job) (types.UID, erro
 		return "", nil
 	}
 	return uid, nil
-}
-
-// SlotRequeueFor is SlotRequeue plus a jitter of up to 10% from the UID.
-func SlotRequeueFor(uid string) time.Duration {
-	return SlotRequeue + decide.Jitter(uid, SlotRequeue)
 }

@@ -7,11 +7,9 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/jobs"
@@ -183,7 +181,7 @@ func (p *pass) evacuateState(ctx context.Context) error {
 
 // evacuationHeld reports an evacuated destroy that cannot start.
 func (p *pass) evacuationHeld(msg string) (ctrl.Result, error) {
-	return p.waitOn(decide.OpDestroy, metav1.ConditionFalse, infrav1.NamespaceTerminatingReason, msg, decide.GateRequeue)
+	return p.stopped(decide.Decision{}, decide.ObstacleEvacuationHeld, msg)
 }
 
 // runnerAccount is the runner's ServiceAccount: in the evacuation

@@ -19,7 +19,6 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
-	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
@@ -27,10 +26,26 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// waitOn reports a wait before a Job on the operation's condition.
-func (p *pass) waitOn(op decide.Operation, status metav1.ConditionStatus, reason, msg string, after time.Duration) (ctrl.Result, error) {
-	p.report(metav1.Condition{Type: conditions.OpType(op), Status: status, Reason: reason, Message: msg})
-	return ctrl.Result{RequeueAfter: after}, nil
+// stopped reports the wait of d, the Job o stops as it starts
+// (decide.Stopped), on the operation's condition with msg; a gate's wait
+// is announced by an event too, once per wait.
+func (p *pass) stopped(d decide.Decision, o decide.Obstacle, msg string) (ctrl.Result, error) {
+	w := decide.Stopped(d, o, string(p.obj.GetUID()))
+	for _, c := range conditions.Wait(w, conditions.WaitFacts{Message: msg}) {
+		if o.Announced() {
+			p.waitEvent(c.Reason, msg)
+		}
+		p.report(c)
+	}
+	return ctrl.Result{RequeueAfter: w.Requeue}, nil
+}
+
+// gateObstacle is the obstacle of each wait reason the cluster operation
+// gate returns (gates.Keeper.ClusterGate).
+var gateObstacle = map[string]decide.Obstacle{
+	infrav1.WaitingForRunLeaseReason:          decide.ObstacleRunLeaseBusy,
+	infrav1.WaitingForClusterOperationReason:  decide.ObstacleClusterOperation,
+	infrav1.WaitingForMachineOperationsReason: decide.ObstacleMachineOperations,
 }
 
 // runInputs are the files, hash and image of one run.
@@ -110,8 +125,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 				firstMessage(p.creds.Conditions), p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy))
 		}
 		if !p.creds.Ready {
-			return p.waitOn(op, metav1.ConditionFalse, infrav1.IdentityNotAllowedReason,
-				fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)), decide.GateRequeue)
+			return p.stopped(d, decide.ObstacleCredentials, fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)))
 		}
 	}
 	if !p.creds.Ready || !p.rbacReady {
@@ -123,18 +137,18 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		after := PolicyRequeue
+		o := decide.ObstacleRuntimeRefused
 		if status == metav1.ConditionUnknown {
-			after = decide.GateRequeue
+			o = decide.ObstacleRuntimeUnknown
 		}
-		return p.waitOn(op, status, infrav1.RuntimeCannotKeepStateReason, msg, after)
+		return p.stopped(d, o, msg)
 	}
 	if p.evacNS != nil {
 		if why, err := p.homePodRuns(ctx); err != nil || why != "" {
 			if err != nil {
 				return ctrl.Result{}, err
 			}
-			return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, decide.GateRequeue)
+			return p.stopped(d, decide.ObstacleHomePodRuns, why)
 		}
 		if msg, err := p.evacuatedSecrets(ctx); err != nil || msg != "" {
 			if err != nil {
@@ -147,8 +161,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		p.waitEvent(infrav1.WaitingForJobSlotReason, why)
-		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason, why, gates.SlotRequeueFor(string(p.obj.GetUID())))
+		return p.stopped(d, decide.ObstacleNoJobSlot, why)
 	}
 	attempt := jobs.NextAttempt(p.jobs, op)
 	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
@@ -157,16 +170,14 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return ctrl.Result{}, err
 	}
 	if !ok {
-		p.waitEvent(infrav1.WaitingForRunLeaseReason, why)
-		return p.waitOn(op, metav1.ConditionUnknown, infrav1.WaitingForRunLeaseReason, why, decide.GateRequeue)
+		return p.stopped(d, decide.ObstacleRunLeaseBusy, why)
 	}
 	crashpoint.Hit(crashpoint.AfterRunLease)
 	if reason, why, err := p.e.gates().ClusterGate(ctx, p.subject(), name, op, p.now); err != nil || reason != "" {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		p.waitEvent(reason, why)
-		return p.waitOn(op, metav1.ConditionUnknown, reason, why, decide.GateRequeue)
+		return p.stopped(d, gateObstacle[reason], why)
 	}
 	policy := p.eff.Policy
 	policy.ServiceAccountName = p.runnerAccount()
@@ -280,7 +291,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			_ = p.releaseRunLease(ctx, name)
 			p.eventf(corev1.EventTypeWarning, "JobFailed", "Job %s could not be created: %s", name, apierr.Reason(err))
-			return p.waitOn(op, metav1.ConditionFalse, conditions.FailReason(op), fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err)), PolicyRequeue)
+			return p.stopped(d, decide.ObstacleJobRefused, fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err)))
 		}
 		return ctrl.Result{}, err
 	}
