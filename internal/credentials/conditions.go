@@ -120,7 +120,24 @@ func errorSummary(err error) string {
 			}
 			return fmt.Sprintf("the API server rejected the Secret (invalid fields: %s)", strings.Join(fields, ", "))
 		}
-		return fmt.Sprintf("%s (%s)", s.Message, s.Reason)
+		return fmt.Sprintf("%s (%s)", withoutDenialText(s.Message), s.Reason)
 	}
 	return err.Error()
+}
+
+// denials end the part of an API server's message that names the
+// admission webhook or policy that refused a request; what follows is
+// that webhook's or policy's own text.
+var denials = []string{"denied the request:", "denied request:"}
+
+// withoutDenialText keeps of msg what names the webhook or policy that
+// refused the Secret, not its own text: a webhook's text, or a policy's
+// messageExpression, may quote the Secret's values.
+func withoutDenialText(msg string) string {
+	for _, d := range denials {
+		if i := strings.Index(msg, d); i >= 0 {
+			return msg[:i+len(d)-1] + " (its text is not quoted: it may quote the Secret's values)"
+		}
+	}
+	return msg
 }

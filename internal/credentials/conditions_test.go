@@ -30,6 +30,10 @@ func TestConditions(t *testing.T) {
 	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, "captf-creds-aws", field.ErrorList{field.Invalid(field.NewPath("data", "TOKEN"), "s3cr3t-value", "bad")})
 	denied := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonInvalid,
 		Message: "secrets \"captf-creds-aws\" is forbidden: ValidatingAdmissionPolicy 'p' denied request: no", Details: &metav1.StatusDetails{Name: "captf-creds-aws"}}}
+	// A webhook's (or a policy's messageExpression's) text may quote the
+	// Secret: only who refused it is named.
+	webhook := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonForbidden,
+		Message: "admission webhook \"guard.example.com\" denied the request: TOKEN=s3cr3t-value is not allowed"}}
 	type want struct {
 		status metav1.ConditionStatus
 		reason string
@@ -71,6 +75,9 @@ func TestConditions(t *testing.T) {
 		{"mirror write refused by an admission policy", with(Result{}, denied),
 			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
 			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "a ValidatingAdmissionPolicy or webhook may refuse it"}},
+		{"mirror write refused by a webhook: who refused, never its text", with(Result{}, webhook),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, `admission webhook "guard.example.com" denied the request (its text is not quoted`}},
 		{"foreign Secret in the way", with(Result{Outcome: OutcomeConflict, Conflict: "it lacks the label"}, nil),
 			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
 			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "rename or remove it"}},
