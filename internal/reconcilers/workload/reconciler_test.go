@@ -76,6 +76,14 @@ func TestOwnEchoWakesNoPass(t *testing.T) {
 	if (shard{role: roles.Machine{}, value: "team-a"}).own(ech).Update(event.UpdateEvent{ObjectOld: other, ObjectNew: labelled}) || ech.seen != 1 {
 		t.Errorf("an update relabelled to another shard: looked at %d times for an echo, want once, and no pass", ech.seen)
 	}
+	// An object of this shard relabelled to another is forgotten, as a
+	// deleted one is (what its live reports covered, its expectations).
+	ours := labelled.DeepCopy()
+	ours.Labels = map[string]string{infrav1.WatchFilterLabel: "team-a"}
+	ech.forgotten = 0
+	if (shard{role: roles.Machine{}, value: "team-a"}).own(ech).Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: labelled}) || ech.forgotten != 1 {
+		t.Errorf("an object relabelled away from the shard: forgotten %d times, want once, and no pass", ech.forgotten)
+	}
 }
 
 // fakeEchoes takes the object at resourceVersion echo for the engine's

@@ -108,10 +108,17 @@ func ownJobs(ech jobEchoes, kind string) predicate.Predicate {
 // over a field moves only them) and is not the echo of the engine's own
 // status write (see workspace.Engine.OwnEcho). The echo is looked at
 // first, so that every update of the object, this shard's or not, ends
-// what the engine expects of it.
+// what the engine expects of it. An object relabelled to another shard is
+// forgotten as a deleted one is: the other shard's manager keeps it now,
+// and what this one kept (its live reports' records) would be stale
+// should it come back.
 func (s shard) own(ech echoes) predicate.Predicate {
 	return predicate.And(predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
+			if s.admits(e.ObjectOld) && !s.admits(e.ObjectNew) {
+				ech.Gone(e.ObjectNew)
+				return false
+			}
 			if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
 				return true
 			}
