@@ -120,7 +120,12 @@ func errorSummary(err error) string {
 			}
 			return fmt.Sprintf("the API server rejected the Secret (invalid fields: %s)", strings.Join(fields, ", "))
 		}
-		return fmt.Sprintf("%s (%s)", withoutDenialText(s.Message), s.Reason)
+		msg := withoutDenialText(s.Message)
+		if !knownReason(s.Reason) {
+			// A webhook's denial passes its own reason on as it wrote it.
+			return msg
+		}
+		return fmt.Sprintf("%s (%s)", msg, s.Reason)
 	}
 	return err.Error()
 }
@@ -132,12 +137,31 @@ var denials = []string{"denied the request:", "denied request:"}
 
 // withoutDenialText keeps of msg what names the webhook or policy that
 // refused the Secret, not its own text: a webhook's text, or a policy's
-// messageExpression, may quote the Secret's values.
+// messageExpression, may quote the Secret's values. The first denial
+// phrase ends it: the text after it may hold another.
 func withoutDenialText(msg string) string {
+	cut := -1
 	for _, d := range denials {
-		if i := strings.Index(msg, d); i >= 0 {
-			return msg[:i+len(d)-1] + " (its text is not quoted: it may quote the Secret's values)"
+		if i := strings.Index(msg, d); i >= 0 && (cut < 0 || i < cut) {
+			cut = i + len(d) - 1
 		}
 	}
-	return msg
+	if cut < 0 {
+		return msg
+	}
+	return msg[:cut] + " (its text is not quoted: it may quote the Secret's values)"
+}
+
+// knownReason: r is one of the API server's own reasons, not a word a
+// webhook chose.
+func knownReason(r metav1.StatusReason) bool {
+	switch r {
+	case metav1.StatusReasonUnauthorized, metav1.StatusReasonForbidden, metav1.StatusReasonNotFound, metav1.StatusReasonAlreadyExists,
+		metav1.StatusReasonConflict, metav1.StatusReasonGone, metav1.StatusReasonInvalid, metav1.StatusReasonServerTimeout,
+		metav1.StatusReasonStoreReadError, metav1.StatusReasonTimeout, metav1.StatusReasonTooManyRequests, metav1.StatusReasonBadRequest,
+		metav1.StatusReasonMethodNotAllowed, metav1.StatusReasonNotAcceptable, metav1.StatusReasonRequestEntityTooLarge,
+		metav1.StatusReasonUnsupportedMediaType, metav1.StatusReasonInternalError, metav1.StatusReasonExpired, metav1.StatusReasonServiceUnavailable:
+		return true
+	}
+	return false
 }

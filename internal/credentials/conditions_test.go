@@ -34,6 +34,12 @@ func TestConditions(t *testing.T) {
 	// Secret: only who refused it is named.
 	webhook := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonForbidden,
 		Message: "admission webhook \"guard.example.com\" denied the request: TOKEN=s3cr3t-value is not allowed"}}
+	// A webhook's own reason is passed on as it wrote it; a policy's text
+	// may hold a denial phrase of its own.
+	webhookReason := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: "TOKEN=s3cr3t-value",
+		Message: "admission webhook \"guard.example.com\" denied the request: TOKEN=s3cr3t-value"}}
+	policy := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonForbidden,
+		Message: "secrets \"captf-creds-aws\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: TOKEN=s3cr3t-value denied the request: no"}}
 	type want struct {
 		status metav1.ConditionStatus
 		reason string
@@ -78,6 +84,12 @@ func TestConditions(t *testing.T) {
 		{"mirror write refused by a webhook: who refused, never its text", with(Result{}, webhook),
 			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
 			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, `admission webhook "guard.example.com" denied the request (its text is not quoted`}},
+		{"mirror write refused by a webhook with a reason of its own", with(Result{}, webhookReason),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, `admission webhook "guard.example.com" denied the request (its text is not quoted`}},
+		{"mirror write refused by a policy (Forbidden): the policy, never its text", with(Result{}, policy),
+			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
+			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, `ValidatingAdmissionPolicy 'p' with binding 'b' denied request (its text is not quoted`}},
 		{"foreign Secret in the way", with(Result{Outcome: OutcomeConflict, Conflict: "it lacks the label"}, nil),
 			want{metav1.ConditionTrue, infrav1.IdentityAllowedReason, ""},
 			want{metav1.ConditionFalse, infrav1.MirrorFailedReason, "rename or remove it"}},

@@ -66,12 +66,13 @@ func (e *Engine) expectWrites(objs ...client.Object) {
 func (e *Engine) ForgetEcho(o client.Object) { e.echoes.Delete(o.GetUID()) }
 
 // Gone forgets what the engine keeps of a deleted object: the echo it
-// expects, an owner problem it saw (owner.go) and the records its live
-// reports covered (live.go).
+// expects, an owner problem it saw (owner.go), the records its live
+// reports covered (live.go) and the wait it announced (events.go).
 func (e *Engine) Gone(o client.Object) {
 	e.ForgetEcho(o)
 	e.ownerProblems.Delete(o.GetUID())
 	e.forgetLiveReports(o.GetUID())
+	e.waits.Delete(o.GetUID())
 }
 
 // OwnEcho reports whether an update shows o exactly as the engine's next
