@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,6 +182,9 @@ type pass struct {
 	// pastGate: the pass went past it.
 	armedEvents int
 	pastGate    bool
+	// emitted are the events the void pass before this one emitted: this
+	// one does not emit them again (emit).
+	emitted []conditions.Event
 
 	owner roles.Owner
 	eff   roles.Effective
@@ -293,16 +297,20 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 // nothing, as if the manager had stopped there, and the pass runs again
 // at once with its owner read live.
 func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (*pass, ctrl.Result, error) {
-	p, res, err := e.attempt(ctx, role, key, false)
+	p, res, err := e.attempt(ctx, role, key, false, nil)
 	if p != nil && p.ownerMoved {
-		p, res, err = e.attempt(ctx, role, key, true)
+		// The void pass's writes before its gate stand, and so do their
+		// events: the pass again, redoing what was not marked done,
+		// does not emit them twice.
+		p, res, err = e.attempt(ctx, role, key, true, p.events)
 	}
 	return p, res, err
 }
 
 // attempt is one pass, its owner read live when ownerLive (else as
-// lookUpOwner chooses).
-func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.ObjectKey, ownerLive bool) (*pass, ctrl.Result, error) {
+// lookUpOwner chooses); emitted are the events a void pass over the object
+// emitted just before.
+func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.ObjectKey, ownerLive bool, emitted []conditions.Event) (*pass, ctrl.Result, error) {
 	obj := role.New()
 	// Read live, not from the cache: a pass that starts from a status older
 	// than the one the previous pass wrote would write that older status
@@ -318,7 +326,7 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return nil, ctrl.Result{}, nil // another manager's shard: not even read further
 	}
 	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), before: obj.DeepCopyObject().(client.Object), now: e.now(), read: obj.GetResourceVersion(),
-		ownerLive: ownerLive}
+		ownerLive: ownerLive, emitted: slices.Clone(emitted)}
 	if roles.IsExternallyManaged(obj) {
 		return nil, ctrl.Result{}, p.releaseExternallyManaged(ctx)
 	}

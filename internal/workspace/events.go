@@ -6,6 +6,7 @@ package workspace
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,8 +53,14 @@ func (p *pass) eventf(typ, reason, format string, args ...any) {
 	p.events = append(p.events, conditions.Event{Type: typ, Reason: reason, Note: fmt.Sprintf(format, args...)})
 }
 
+// emit emits the pass's events, but those the void pass before it
+// emitted already.
 func (p *pass) emit() {
 	for _, ev := range p.events {
+		if i := slices.Index(p.emitted, ev); i >= 0 {
+			p.emitted = slices.Delete(p.emitted, i, i+1) // the void pass's
+			continue
+		}
 		note := ev.Note
 		if len(note) > 512 {
 			note = note[:509] + "..."

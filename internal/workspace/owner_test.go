@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,6 +83,13 @@ func TestCachedOwnerIsConfirmedBeforeWriting(t *testing.T) {
 	if err := env.Client.Create(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
+	// Its refresh Job vanished before it was bookkept: the void pass
+	// reports it before its gate, and the pass made again live reports it
+	// again, as nothing marked it done; its event goes out once.
+	tc.Status.ActiveJob = &infrav1.ActiveJob{Name: "captf-c-c-refresh-a1-0abc12", Operation: infrav1.OperationRefresh, Attempt: 1}
+	if err := env.Client.Status().Update(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
 	unpaused := cluster.DeepCopy()
 	paused := cluster.DeepCopy()
 	paused.Spec.Paused = ptr.To(true)
@@ -101,7 +109,8 @@ func TestCachedOwnerIsConfirmedBeforeWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	reads := &clusterReads{Reader: env.Client}
-	e := &Engine{Client: lagging{Client: cached, cluster: unpaused}, APIReader: reads, Recorder: events.NewFakeRecorder(100),
+	recorder := events.NewFakeRecorder(100)
+	e := &Engine{Client: lagging{Client: cached, cluster: unpaused}, APIReader: reads, Recorder: recorder,
 		Options: Options{RunnerImage: "example.test/runner:1"}}
 	key := client.ObjectKeyFromObject(tc)
 	runnerAccount := func() bool {
@@ -131,6 +140,9 @@ func TestCachedOwnerIsConfirmedBeforeWriting(t *testing.T) {
 	}
 	if c := pausedCondition(); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Paused = %+v after the pass, want True: the pass over the cache's older Cluster was not made again live", c)
+	}
+	if n := countEvents(recorder, "JobInterrupted"); n != 1 {
+		t.Errorf("the vanished refresh Job was reported by %d JobInterrupted events, want one (the void pass's, not again by the pass made again)", n)
 	}
 
 	// The cache still lags: the next pass reads the Cluster live at once,
@@ -194,5 +206,20 @@ func TestCachedOwnerIsConfirmedBeforeWriting(t *testing.T) {
 	}
 	if n := reads.n.Load(); n != 0 {
 		t.Errorf("a pass waiting for its Job read the Cluster live %d times, want none", n)
+	}
+}
+
+// countEvents drains recorder and counts its events of reason.
+func countEvents(recorder *events.FakeRecorder, reason string) int {
+	n := 0
+	for {
+		select {
+		case ev := <-recorder.Events:
+			if strings.Contains(ev, " "+reason+" ") {
+				n++
+			}
+		default:
+			return n
+		}
 	}
 }
