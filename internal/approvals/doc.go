@@ -2,7 +2,9 @@
 // it: what a plan's phase is and whether it is live or approved, the name
 // and summary of a plan made from a Job's result, and the manager's writes
 // of a plan (its creation, its phase label and its status conditions, the
-// pruning of terminal plans). When a plan is made, superseded or approved
-// is the engine's decision (internal/workspace); how it is written is
-// this package's.
+// pruning of terminal plans), and where a plan moves before the engine
+// decides (Move, LateApproval: an approval recorded, an outcome reached, a
+// plan superseded). When a plan is made, and the facts a move is chosen
+// from (the apply's outcome, why a plan no longer stands), are the
+// engine's (internal/workspace).
 package approvals

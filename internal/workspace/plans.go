@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -97,9 +96,10 @@ type planMove struct {
 }
 
 // movePlans moves the plans along before the decision, in the pass's
-// memory: an approval is recorded (PlanApproved), a moot plan is
-// superseded, an approval that raced a supersession is marked ignored,
-// and status.pendingPlanRef names the live plan. The decision sees the
+// memory, as approvals.Move and LateApproval say from what the pass read:
+// an approval is recorded (PlanApproved), a moot plan is superseded, an
+// approval that raced a supersession is marked ignored, and
+// status.pendingPlanRef names the live plan. The decision sees the
 // plans as moved; the chore SyncPlans writes the moves, and PrunePlans
 // prunes the older terminal plans. A frozen pass (paused or deleting)
 // records approvals and the reference only; nothing is superseded while
@@ -129,35 +129,23 @@ func (p *pass) movePlans(frozen bool) {
 	}
 	for i := range p.plans {
 		pl := &p.plans[i]
-		if !approvals.Live(pl) {
-			if lateApproval(pl) {
-				current := "no plan waits for approval now"
-				if l := p.livePlan(); l != nil {
-					current = "the current plan is " + l.Name
-				}
-				move(i, planMove{to: infrav1.PlanPhaseSuperseded, lateApproval: true, current: current})
+		if approvals.LateApproval(pl) {
+			current := "no plan waits for approval now"
+			if l := p.livePlan(); l != nil {
+				current = "the current plan is " + l.Name
 			}
+			move(i, planMove{to: infrav1.PlanPhaseSuperseded, lateApproval: true, current: current})
 			continue
 		}
-		if outcome := p.planOutcome(pl); outcome != "" {
-			move(i, planMove{to: outcome})
+		if !approvals.Live(pl) {
 			continue
 		}
-		why := ""
-		switch {
-		case frozen:
-		case pl != newest:
-			why = "a newer plan replaced it" // one live plan per target
-		case p.active == nil && p.planInputs() != "":
-			why = p.moot(pl, noApplyDue)
+		f := approvals.MoveFacts{Frozen: frozen, Newest: pl == newest, Outcome: p.planOutcome(pl)}
+		if !frozen && f.Newest && f.Outcome == "" && p.active == nil && p.planInputs() != "" {
+			f.Moot = p.moot(pl, noApplyDue)
 		}
-		switch {
-		case why != "":
-			move(i, planMove{to: infrav1.PlanPhaseSuperseded, why: why})
-		case approvals.Approved(pl) && approvals.Phase(pl) != infrav1.PlanPhaseApproved:
-			move(i, planMove{to: infrav1.PlanPhaseApproved})
-		case approvals.Phase(pl) == "":
-			move(i, planMove{to: infrav1.PlanPhasePending})
+		if to, why := approvals.Move(pl, f); to != "" {
+			move(i, planMove{to: to, why: why})
 		}
 	}
 	if noApplyDue && p.livePlan() == nil {
@@ -234,19 +222,6 @@ func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
 		return "no apply of these inputs is due any more"
 	}
 	return ""
-}
-
-// lateApproval: the approval of a superseded plan landed after it was
-// superseded (the approval raced the supersession) and is not marked
-// yet: Approved=False/ApprovalIgnored and one Warning naming the live
-// plan are due.
-func lateApproval(pl *infrav1.TerraformPlan) bool {
-	if approvals.Phase(pl) != infrav1.PlanPhaseSuperseded || !approvals.Approved(pl) {
-		return false
-	}
-	// Superseded after its approval was seen, or already marked.
-	c := meta.FindStatusCondition(pl.Status.Conditions, infrav1.ApprovedCondition)
-	return c == nil || c.Reason == infrav1.PlanNotApprovedReason || c.Reason == infrav1.PlanPendingReason
 }
 
 // reportWithdrawn: once the change a blocked apply (or a Manual plan)
