@@ -163,3 +163,15 @@ func (p *pass) doChore(ctx context.Context, c decide.Chore) error {
 	}
 	return fmt.Errorf("unknown chore %q", c)
 }
+
+// choresAfter does, after a pass that failed (err) before its chores, the
+// chores of a pass that decides nothing: a stuck Job still goes (it holds
+// a run lease and a Job slot), an unpullable one still falls back or is
+// stopped. A void
+// pass (its owner moved) does nothing more.
+func (p *pass) choresAfter(ctx context.Context, err error) error {
+	if err == nil || p.choresDone || p.ownerMoved {
+		return err
+	}
+	return errors.Join(err, p.doChores(ctx, decide.Chores(p.undecidedSnapshot())))
+}

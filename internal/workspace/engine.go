@@ -9,10 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,8 +24,6 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
-	"captf.io/captf/internal/runnerrbac"
-	"captf.io/captf/pkg/state"
 )
 
 // Options are the manager settings the lifecycle uses.
@@ -150,128 +146,12 @@ type Engine struct {
 // Decodes returns how many states the engine has decompressed.
 func (e *Engine) Decodes() int64 { return e.decodes.Load() }
 
-// waitMetricReasons names the waits in captf_lease_waits_total.
-var waitMetricReasons = map[string]string{
-	infrav1.WaitingForRunLeaseReason: "run_lease", infrav1.WaitingForClusterOperationReason: "cluster_operation",
-	infrav1.WaitingForMachineOperationsReason: "machine_operations", infrav1.WaitingForJobSlotReason: "job_slot",
-}
-
 func (e *Engine) now() time.Time {
 	if e.Now != nil {
 		return e.Now()
 	}
 	return time.Now()
 }
-
-// pass is one reconcile of one object: what it observed and decided, and
-// what it will write.
-type pass struct {
-	e      *Engine
-	role   roles.Role
-	obj    client.Object
-	w      roles.Workload
-	before client.Object
-	now    time.Time
-	// read is the resourceVersion the pass read its object at.
-	read string
-	// ownerLive: the owner was read (or confirmed) live this pass;
-	// ownerMoved: a write found that the cached owner it read was not the
-	// API server's, and the pass is void (owner.go).
-	ownerLive, ownerMoved bool
-	// armedEvents counts the events of the pass before its gate;
-	// pastGate: the pass went past it.
-	armedEvents int
-	pastGate    bool
-	// emitted are the events the void pass before this one emitted: this
-	// one does not emit them again (emit).
-	emitted []conditions.Event
-
-	owner roles.Owner
-	eff   roles.Effective
-	creds creds
-
-	jobs   []batchv1.Job
-	active *batchv1.Job
-	// stuck is the Job checkActive found stuck (no longer active), for
-	// the chore DeleteStuckJob.
-	stuck *batchv1.Job
-	// unpulled is the running Job checkActive gave up on for its image,
-	// for the chore StopUnpulledJob. choresDone: the pass did its chores
-	// (or tried).
-	unpulled   *unpulled
-	choresDone bool
-	// fallback is the running Job checkActive gave up on for its image,
-	// with another image left, for the chore FallBackImage.
-	fallback *fallback
-	// confirmedJob is the unconfirmed apply the user confirmed created
-	// nothing, for the chore ConfirmNoResources.
-	confirmedJob string
-	// plans are the object's TerraformPlans, newest first, as the pass
-	// moved them (movePlans); planMoves are the moves to write.
-	plans     []infrav1.TerraformPlan
-	planMoves []planMove
-	// outcomes are the finished Jobs not bookkept yet, as read, until the
-	// chore Bookkeep takes them; bookkept the Jobs it recorded.
-	outcomes []outcome
-	bookkept []*batchv1.Job
-	// decided is the pass's decision, once made.
-	decided *decide.Decision
-	// newSample: a succeeded apply, refresh or drift Job was bookkept this
-	// pass, so the state's health output is a new reading.
-	newSample bool
-	stSecrets []corev1.Secret
-	// surplus are the protected state pieces Terraform deleted, left out
-	// of stSecrets (setAsideSurplus).
-	surplus []corev1.Secret
-	// stData: stSecrets carry their data (else only their metadata: the
-	// state did not change since its last decode).
-	stData bool
-	st     *state.State
-	stErr  error
-
-	inputs built
-
-	contract    roles.Contract
-	specChanged bool
-	rbacReady   bool
-	// binding is the runner RBAC the credentials step read.
-	binding    runnerrbac.Binding
-	dependents int
-	// dependentNames name the dependents, machines first.
-	dependentNames []string
-	released       bool
-	// soonest, when set, is how soon a wait must look again at the latest
-	// (a deadline the decision's own requeue does not know of).
-	soonest     time.Duration
-	forceUnlock string
-	// nsTerminating: the namespace of a deleting object is being deleted.
-	nsTerminating bool
-	// vanished is the Job status.activeJob named, found gone before it
-	// was bookkept; vanishedPodsDone: every pod of it finished, so its
-	// run lease can go at once (observeJobs).
-	vanished         *infrav1.ActiveJob
-	vanishedPodsDone bool
-	// evacNS is the object's evacuation namespace, once found or made.
-	evacNS *corev1.Namespace
-	// evacCopy: an evacuated Job left its state to copy back; evacEnding:
-	// the evacuation namespace is being deleted (observeEvacuation).
-	evacCopy, evacEnding bool
-	// retained: the state belongs to a deleted object of the same name.
-	retained bool
-	// restore is the backup a restore request names (nil: none due).
-	restore       *state.Backup
-	backupSecrets []corev1.Secret
-
-	conds []metav1.Condition
-	// dropped are the condition types the pass removes (endLiveReports).
-	dropped []string
-	events  []conditions.Event
-	// observations record metrics once the status patch succeeded.
-	observations []func()
-}
-
-// observe queues a metrics observation for after the status patch.
-func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }
 
 // Reconcile runs one pass over the object key of role's kind, unless the
 // object is settled and nothing its last pass read has changed since.
@@ -367,18 +247,6 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return p, ctrl.Result{}, err
 	}
 	return p, res, nil
-}
-
-// choresAfter does, after a pass that failed (err) before its chores, the
-// chores of a pass that decides nothing: a stuck Job still goes (it holds
-// a run lease and a Job slot), an unpullable one still falls back or is
-// stopped. A void
-// pass (its owner moved) does nothing more.
-func (p *pass) choresAfter(ctx context.Context, err error) error {
-	if err == nil || p.choresDone || p.ownerMoved {
-		return err
-	}
-	return errors.Join(err, p.doChores(ctx, decide.Chores(p.undecidedSnapshot())))
 }
 
 // run is the pass up to its status: preamble, observe, decide, act.

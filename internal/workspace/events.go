@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"captf.io/captf/internal/metrics"
-
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/metrics"
 )
 
 // waitEvent emits a wait's event once per wait.
@@ -67,4 +67,10 @@ func (p *pass) emit() {
 		}
 		p.e.Recorder.Eventf(p.obj, nil, ev.Type, ev.Reason, ev.Reason, "%s", note)
 	}
+}
+
+// waitMetricReasons names the waits in captf_lease_waits_total.
+var waitMetricReasons = map[string]string{
+	infrav1.WaitingForRunLeaseReason: "run_lease", infrav1.WaitingForClusterOperationReason: "cluster_operation",
+	infrav1.WaitingForMachineOperationsReason: "machine_operations", infrav1.WaitingForJobSlotReason: "job_slot",
 }
