@@ -9,7 +9,7 @@ import (
 // MoveFacts are what a live plan's move is chosen from, as the engine read
 // them (Move).
 type MoveFacts struct {
-	// Frozen: the pass is paused or deleting; only approvals are recorded.
+	// Frozen: the pass is paused or deleting: nothing is superseded.
 	Frozen bool
 	// Newest: the plan is the target's newest live plan (one live plan per
 	// target).
@@ -25,8 +25,8 @@ type MoveFacts struct {
 
 // Move is the phase a plan moves to before the decision ("" when it stays
 // as it is) and, for a live plan superseded, why. An apply's outcome ends
-// a live plan; a frozen pass moves nothing else; an older live plan, or a
-// moot one, is superseded; an approval is recorded (Approved); a plan
+// a live plan; else an older live plan, or a moot one, is superseded (not
+// by a frozen pass); else an approval is recorded (Approved), and a plan
 // another writer made (clusterctl move) is phased Pending. A superseded
 // plan whose approval landed after it was superseded moves nowhere but is
 // marked (LateApproval).

@@ -174,8 +174,8 @@ func (e *Engine) Reconcile(ctx context.Context, role roles.Role, key client.Obje
 // another shard's or externally managed). A pass that read its owner from
 // the cache and found, at its first write past the pause gate, that the
 // API server holds another owner is void: it writes no status and emits
-// nothing, as if the manager had stopped there, and the pass runs again
-// at once with its owner read live.
+// nothing of what came after its gate, as if the manager had stopped
+// there, and the pass runs again at once with its owner read live.
 func (e *Engine) reconcile(ctx context.Context, role roles.Role, key client.ObjectKey) (*pass, ctrl.Result, error) {
 	p, res, err := e.attempt(ctx, role, key, false, nil)
 	if p != nil && p.ownerMoved {
@@ -220,9 +220,7 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		}
 	}
 	if p.ownerMoved {
-		// What happened before the gate happened: its events go out.
-		p.events = p.events[:p.armedEvents]
-		p.emit()
+		p.voidEvents()
 		return p, ctrl.Result{}, err
 	}
 	if perr := p.patchStatus(ctx, err == nil); perr != nil {

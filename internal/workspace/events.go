@@ -53,6 +53,17 @@ func (p *pass) eventf(typ, reason, format string, args ...any) {
 	p.events = append(p.events, conditions.Event{Type: typ, Reason: reason, Note: fmt.Sprintf(format, args...)})
 }
 
+// voidEvents emits what a void pass did before its gate: that happened.
+// What came after it did not: a wait it announced there is forgotten, so
+// that the pass made again, or the next, announces it.
+func (p *pass) voidEvents() {
+	for _, ev := range p.events[p.armedEvents:] {
+		p.e.waits.CompareAndDelete(p.obj.GetUID(), ev.Reason)
+	}
+	p.events = p.events[:p.armedEvents]
+	p.emit()
+}
+
 // emit emits the pass's events, but those the void pass before it
 // emitted already.
 func (p *pass) emit() {

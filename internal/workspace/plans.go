@@ -102,8 +102,9 @@ type planMove struct {
 // status.pendingPlanRef names the live plan. The decision sees the
 // plans as moved; the chore SyncPlans writes the moves, and PrunePlans
 // prunes the older terminal plans. A frozen pass (paused or deleting)
-// records approvals and the reference only; nothing is superseded while
-// a Job runs or the inputs cannot be built either.
+// records approvals, outcomes and the reference, and supersedes nothing;
+// nor is a plan found moot while a Job runs or the inputs cannot be
+// built.
 func (p *pass) movePlans(frozen bool) {
 	p.planMoves = nil
 	if !p.planned() {

@@ -3,8 +3,14 @@ package workspace
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/roles"
 )
 
 // TestEveryClusterGateWaitIsReported: each wait the cluster operation gate
@@ -18,5 +24,27 @@ func TestEveryClusterGateWaitIsReported(t *testing.T) {
 		if len(got) != 1 || got[0].Reason != reason || got[0].Message != "the gate's message" || !o.Announced() {
 			t.Errorf("the gate's %s: reports %+v (announced %v), want it on the apply's condition, announced", reason, got, o.Announced())
 		}
+	}
+}
+
+// TestAVoidPassForgetsTheWaitItAnnouncedPastItsGate: a void pass emits
+// what it did before its gate, not the wait it announced past it; that
+// wait is not taken as announced, so the pass made again announces it.
+func TestAVoidPassForgetsTheWaitItAnnouncedPastItsGate(t *testing.T) {
+	recorder := events.NewFakeRecorder(10)
+	e := &Engine{Recorder: recorder}
+	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "u1"}}
+	void := &pass{e: e, role: roles.Cluster{}, obj: obj}
+	void.eventf(corev1.EventTypeNormal, "JobSucceeded", "Job j succeeded") // before the gate
+	void.armedEvents = len(void.events)
+	void.waitEvent(infrav1.WaitingForJobSlotReason, "4 of 4 slots are taken")
+	void.voidEvents()
+	if n, waits := countEvents(recorder, "JobSucceeded"), countEvents(recorder, infrav1.WaitingForJobSlotReason); n != 1 || waits != 0 {
+		t.Fatalf("the void pass emitted %d JobSucceeded and %d WaitingForJobSlot events, want 1 and 0", n, waits)
+	}
+	again := &pass{e: e, role: roles.Cluster{}, obj: obj}
+	again.waitEvent(infrav1.WaitingForJobSlotReason, "4 of 4 slots are taken")
+	if len(again.events) != 1 {
+		t.Errorf("the pass made again queued %d events for the wait, want it announced once: the void pass's announcement never went out", len(again.events))
 	}
 }
