@@ -35,40 +35,25 @@ func (p *pass) choreSnapshot(deleting bool) decide.Snapshot {
 	return s
 }
 
-// vanishedSnapshot is what the first chores of a pass are chosen from
-// once its Jobs are read (decide.FirstChores): the record of the Job
-// status.activeJob named, gone before it was bookkept.
-func (p *pass) vanishedSnapshot() decide.Snapshot {
-	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
-		Upkeep: decide.Upkeep{Paused: p.owner.Paused, VanishedJob: p.vanished != nil}}
+// firstChores returns the first chores (decide.FirstChores) that u, what
+// the pass has observed so far of what chooses them, chooses; a retained
+// state the pass listed is StateRetained.
+func (p *pass) firstChores(u decide.Upkeep, retained bool) []decide.Chore {
+	u.Paused = p.owner.Paused
+	s := decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil, Upkeep: u}
+	if retained {
+		s.State = decide.StateRetained
+	}
+	return decide.FirstChores(s)
 }
 
-// evacuationSnapshot is what the first chores of an evacuating object's
-// pass are chosen from once its Jobs and evacuation namespace are read
-// (decide.FirstChores): the state to copy back, the namespace to let go.
-func (p *pass) evacuationSnapshot() decide.Snapshot {
-	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
-		Upkeep: decide.Upkeep{Paused: p.owner.Paused, EvacuatedCopy: p.evacCopy, EvacuationEnding: p.evacEnding}}
-}
-
-// jobsSnapshot is what the first chores of a pass are chosen from once it
-// has read its finished Jobs' pods (decide.FirstChores): the bookkeeping.
-func (p *pass) jobsSnapshot() decide.Snapshot {
-	return decide.Snapshot{Deleting: !p.obj.GetDeletionTimestamp().IsZero(), JobActive: p.active != nil,
-		Upkeep: decide.Upkeep{Paused: p.owner.Paused, Unbookkept: len(p.outcomes)}}
-}
-
-// stateSnapshot is what the first chores of a pass that listed a state
-// retained from another object are chosen from (decide.FirstChores).
-func (p *pass) stateSnapshot() decide.Snapshot {
-	return decide.Snapshot{JobActive: p.active != nil, State: decide.StateRetained,
-		Upkeep: decide.Upkeep{AdoptsRetained: p.w.AdoptRetainedState}}
-}
-
-// doFirstChores does the first chores s chooses, before the pass observes
-// what they write.
-func (p *pass) doFirstChores(ctx context.Context, s decide.Snapshot) error {
-	return p.doEach(ctx, decide.FirstChores(s))
+// doFirstChores does the first chores u chooses (firstChores), before the
+// pass observes what they write: once the Jobs are read, the record of
+// the one status.activeJob named that vanished; once the evacuation
+// namespace is read, the state to copy back and the namespace to let go;
+// once the finished Jobs' pods are read, the bookkeeping.
+func (p *pass) doFirstChores(ctx context.Context, u decide.Upkeep) error {
+	return p.doEach(ctx, p.firstChores(u, false))
 }
 
 // undecidedSnapshot is what the chores of a pass that decides nothing are

@@ -295,13 +295,13 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	// Job's record and run lease; the state an evacuated Job left, copied
 	// back; then bookkeeping's records and adopted state (the plans it
 	// writes change in the pass's memory).
-	if err := p.doFirstChores(ctx, p.vanishedSnapshot()); err != nil {
+	if err := p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished != nil}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := p.observeEvacuation(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.doFirstChores(ctx, p.evacuationSnapshot()); err != nil {
+	if err := p.doFirstChores(ctx, decide.Upkeep{EvacuatedCopy: p.evacCopy, EvacuationEnding: p.evacEnding}); err != nil {
 		var hold *evacuationHold
 		if errors.As(err, &hold) {
 			return p.evacuationHeld(hold.msg)
@@ -318,7 +318,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.readOutcomes(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.doFirstChores(ctx, p.jobsSnapshot()); err != nil {
+	if err := p.doFirstChores(ctx, decide.Upkeep{Unbookkept: len(p.outcomes)}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if p.active != nil {

@@ -139,12 +139,13 @@ func (p *pass) observeState(ctx context.Context) error {
 	if err := p.readState(ctx); err != nil || p.retainedFrom() == "" {
 		return err
 	}
-	if len(decide.FirstChores(p.stateSnapshot())) == 0 {
+	chores := p.firstChores(decide.Upkeep{AdoptsRetained: p.w.AdoptRetainedState}, true)
+	if len(chores) == 0 {
 		p.retained = true
 		p.set(conditions.StateReadable(conditions.StateFacts{Secret: state.SecretName(p.suffix()), RetainedFrom: p.retainedFrom()}))
 		return nil
 	}
-	if err := p.doFirstChores(ctx, p.stateSnapshot()); err != nil {
+	if err := p.doEach(ctx, chores); err != nil {
 		return err
 	}
 	if err := p.readState(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
@@ -58,7 +59,7 @@ func TestAVanishedJobIsKeptUntilRecorded(t *testing.T) {
 		if err := p.observeJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return p, p.doFirstChores(ctx, p.vanishedSnapshot())
+		return p, p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished != nil})
 	}
 
 	p, err := pass()
