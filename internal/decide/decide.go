@@ -75,7 +75,8 @@ const (
 // e.g. InputsChangedBackoff.
 func Backoff(r Reason) Reason { return r + "Backoff" }
 
-// Requeue intervals of the waits that never back off.
+// Requeue intervals of the waits that never back off (the defaults of
+// Timing).
 const (
 	ActiveJobRequeue = time.Minute
 	GateRequeue      = 30 * time.Second
@@ -117,18 +118,19 @@ func wait(r Reason, after time.Duration) Decision {
 // schedule when no operation is due; a Job decided then goes through the
 // admission rows (admit).
 func Decide(s Snapshot) Decision {
+	s.Timing = s.Timing.Effective()
 	return s.admit(decideRows(s))
 }
 
 func decideRows(s Snapshot) Decision {
 	switch {
 	case s.Deleting && s.DeletionPolicyUnresolved:
-		return wait(ReasonDeletionPolicyUnresolved, GateRequeue)
+		return wait(ReasonDeletionPolicyUnresolved, s.Timing.Gate)
 	case !s.Deleting && s.OwnerMismatch:
-		return wait(ReasonOwnerMismatch, GateRequeue)
+		return wait(ReasonOwnerMismatch, s.Timing.Gate)
 	}
 	if s.JobActive {
-		return wait(ReasonJobActive, ActiveJobRequeue)
+		return wait(ReasonJobActive, s.Timing.ActiveJob)
 	}
 	if s.Deleting {
 		return decideDeletion(s)
@@ -170,19 +172,19 @@ func (s Snapshot) admit(d Decision) Decision {
 	}
 	switch {
 	case s.PolicyInvalid && d.Op != OpDestroy && d.Op != OpRestore:
-		return held(ReasonJobPolicyInvalid, PolicyRequeue)
+		return held(ReasonJobPolicyInvalid, s.Timing.Policy)
 	case (d.Op == OpApply || d.Op == OpPlan) && s.InputsHash == "" && s.InputsTooLarge:
-		return held(ReasonInputsTooLarge, PolicyRequeue)
+		return held(ReasonInputsTooLarge, s.Timing.Policy)
 	case (d.Op == OpApply || d.Op == OpPlan) && s.InputsHash == "":
-		return held(ReasonInputsUnavailable, GateRequeue)
+		return held(ReasonInputsUnavailable, s.Timing.Gate)
 	case s.Deleting && s.NamespaceTerminating && (d.Op != OpDestroy || !s.Evacuation):
-		return held(ReasonNamespaceTerminating, GateRequeue)
+		return held(ReasonNamespaceTerminating, s.Timing.Gate)
 	case s.SecurityInvalid:
-		return held(ReasonJobPolicyInvalid, PolicyRequeue)
+		return held(ReasonJobPolicyInvalid, s.Timing.Policy)
 	case s.CredentialsNotReady && (rendersCurrent(d.Op) || s.DurableInputsMissing || !s.RecordedIdentity):
-		return held(ReasonCredentialsNotReady, GateRequeue)
+		return held(ReasonCredentialsNotReady, s.Timing.Gate)
 	case !rendersCurrent(d.Op) && s.DurableInputsMissing:
-		return held(ReasonDurableInputsMissing, PolicyRequeue)
+		return held(ReasonDurableInputsMissing, s.Timing.Policy)
 	}
 	d.Evacuate = s.Deleting && s.NamespaceTerminating
 	return d
@@ -202,15 +204,15 @@ func (s Snapshot) hold() (Decision, bool) {
 	case s.RestoreRequested:
 		return start(OpRestore, ReasonRestoreRequested), true
 	case s.State == StateRetained:
-		return wait(ReasonRetainedStateFound, StateRequeue), true
+		return wait(ReasonRetainedStateFound, s.Timing.State), true
 	case s.State == StateUnreadable:
-		return wait(ReasonStateUnreadable, StateRequeue), true
+		return wait(ReasonStateUnreadable, s.Timing.State), true
 	case s.rescuePending():
-		return wait(ReasonStateRescued, StateRequeue), true
+		return wait(ReasonStateRescued, s.Timing.State), true
 	case s.State == StateAbsent && s.EverApplied:
-		return wait(ReasonStateLost, StateRequeue), true
+		return wait(ReasonStateLost, s.Timing.State), true
 	case s.State == StateAbsent && s.UnconfirmedApply:
-		return wait(ReasonApplyOutcomeUnknown, StateRequeue), true
+		return wait(ReasonApplyOutcomeUnknown, s.Timing.State), true
 	}
 	return Decision{}, false
 }
@@ -254,7 +256,7 @@ func decideDeletion(s Snapshot) Decision {
 	held := s.State == StateUnreadable || (s.State == StateAbsent && (s.EverApplied || s.UnconfirmedApply)) || s.rescuePending()
 	switch {
 	case s.Dependents > 0:
-		return wait(ReasonDependentsExist, GateRequeue)
+		return wait(ReasonDependentsExist, s.Timing.Gate)
 	case s.Retain:
 		return Decision{Action: ActionRetain, Reason: ReasonRetain}
 	case s.destroyed():
@@ -264,7 +266,7 @@ func decideDeletion(s Snapshot) Decision {
 	case s.State == StateRetained:
 		return Decision{Action: ActionRelease, Reason: ReasonHoldsRetainedState}
 	case held:
-		return wait(ReasonDeletionHeld, StateRequeue)
+		return wait(ReasonDeletionHeld, s.Timing.State)
 	case s.State == StateAbsent:
 		return Decision{Action: ActionRelease, Reason: ReasonDeletingWithoutState}
 	}
@@ -318,18 +320,18 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 	if s.Manual && s.State != StateAbsent {
 		switch s.Plan {
 		case PlanPending:
-			return wait(ReasonPlanAwaitingApproval, ApprovalRequeue)
+			return wait(ReasonPlanAwaitingApproval, s.Timing.Approval)
 		case PlanNone:
 			return s.withBackoff(OpPlan, start(OpPlan, r))
 		}
 		return s.withBackoff(OpApply, start(OpApply, r))
 	}
 	if s.PendingPlan && !remediation {
-		return wait(ReasonAwaitingApproval, ApprovalRequeue)
+		return wait(ReasonAwaitingApproval, s.Timing.Approval)
 	}
 	if j := s.Newest(OpApply); j != nil && j.Blocked && !j.PlanEnded && j.InputsHash == s.InputsHash && !remediation && !s.ApprovedPlan {
 		if j.PlanHash != "" {
-			return wait(ReasonAwaitingApproval, ApprovalRequeue)
+			return wait(ReasonAwaitingApproval, s.Timing.Approval)
 		}
 		// The runner reported no plan to approve: nothing can release it
 		// but another guarded apply, after RetryMax.
@@ -343,7 +345,7 @@ func (s Snapshot) apply(r Reason, remediation bool) Decision {
 // withBackoff replaces a due Job with a wait while its operation backs off:
 // after n consecutive failures, min(1m*2^(n-1), 10m) from the newest
 // failure's finish, and 10m as soon as n reaches the failed history limit
-// (1m is Timing.RetryBase when set).
+// (1m is Timing.RetryBase when set). s.Timing is Effective (Decide).
 func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 	n, last := s.ConsecutiveFailures(op)
 	if n == 0 {
@@ -351,7 +353,7 @@ func (s Snapshot) withBackoff(op Operation, d Decision) Decision {
 	}
 	delay := RetryMax
 	if n < s.failedLimit() {
-		delay = min(s.Timing.retryBase()<<(n-1), RetryMax)
+		delay = min(s.Timing.RetryBase<<(n-1), RetryMax)
 	}
 	if due := last.Add(delay); s.Now.Before(due) {
 		return wait(Backoff(d.Reason), due.Sub(s.Now))

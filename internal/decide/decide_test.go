@@ -150,6 +150,19 @@ func TestDecide(t *testing.T) {
 			s.Deleting, s.Timing.RetryBase = true, 10*time.Second
 			s.History = append(s.History, failed(OpDestroy, 50*time.Second), failed(OpDestroy, 5*time.Second))
 		}, wait(Backoff(ReasonDeleting), 15*time.Second)},
+		{"a shorter gate requeue is the dependents' wait", func(s *Snapshot) {
+			s.Deleting, s.Dependents, s.Timing.Gate = true, 1, 3*time.Second
+		}, wait(ReasonDependentsExist, 3*time.Second)},
+		{"a shorter state requeue is a held state's wait", func(s *Snapshot) { s.State, s.Timing.State = StateRetained, 4*time.Second },
+			wait(ReasonRetainedStateFound, 4*time.Second)},
+		{"a shorter active-Job requeue is a running Job's wait", func(s *Snapshot) { s.JobActive, s.Timing.ActiveJob = true, 5*time.Second },
+			wait(ReasonJobActive, 5*time.Second)},
+		{"a shorter policy requeue is an invalid policy's hold", func(s *Snapshot) {
+			s.InputsHash, s.PolicyInvalid, s.Timing.Policy = "h2:b", true, 6*time.Second
+		}, held(OpApply, ReasonJobPolicyInvalid, 6*time.Second)},
+		{"a shorter approval requeue is a pending plan's wait", func(s *Snapshot) {
+			s.Manual, s.Plan, s.InputsHash, s.Timing.Approval = true, PlanPending, "h2:b", 7*time.Second
+		}, wait(ReasonPlanAwaitingApproval, 7*time.Second)},
 		{"destroy retries forever at 10 minutes", func(s *Snapshot) {
 			s.Deleting = true
 			for i := range 5 {

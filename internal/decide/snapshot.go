@@ -192,16 +192,34 @@ type Snapshot struct {
 }
 
 // Timing holds the table's durations a manager may shorten (tests do);
-// a zero value is the documented default.
+// a zero field is its documented default (Effective).
 type Timing struct {
 	// RetryBase is the backoff after a first failure, doubling with each
 	// further one up to RetryMax (RetryBase when 0).
 	RetryBase time.Duration
+	// The look-again intervals of the waits that never back off: a Job
+	// running (ActiveJobRequeue when 0), a gate that frees by itself
+	// (GateRequeue), a state held (StateRequeue), an approval
+	// (ApprovalRequeue), what only a change fixes (PolicyRequeue) and a
+	// Job slot (SlotRequeue, before its jitter). Each is a backstop: the
+	// event a wait is for (a Job finished, a lease released, a slot
+	// freed, an approval) wakes it sooner.
+	ActiveJob, Gate, State, Approval, Policy, Slot time.Duration
 }
 
-func (t Timing) retryBase() time.Duration {
-	if t.RetryBase > 0 {
-		return t.RetryBase
+// Effective is t with each zero or negative field set to its default.
+func (t Timing) Effective() Timing {
+	or := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
 	}
-	return RetryBase
+	or(&t.RetryBase, RetryBase)
+	or(&t.ActiveJob, ActiveJobRequeue)
+	or(&t.Gate, GateRequeue)
+	or(&t.State, StateRequeue)
+	or(&t.Approval, ApprovalRequeue)
+	or(&t.Policy, PolicyRequeue)
+	or(&t.Slot, SlotRequeue)
+	return t
 }

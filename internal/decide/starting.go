@@ -64,28 +64,29 @@ const SlotRequeue = 15 * time.Second
 // Stopped is the wait of d, a Job the table decided, that o stops as it
 // starts; uid is the object's, for the jitter of a slot's wait. The wait
 // keeps d's operation. What a change fixes (a runtime that cannot keep
-// the state, a Job the API server refuses) looks again after
-// PolicyRequeue; a Job slot after SlotRequeue and its jitter; the rest,
-// gates that free by themselves, after GateRequeue.
-func Stopped(d Decision, o Obstacle, uid string) Decision {
-	w := Decision{Action: ActionWait, Op: d.Op, Requeue: GateRequeue, Evacuate: d.Evacuate}
+// the state, a Job the API server refuses) looks again after t's Policy;
+// a Job slot after its Slot and jitter; the rest, gates that free by
+// themselves, after its Gate (t's zero fields are the defaults).
+func Stopped(d Decision, o Obstacle, uid string, t Timing) Decision {
+	t = t.Effective()
+	w := Decision{Action: ActionWait, Op: d.Op, Requeue: t.Gate, Evacuate: d.Evacuate}
 	switch o {
 	case ObstacleCredentials:
 		w.Reason = ReasonIdentityNotAllowed
 	case ObstacleRuntimeRefused:
-		w.Reason, w.Requeue = ReasonRuntimeCannotKeepState, PolicyRequeue
+		w.Reason, w.Requeue = ReasonRuntimeCannotKeepState, t.Policy
 	case ObstacleRuntimeUnknown:
 		w.Reason = ReasonRuntimeNotKnown
 	case ObstacleHomePodRuns, ObstacleRunLeaseBusy:
 		w.Reason = ReasonWaitingForRunLease
 	case ObstacleNoJobSlot:
-		w.Reason, w.Requeue = ReasonWaitingForJobSlot, SlotRequeue+Jitter(uid, SlotRequeue)
+		w.Reason, w.Requeue = ReasonWaitingForJobSlot, t.Slot+Jitter(uid, t.Slot)
 	case ObstacleClusterOperation:
 		w.Reason = ReasonWaitingForClusterOperation
 	case ObstacleMachineOperations:
 		w.Reason = ReasonWaitingForMachineOps
 	case ObstacleJobRefused:
-		w.Reason, w.Requeue = ReasonJobRefused, PolicyRequeue
+		w.Reason, w.Requeue = ReasonJobRefused, t.Policy
 	case ObstacleEvacuationHeld:
 		// Only a destroy is evacuated.
 		w.Op, w.Reason = OpDestroy, ReasonNamespaceTerminating

@@ -26,9 +26,9 @@ func gated(op decide.Operation) bool {
 // ClusterGate is the cluster operation gate (writer preference, write
 // before read on both sides): a TerraformCluster's apply, destroy or
 // restore never overlaps one of its machines' or pools'. It runs after the
-// run lease is taken; a reason of "" means go, else the wait reason and
+// run lease is taken; no obstacle means go, else what stops the Job and
 // why.
-func (k Keeper) ClusterGate(ctx context.Context, s Subject, jobName string, op decide.Operation, now time.Time) (reason, why string, err error) {
+func (k Keeper) ClusterGate(ctx context.Context, s Subject, jobName string, op decide.Operation, now time.Time) (o decide.Obstacle, why string, err error) {
 	// An evacuated destroy passes: no other Job of the cluster starts in
 	// a namespace being deleted, and its own wait for the dependents
 	// orders a cluster's destroy after theirs.
@@ -39,7 +39,7 @@ func (k Keeper) ClusterGate(ctx context.Context, s Subject, jobName string, op d
 	if s.HasDependents {
 		ok, msg, err := k.acquire(ctx, s, name, "cluster", jobName, op, now)
 		if err != nil || !ok {
-			return infrav1.WaitingForRunLeaseReason, msg, err
+			return decide.ObstacleRunLeaseBusy, msg, err
 		}
 		busy, err := k.machineOperations(ctx, s, now)
 		if err != nil || len(busy) == 0 {
@@ -47,7 +47,7 @@ func (k Keeper) ClusterGate(ctx context.Context, s Subject, jobName string, op d
 		}
 		// Both leases stay held: machines see the cluster operation coming.
 		shown := busy[:min(len(busy), 5)]
-		return infrav1.WaitingForMachineOperationsReason,
+		return decide.ObstacleMachineOperations,
 			fmt.Sprintf("The %s waits for %d machine and pool operations of cluster %s to finish: %s", op, len(busy), s.ClusterName, strings.Join(shown, ", ")), nil
 	}
 	lease := &coordinationv1.Lease{}
@@ -68,7 +68,7 @@ func (k Keeper) ClusterGate(ctx context.Context, s Subject, jobName string, op d
 	if err := k.release(ctx, s, RunLeaseName(s.suffix()), jobName); err != nil {
 		return "", "", err
 	}
-	return infrav1.WaitingForClusterOperationReason,
+	return decide.ObstacleClusterOperation,
 		fmt.Sprintf("The %s waits for the operation of cluster %s (Job %s) to finish", op, s.ClusterName, holder), nil
 }
 

@@ -38,7 +38,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
 		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, PendingPlan: p.pendingPlan() != nil, Manual: p.manual(), Plan: p.planStatus(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
-		Timing:                 decide.Timing{RetryBase: p.e.Options.RetryBase},
+		Timing:                 p.e.Options.Timing,
 		Schedule: decide.Schedule{
 			UID: string(p.obj.GetUID()), CreatedAt: p.obj.GetCreationTimestamp().Time,
 			DriftInterval: p.eff.DriftInterval, MembershipInterval: p.eff.MembershipInterval,

@@ -50,7 +50,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 			}
 		}
 	}
-	if started || p.now.Sub(j.CreationTimestamp.Time) < StuckJobAge {
+	if started || p.now.Sub(j.CreationTimestamp.Time) < p.e.Options.stuckJobAge() {
 		return nil
 	}
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}, &corev1.Secret{})

@@ -62,13 +62,29 @@ type Options struct {
 	// leaseDurationSeconds, the backstop). No flag sets them; tests
 	// shorten them.
 	HolderGrace, HolderLeaseDuration time.Duration
-	// RetryBase is the backoff after a Job's first failure, doubling up
-	// to 10 min (1 min when 0). No flag sets it; tests shorten it.
-	RetryBase time.Duration
+	// Timing holds the decision table's backoff base and look-again
+	// intervals (decide.Timing: each the documented default when 0). No
+	// flag sets them; tests shorten them.
+	Timing decide.Timing
+	// StuckJobAge is how old a Job whose pod never started must be before
+	// a missing per-run Secret makes it stuck (StuckJobAge when 0). No
+	// flag sets it; tests shorten it.
+	StuckJobAge time.Duration
 	// Evacuation lets a deleting object's destroy run in its evacuation
 	// namespace when its own namespace is being deleted (package
 	// evacuation). The manager sets it when it watches every namespace.
 	Evacuation bool
+}
+
+// timing is the effective Options.Timing.
+func (o Options) timing() decide.Timing { return o.Timing.Effective() }
+
+// stuckJobAge is the effective Options.StuckJobAge.
+func (o Options) stuckJobAge() time.Duration {
+	if o.StuckJobAge > 0 {
+		return o.StuckJobAge
+	}
+	return StuckJobAge
 }
 
 // imagePullGrace is the effective Options.ImagePullGrace.
@@ -261,7 +277,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if p.owner.NotReady != nil {
 		p.set(*p.owner.NotReady)
 		if !deleting {
-			return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
+			return ctrl.Result{RequeueAfter: p.e.Options.timing().Gate}, nil
 		}
 	}
 	if !deleting && !controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer()) {
@@ -343,7 +359,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 		if released, err := p.releaseOwnerless(ctx, deleting); released || err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
+		return ctrl.Result{RequeueAfter: p.e.Options.timing().ActiveJob}, nil
 	}
 	// Past the gate, a write needs the owner as the API server holds it.
 	ctx = p.armOwnerCheck(ctx)

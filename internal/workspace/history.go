@@ -40,7 +40,8 @@ func (p *pass) blockEnded(fj decide.FinishedJob) bool {
 		}
 	}
 	if left := decide.ActiveJobRequeue - p.now.Sub(fj.FinishedAt); left >= 0 {
-		// Not found yet: this pass looks again once the minute is over,
+		// Not found yet: this pass looks again once the minute is over
+		// (a grace, not a requeue: Options.Timing does not shorten it),
 		// even if it decides nothing is due (a settled pass is skipped
 		// until its requeue).
 		p.lookAgainIn(left + time.Second)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/pkg/state"
@@ -15,16 +13,16 @@ import (
 // labelTimeout bounds the registry read of one pass.
 const labelTimeout = 10 * time.Second
 
-// runtimeRefusal says why the op Job of image img must not run: the
+// runtimeRefusal says what stops the op Job of image img, and why: the
 // image's runtime keeps the state in one Secret (io.captf.runtime=tofu)
-// and the object's state does not fit one (status False); or the image is
-// another than the one last applied and its labels cannot be read, so
-// that nothing says it can (status Unknown, retried). The labels are read,
-// with the object's image pull Secrets, only for such a state; "" lets the
-// Job run. Only an apply or a plan runs the image of the spec on this
+// and the object's state does not fit one (ObstacleRuntimeRefused); or
+// the image is another than the one last applied and its labels cannot be
+// read, so that nothing says it can (ObstacleRuntimeUnknown, retried). The
+// labels are read, with the object's image pull Secrets, only for such a
+// state; no obstacle lets the Job run. Only an apply or a plan runs the image of the spec on this
 // state: the others run the one recorded with it, and a restore pushes a
 // backup (the runner checks it).
-func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img string) (string, metav1.ConditionStatus, error) {
+func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img string) (decide.Obstacle, string, error) {
 	if p.e.Images == nil || (op != decide.OpApply && op != decide.OpPlan) {
 		return "", "", nil
 	}
@@ -48,11 +46,11 @@ func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img stri
 	}
 	switch {
 	case err == nil && labels[imagemeta.LabelRuntime] == imagemeta.RuntimeTofu:
-		return state.OneSecretRefusal(img, bytes, pieces), metav1.ConditionFalse, nil
+		return decide.ObstacleRuntimeRefused, state.OneSecretRefusal(img, bytes, pieces), nil
 	case err != nil && applied != "" && applied != img:
-		return fmt.Sprintf("Could not read the labels of image %s (%s) to check that its runtime can keep this object's state (%.2f MiB compressed, more than OpenTofu keeps); "+
+		return decide.ObstacleRuntimeUnknown, fmt.Sprintf("Could not read the labels of image %s (%s) to check that its runtime can keep this object's state (%.2f MiB compressed, more than OpenTofu keeps); "+
 			"the %s waits and retries. Make the image's io.captf.runtime label readable (spec.jobs.imagePullSecrets), or go back to image %s",
-			img, err, float64(bytes)/(1<<20), op, applied), metav1.ConditionUnknown, nil
+			img, err, float64(bytes)/(1<<20), op, applied), nil
 	}
 	return "", "", nil
 }

@@ -30,7 +30,7 @@ import (
 // (decide.Stopped), on the operation's condition with msg; a gate's wait
 // is announced by an event too, once per wait.
 func (p *pass) stopped(d decide.Decision, o decide.Obstacle, msg string) (ctrl.Result, error) {
-	w := decide.Stopped(d, o, string(p.obj.GetUID()))
+	w := decide.Stopped(d, o, string(p.obj.GetUID()), p.e.Options.Timing)
 	for _, c := range conditions.Wait(w, conditions.WaitFacts{Message: msg}) {
 		if o.Announced() {
 			p.waitEvent(c.Reason, msg)
@@ -38,14 +38,6 @@ func (p *pass) stopped(d decide.Decision, o decide.Obstacle, msg string) (ctrl.R
 		p.report(c)
 	}
 	return ctrl.Result{RequeueAfter: w.Requeue}, nil
-}
-
-// gateObstacle is the obstacle of each wait reason the cluster operation
-// gate returns (gates.Keeper.ClusterGate).
-var gateObstacle = map[string]decide.Obstacle{
-	infrav1.WaitingForRunLeaseReason:          decide.ObstacleRunLeaseBusy,
-	infrav1.WaitingForClusterOperationReason:  decide.ObstacleClusterOperation,
-	infrav1.WaitingForMachineOperationsReason: decide.ObstacleMachineOperations,
 }
 
 // runInputs are the files, hash and image of one run.
@@ -131,15 +123,11 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	if !p.creds.Ready || !p.rbacReady {
 		// The runner RBAC of the identity checked just above (a live
 		// object's own credentials are an admission row of Decide).
-		return ctrl.Result{RequeueAfter: decide.GateRequeue}, nil
+		return ctrl.Result{RequeueAfter: p.e.Options.timing().Gate}, nil
 	}
-	if msg, status, err := p.runtimeRefusal(ctx, op, in.image); err != nil || msg != "" {
+	if o, msg, err := p.runtimeRefusal(ctx, op, in.image); err != nil || o != "" {
 		if err != nil {
 			return ctrl.Result{}, err
-		}
-		o := decide.ObstacleRuntimeRefused
-		if status == metav1.ConditionUnknown {
-			o = decide.ObstacleRuntimeUnknown
 		}
 		return p.stopped(d, o, msg)
 	}
@@ -173,11 +161,11 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return p.stopped(d, decide.ObstacleRunLeaseBusy, why)
 	}
 	crashpoint.Hit(crashpoint.AfterRunLease)
-	if reason, why, err := p.e.gates().ClusterGate(ctx, p.subject(), name, op, p.now); err != nil || reason != "" {
+	if o, why, err := p.e.gates().ClusterGate(ctx, p.subject(), name, op, p.now); err != nil || o != "" {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		return p.stopped(d, gateObstacle[reason], why)
+		return p.stopped(d, o, why)
 	}
 	policy := p.eff.Policy
 	policy.ServiceAccountName = p.runnerAccount()
@@ -326,7 +314,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	for _, c := range conditions.JobStarted(name, op, d.Reason == decide.ReasonNoState && (prov == nil || !*prov)) {
 		p.report(c)
 	}
-	return ctrl.Result{RequeueAfter: decide.ActiveJobRequeue}, nil
+	return ctrl.Result{RequeueAfter: p.e.Options.timing().ActiveJob}, nil
 }
 
 func firstMessage(conds []metav1.Condition) string {

@@ -123,7 +123,7 @@ func runManager() error {
 	// kubelet runs no pod after its deletion, so the tests that delete Jobs
 	// and pods, or plant a lock of a pod that never existed, wait
 	// milliseconds; the waits themselves are table-tested in the package.
-	built.Engine.Options.RetryBase = retryBase
+	built.Engine.Options.Timing.RetryBase = retryBase
 	built.Engine.Options.HolderGrace = holderWait
 	built.Engine.Options.HolderLeaseDuration = holderWait
 	mgr := built.Manager
