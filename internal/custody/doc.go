@@ -1,8 +1,20 @@
 // Package custody keeps an object's state Secrets, and what goes with them
 // (its state backups, inputs records and plan key), in the object's
 // custody: owned by it and protected by CAPTF's finalizer, backed up at
-// each new serial and pruned to the configured count. It writes only
-// those Secrets, knows the object only as their owner, and decides
-// nothing of the lifecycle: when to re-own, back up or prune is the
-// engine's (internal/workspace).
+// each new serial and pruned to the configured count. It owns:
+//   - ownership: which Secrets are the object's and lack its owner or
+//     protection (Unkept), and giving them back (Reown);
+//   - backups: listing, writing and pruning backup sets, and what
+//     status.stateBackups lists;
+//   - retained state: the Secrets deletionPolicy Retain hands to the user
+//     (Kept, Retain) and a recreated object adopts (Adopt, RetainedFrom);
+//   - restore requests: which backup captf.io/restore-state names
+//     (RestoreSerial, RestoreBackup);
+//   - the state lock: who holds it (ReadLock) and whether its holder, one
+//     of the object's Jobs, can still write (LockHolderDead, LockSince).
+//
+// It writes only those Secrets, reads the lock, and knows the object only
+// as their owner; it decides nothing of the lifecycle: when to re-own,
+// back up, prune, retain, adopt or restore is the engine's
+// (internal/workspace).
 package custody

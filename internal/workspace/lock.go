@@ -2,81 +2,18 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
-	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
-	"captf.io/captf/internal/gates"
-	"captf.io/captf/internal/jobs"
-	"captf.io/captf/pkg/state"
+	"captf.io/captf/internal/custody"
 )
 
-// LockInfoAnnotation is where the kubernetes backend records who holds
-// the state lock.
-const LockInfoAnnotation = "app.terraform.io/lock-info"
-
-// lockInfo is the backend's lock record.
-type lockInfo struct {
-	ID        string `json:"ID"`
-	Operation string `json:"Operation"`
-	Who       string `json:"Who"`
-	Created   string `json:"Created"`
-}
-
-// heldLock is a state lock found while no Job of the object runs.
-type heldLock struct {
-	id   string
-	info lockInfo
-	// pod is the pod the lock names as its holder ("" when the holder is
-	// not one of this object's Jobs).
-	pod string
-}
-
-// podOfHolder returns the pod name in a lock's Who (user@hostname) when the
-// hostname is a pod of one of the object's Jobs: its Job name pattern,
-// "-" and 5 characters.
-func podOfHolder(who, kind, name string) string {
-	host := who[strings.LastIndex(who, "@")+1:]
-	if jobs.PodPattern(state.KindShort(kind), name).MatchString(host) {
-		return host
-	}
-	return ""
-}
-
-// readLock reads the state lock Lease live: nil when nobody holds it.
-func (p *pass) readLock(ctx context.Context) (*heldLock, error) {
-	lease := &coordinationv1.Lease{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.runNamespace(), Name: state.LockLeaseName(p.suffix())}, lease)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
-	raw := lease.Annotations[LockInfoAnnotation]
-	if holder == "" && raw == "" {
-		return nil, nil
-	}
-	l := &heldLock{id: holder}
-	if json.Unmarshal([]byte(raw), &l.info) == nil {
-		if l.info.ID != "" {
-			l.id = l.info.ID
-		}
-		l.pod = podOfHolder(l.info.Who, p.role.Kind(), p.obj.GetName())
-	}
-	return l, nil
+// readLock reads the object's state lock live: nil when nobody holds it.
+func (p *pass) readLock(ctx context.Context) (*custody.Lock, error) {
+	return p.custody().ReadLock(ctx, p.runNamespace(), p.suffix(), p.role.Kind(), p.obj.GetName())
 }
 
 // checkLock runs while no Job of the object is active: a lock left by one
@@ -90,18 +27,18 @@ func (p *pass) checkLock(ctx context.Context) error {
 	if err != nil || l == nil {
 		return err
 	}
-	if l.pod != "" {
+	if l.Pod != "" {
 		dead, err := p.lockHolderDead(ctx, l)
 		if err != nil || !dead {
 			return err // its holder may still run: the lock is live
 		}
-		p.forceUnlock = l.id
+		p.forceUnlock = l.ID
 		return nil
 	}
 	if c := p.current(infrav1.StateReadableCondition); c != nil && c.Status == metav1.ConditionFalse && c.Reason != infrav1.StateLockedReason {
 		return nil // a hold (lost, corrupt, retained, ...) says more than a lock
 	}
-	p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
+	p.report(conditions.StateLocked(l.Info.Who, l.Info.Operation, l.Info.Created))
 	return nil
 }
 
@@ -126,68 +63,14 @@ func (p *pass) checkForeignLock(ctx context.Context) error {
 	case err != nil:
 		ctrl.LoggerFrom(ctx).Error(err, "Reading the state lock again while a Job runs")
 		p.report(*c)
-	case l != nil && l.pod == "":
-		p.report(conditions.StateLocked(l.info.Who, l.info.Operation, l.info.Created))
+	case l != nil && l.Pod == "":
+		p.report(conditions.StateLocked(l.Info.Who, l.Info.Operation, l.Info.Created))
 	}
 	return nil
 }
 
-// lockHolderDead reads the pod a lock of one of the object's Jobs names,
-// that Job and the run lease, live, and decides with gates.HolderDead.
-func (p *pass) lockHolderDead(ctx context.Context, l *heldLock) (bool, error) {
-	ns := p.runNamespace()
-	var pods []corev1.Pod
-	pod := &corev1.Pod{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.pod}, pod); err == nil {
-		pods = append(pods, *pod)
-	} else if !apierrors.IsNotFound(err) {
-		return false, err
-	}
-	if gates.HolderRuns(nil, pods) {
-		return false, nil
-	}
-	jobName := l.pod[:strings.LastIndex(l.pod, "-")] // podOfHolder checked the Job name and suffix
-	job := &batchv1.Job{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobName}, job); apierrors.IsNotFound(err) {
-		job = nil
-	} else if err != nil {
-		return false, err
-	}
-	lease := &coordinationv1.Lease{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: gates.RunLeaseName(p.suffix())}, lease); apierrors.IsNotFound(err) {
-		lease = nil
-	} else if err != nil {
-		return false, err
-	}
-	deadline := p.eff.Policy.ActiveDeadlineSeconds
-	if job != nil && job.Spec.ActiveDeadlineSeconds != nil {
-		deadline = *job.Spec.ActiveDeadlineSeconds
-	}
-	since, duration := lockSince(l.info, lease, jobName, deadline)
-	return gates.HolderDead(pods, since, p.now, p.e.gates().Options.HolderWait(job, duration)), nil
-}
-
-// lockSince is when the holder of a lock, a pod of Job jobName, was last
-// known alive, and the lease duration to wait out after that: the later of
-// the lock's creation and the run lease's renewal while the lease still
-// names that Job (with its duration); without such a lease, the backstop
-// of the Job's deadline. A zero time: nothing says, and the lock is never
-// taken to be stale (the stale-lock runbook unlocks it by hand).
-func lockSince(info lockInfo, runLease *coordinationv1.Lease, jobName string, deadline int64) (time.Time, time.Duration) {
-	since, _ := time.Parse(time.RFC3339Nano, info.Created)
-	duration := time.Duration(gates.Backstop(deadline)) * time.Second
-	if runLease == nil || ptr.Deref(runLease.Spec.HolderIdentity, "") != jobName {
-		return since, duration
-	}
-	renewed := runLease.CreationTimestamp.Time
-	if runLease.Spec.RenewTime != nil {
-		renewed = runLease.Spec.RenewTime.Time
-	}
-	if renewed.After(since) {
-		since = renewed
-	}
-	if d := runLease.Spec.LeaseDurationSeconds; d != nil {
-		duration = time.Duration(*d) * time.Second
-	}
-	return since, duration
+// lockHolderDead: the holder of l, one of the object's Jobs, can no
+// longer write (custody.Keeper.LockHolderDead).
+func (p *pass) lockHolderDead(ctx context.Context, l *custody.Lock) (bool, error) {
+	return p.custody().LockHolderDead(ctx, p.runNamespace(), p.suffix(), l, p.eff.Policy.ActiveDeadlineSeconds, p.now, p.e.gates().Options)
 }

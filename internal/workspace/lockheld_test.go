@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
@@ -37,8 +38,8 @@ func TestForeignLockReleasedDuringAJob(t *testing.T) {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: state.LockLeaseName(suffix)}}
 	lock := func(id, who string) {
 		t.Helper()
-		info, _ := json.Marshal(lockInfo{ID: id, Operation: "OperationTypeApply", Who: who, Created: "2026-12-05T01:00:00Z"})
-		lease.Annotations = map[string]string{LockInfoAnnotation: string(info)}
+		info, _ := json.Marshal(custody.LockInfo{ID: id, Operation: "OperationTypeApply", Who: who, Created: "2026-12-05T01:00:00Z"})
+		lease.Annotations = map[string]string{custody.LockInfoAnnotation: string(info)}
 		lease.Spec.HolderIdentity = ptr.To(id)
 		var err error
 		if lease.ResourceVersion == "" {

@@ -2,13 +2,13 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/metrics"
 )
 
@@ -38,29 +38,23 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 		}
 		return nil
 	}
-	notFound := func(format string, args ...any) {
-		p.set(metav1.Condition{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.RestoreBackupNotFoundReason,
-			Message: fmt.Sprintf(format, args...)})
+	notFound := func(msg string) {
+		p.set(metav1.Condition{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.RestoreBackupNotFoundReason, Message: msg})
 	}
-	serial, err := strconv.ParseInt(value, 10, 64)
-	if err != nil || serial < 1 {
-		notFound("%s=%q is not a state serial; set it to one of status.stateBackups[].serial", infrav1.RestoreStateAnnotation, value)
-		return nil
-	}
-	if serial == p.w.Status.LastRestoredSerial {
+	serial, msg := custody.RestoreSerial(value, p.w.Status.LastRestoredSerial)
+	if serial == 0 {
+		if msg != "" {
+			notFound(msg)
+		}
 		return nil
 	}
 	sets, err := p.readBackups(ctx)
 	if err != nil {
 		return err
 	}
-	for i := range sets {
-		if sets[i].Serial == serial && sets[i].Complete {
-			p.restore = &sets[i]
-			return nil
-		}
+	if p.restore, msg = custody.RestoreBackup(sets, serial); p.restore == nil {
+		notFound(msg)
 	}
-	notFound("No complete state backup has serial %d; status.stateBackups lists the ones that can be restored", serial)
 	return nil
 }
 
