@@ -5,14 +5,26 @@
 // exactly one Job, or waits, or releases) and writes the status.
 //
 // What the engine does not own lives in the rooms it calls:
-//   - internal/decide: the pure decision and schedule tables;
+//   - internal/decide: the pure decision, schedule, chore and start-time
+//     wait tables, and the durations a manager may shorten (Timing);
+//   - internal/conditions: the pure rules of what a pass reports;
 //   - internal/roles: what differs between the kinds (owner, inputs,
 //     outputs, the after-step, the kind's own status, machine
-//     remediation), asked, never branched on;
+//     remediation), asked as capabilities, never branched on;
 //   - internal/gates: the run lease, the cluster operation gate, the Job
 //     slots and when a lease or lock holder is dead;
+//   - internal/custody: the state Secrets' ownership, backups, retained
+//     state and its adoption, restore requests and the state lock;
+//   - internal/approvals: the TerraformPlan lifecycle;
+//   - internal/protection: the finalizer that keeps a destroy's Secrets;
 //   - internal/jobs: the Job builders and the readers of an object's Job
 //     history;
 //   - internal/records, internal/inputs, internal/credentials,
 //     internal/runnerrbac, internal/evacuation, pkg/state.
+//
+// What stays here is the pass itself: observing into the snapshot
+// (observe.go, the Job, state, inputs and credentials readers), the
+// chores (chores.go), acting on the decision (act.go, start.go), the
+// bookkeeping of finished Jobs (bookkeep.go) and the one status patch
+// (status.go).
 package workspace
