@@ -62,6 +62,17 @@ var NoApplyYet = metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Stat
 var NotBlocked = metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionFalse, Reason: infrav1.NotBlockedReason,
 	Message: "No TerraformMachine or TerraformMachinePool holds the deletion"}
 
+// DeletionBlocked is what the count of a deleting cluster's machines and
+// pools says, names being theirs (machines first): NotBlocked when there
+// are none, else DependentsExist naming the first six.
+func DeletionBlocked(names []string) metav1.Condition {
+	if len(names) == 0 {
+		return NotBlocked
+	}
+	return metav1.Condition{Type: infrav1.DeletionBlockedCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependentsExistReason,
+		Message: fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", len(names), strings.Join(names[:min(len(names), 6)], ", "))}
+}
+
 // FirstVisit are the conditions an object carries from its first pass, at
 // their starting values, until a pass sets them otherwise (dependents: a
 // kind whose deletion waits for others, which also reports

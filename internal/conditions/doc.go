@@ -9,6 +9,9 @@
 //   - whether the state can be read (StateReadable, StateLocked);
 //   - what a drift check and the applies after it report (DriftDetected);
 //   - which changes of a condition emit an event (Transitions);
+//   - how each condition type goes from one pass to the next (Owner): a
+//     fact of one step of the pass, said by every pass that runs the
+//     step, a record kept until a newer one, or the summary;
 //   - Ready's summary of the others, the condition each operation reports
 //     on, and the conditions of a first visit.
 //

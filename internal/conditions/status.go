@@ -17,6 +17,10 @@ type Pass struct {
 	// Dropped are the types the pass found absent again (a live report
 	// that ended had covered no condition), unless it reported them.
 	Dropped []string
+	// Ran are the steps the pass ran, when it completed (a pass that
+	// failed vouches for none): a type one of them owns (Owner) that the
+	// pass did not say goes.
+	Ran []Step
 	// FromState is what ApplyJobSucceeded says where no Job reported one
 	// (the state vouches for the current inputs, or NoApplyYet).
 	FromState metav1.Condition
@@ -38,9 +42,13 @@ type Pass struct {
 //   - ApplyJobSucceeded, while absent or NoApplyYet and not reported,
 //     says what the state vouches for (FromState);
 //   - a type the object never had takes its first-visit value;
+//   - a type a step owns (Owner) that the step ran (Ran) without saying
+//     goes: no fact carries over a pass that computed it again;
 //   - every other type keeps its previous value: a record (a Job's
-//     result) or a fact the pass did not reach (it stopped before the
-//     step that reports it: paused, waiting for its owner, failed);
+//     outcome, a drift finding, InputsApplied's verdict) until a newer
+//     one, or a fact whose step the pass did not run (it stopped before:
+//     paused, waiting for its owner, failed; or the step does not run
+//     then: the state is not read while a Job runs);
 //   - Ready summarises them.
 //
 // Every condition says it was looked at for Generation. New types are
@@ -73,6 +81,13 @@ func Status(in Pass) []metav1.Condition {
 		if unset(c.Type) {
 			set(c)
 		}
+	}
+	var have []string
+	for _, c := range out {
+		have = append(have, c.Type)
+	}
+	for _, t := range unsaid(have, in.Ran, reported) {
+		meta.RemoveStatusCondition(&out, t)
 	}
 	set(Ready(out, ReadyInputs(in.Provisioned, in.ReadyFollowsApplies)))
 	for i := range out {

@@ -79,6 +79,32 @@ func TestStatus(t *testing.T) {
 				infrav1.ApplyJobSucceededCondition: "True/" + infrav1.ApplySucceededReason},
 		},
 		{
+			name: "a fact whose step ran and did not say it goes; one whose step did not run stays",
+			in: Pass{Previous: []metav1.Condition{identity, healthy, c(infrav1.StateReadableCondition, "True", infrav1.StateReadReason)},
+				Ran: []Step{StepCredentials, StepLifecycle}},
+			want: map[string]string{infrav1.IdentityAllowedCondition: "", infrav1.InfrastructureHealthyCondition: "True/Running",
+				infrav1.StateReadableCondition: "True/" + infrav1.StateReadReason},
+		},
+		{
+			name:        "a step that ran and said its fact: the fact, its transition kept when unchanged",
+			in:          Pass{Previous: []metav1.Condition{identity}, Reported: []metav1.Condition{report(identity)}, Ran: []Step{StepCredentials}},
+			want:        map[string]string{infrav1.IdentityAllowedCondition: "False/" + infrav1.IdentityNotFoundReason},
+			transitions: map[string]metav1.Time{infrav1.IdentityAllowedCondition: then},
+		},
+		{
+			name: "records stay whatever ran; a type not a workload's stays",
+			in: Pass{Previous: []metav1.Condition{failed, c(infrav1.InputsAppliedCondition, "False", "InputsNotApplied"), c("ExampleDotComReady", "True", "Fine")},
+				Ran: []Step{StepLifecycle, StepInputs, StepCredentials, StepRunnerRBAC, StepState, StepOutputs, StepDependents, StepOwnerSync}},
+			want: map[string]string{infrav1.ApplyJobSucceededCondition: "False/" + infrav1.ApplyFailedReason, infrav1.InputsAppliedCondition: "False/InputsNotApplied",
+				"ExampleDotComReady": "True/Fine"},
+		},
+		{
+			name: "a first-visit value of a step that ran unsaid goes too",
+			in:   Pass{FromState: NoApplyYet, Ran: []Step{StepOutputs}},
+			want: map[string]string{infrav1.OutputsValidCondition: "", infrav1.InfrastructureHealthyCondition: "",
+				infrav1.DriftDetectedCondition: "Unknown/" + infrav1.DriftNotCheckedReason},
+		},
+		{
 			name: "a provisioned object's Ready follows its health, not its applies",
 			in:   Pass{Previous: []metav1.Condition{failed, healthy}, Provisioned: true},
 			want: map[string]string{infrav1.ReadyCondition: "True/" + infrav1.ReadyReason},

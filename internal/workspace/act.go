@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -191,6 +190,9 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	if p.creds, err = p.e.credentials(ctx, p.obj, ref); err != nil {
 		return fmt.Errorf("checking the identity: %w", err)
 	}
+	// A mirror due is written, and said, by the chore MirrorCredentials
+	// (or by startJob) in the same pass.
+	p.stepRan(conditions.StepCredentials)
 	for _, c := range p.creds.Conditions {
 		if c.Type != infrav1.CredentialsMirroredCondition || !p.creds.mirrorDue() {
 			p.set(c)
@@ -202,6 +204,11 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	p.binding, err = runnerrbac.Check(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
 	if !p.binding.Due() || !p.binding.Ready() {
 		p.set(p.binding.Condition())
+	}
+	if err == nil {
+		// A binding due is written, and said, by the chore BindRunner (or
+		// by startJob) in the same pass.
+		p.stepRan(conditions.StepRunnerRBAC)
 	}
 	p.rbacReady = p.binding.Ready()
 	return err
@@ -263,7 +270,7 @@ func (p *pass) waitMessage(d decide.Decision) string {
 	case decide.ReasonAwaitingApproval:
 		return p.blockedMessage()
 	case decide.ReasonDependentsExist:
-		return fmt.Sprintf("%d TerraformMachines and TerraformMachinePools of the cluster still exist: %s", p.dependents, strings.Join(p.dependentNames[:min(len(p.dependentNames), 6)], ", "))
+		return conditions.DeletionBlocked(p.dependentNames).Message
 	}
 	return ""
 }

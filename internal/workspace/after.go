@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"captf.io/captf/internal/apierr"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/roles"
 )
 
@@ -16,6 +17,7 @@ import (
 // fails the pass, which reports nothing of it).
 func (p *pass) afterStep(ctx context.Context) error {
 	step := p.role.After(p.obj, p.owner)
+	p.stepRan(conditions.StepOwnerSync)
 	if step.Patch != nil {
 		if err := p.e.client().Patch(ctx, step.Patch, client.MergeFrom(step.PatchBase)); err != nil {
 			// The step's conditions say the write did not happen, so that a

@@ -30,9 +30,13 @@ import (
 	"captf.io/captf/pkg/state"
 )
 
-// countDependents counts the machines and pools of a deleting cluster.
+// countDependents counts the machines and pools of a deleting cluster,
+// and says what holds its deletion (DeletionBlocked).
 func (p *pass) countDependents(ctx context.Context) error {
+	p.dependents, p.dependentNames = 0, nil
 	if p.owner.ClusterName == "" {
+		p.set(conditions.NotBlocked) // no Cluster: nothing of it to wait for
+		p.stepRan(conditions.StepDependents)
 		return nil
 	}
 	sel := client.MatchingLabels{infrav1.ClusterNameLabel: p.owner.ClusterName}
@@ -52,9 +56,8 @@ func (p *pass) countDependents(ctx context.Context) error {
 	for i := range pools.Items {
 		p.dependentNames = append(p.dependentNames, "TerraformMachinePool "+pools.Items[i].Name)
 	}
-	if p.dependents == 0 {
-		p.set(conditions.NotBlocked)
-	}
+	p.set(conditions.DeletionBlocked(p.dependentNames))
+	p.stepRan(conditions.StepDependents)
 	return nil
 }
 

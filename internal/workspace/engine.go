@@ -274,6 +274,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	for _, c := range conditions.Lifecycle(deleting, p.owner.Paused) {
 		p.set(c)
 	}
+	p.stepRan(conditions.StepLifecycle)
 	if p.owner.NotReady != nil {
 		p.set(*p.owner.NotReady)
 		if !deleting {

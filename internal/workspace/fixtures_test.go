@@ -31,7 +31,11 @@ func newCluster(t *testing.T, ns, name string, finalizers ...string) *infrav1.Te
 // written, what it observed is remembered.
 func endPass(p *pass, st *infrav1.WorkspaceStatus, ok bool) {
 	p.endLiveReports(st, ok)
-	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: conditions.NoApplyYet})
+	var ran []conditions.Step
+	if ok {
+		ran = p.ran
+	}
+	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, Ran: ran, FromState: conditions.NoApplyYet})
 	for _, f := range p.observations {
 		f()
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
@@ -60,14 +61,19 @@ func (p *pass) loadRecords(ctx context.Context) error {
 // immutable one not provisioned yet, and hashes them. What stops them is
 // reported on DependenciesReady (or ApplyJobSucceeded for the size cap).
 func (p *pass) buildInputs(ctx context.Context) error {
+	p.stepRan(conditions.StepInputs)
 	prov := p.w.Status.Initialization.Provisioned
 	if p.owner.NotReady != nil {
-		return nil // nothing to build from
+		return nil // nothing to build from: the owner's problem is said (engine.go)
 	}
 	if !p.role.Mutable() && prov != nil && *prov {
 		// Nothing to build: its inputs were rendered once. An owner
-		// problem it reported since (engine.go) is over.
-		if c := p.current(infrav1.DependenciesReadyCondition); c != nil && c.Status != metav1.ConditionTrue {
+		// problem it reported since (engine.go) is over; a True stays as
+		// it was said.
+		switch c := p.current(infrav1.DependenciesReadyCondition); {
+		case c != nil && c.Status == metav1.ConditionTrue:
+			p.set(*c)
+		default:
 			p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
 				Message: "Its owners are there; its inputs were rendered when it was provisioned"})
 		}

@@ -143,6 +143,7 @@ func (p *pass) observeState(ctx context.Context) error {
 	if len(chores) == 0 {
 		p.retained = true
 		p.set(conditions.StateReadable(conditions.StateFacts{Secret: state.SecretName(p.suffix()), RetainedFrom: p.retainedFrom()}))
+		p.stepRan(conditions.StepState)
 		return nil
 	}
 	if err := p.doEach(ctx, chores); err != nil {
@@ -196,6 +197,7 @@ func (p *pass) readState(ctx context.Context) error {
 		f.Unreadable = string(reason)
 	}
 	p.set(conditions.StateReadable(f))
+	p.stepRan(conditions.StepState)
 	return nil
 }
 

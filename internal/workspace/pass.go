@@ -116,12 +116,20 @@ type pass struct {
 	backupSecrets []corev1.Secret
 
 	conds []metav1.Condition
+	// ran are the steps that own condition types the pass ran
+	// (conditions.Owner): a type one of them owns and the pass did not
+	// say goes, once the pass completed.
+	ran []conditions.Step
 	// dropped are the condition types the pass removes (endLiveReports).
 	dropped []string
 	events  []conditions.Event
 	// observations record metrics once the status patch succeeded.
 	observations []func()
 }
+
+// stepRan notes that the pass ran step s, which says the condition types
+// it owns (conditions.Owner).
+func (p *pass) stepRan(s conditions.Step) { p.ran = append(p.ran, s) }
 
 // observe queues a metrics observation for after the status patch.
 func (p *pass) observe(f func()) { p.observations = append(p.observations, f) }

@@ -21,21 +21,26 @@ var (
 // restoreRequest reads captf.io/restore-state: the complete backup to
 // restore, or nothing. A request for a serial without a complete backup
 // is reported and starts nothing; a serial already consumed (restored or
-// failed) is never tried again.
+// failed) is never tried again. What an earlier request's backup not
+// found said goes once the request is another: a request that names a
+// backup found, or one consumed already.
 func (p *pass) restoreRequest(ctx context.Context) error {
 	p.restore = nil
+	notFoundBefore := func() {
+		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason {
+			p.dropped = append(p.dropped, infrav1.RestoreJobSucceededCondition)
+		}
+	}
 	value, ok := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
 	if !ok {
 		// Removing the request of a failed restore re-arms its serial: set
 		// it again to retry. A success removed it itself and stays recorded.
 		// A request for a backup that was not found said nothing of a
 		// restore: withdrawn, it goes.
-		switch c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); {
-		case c != nil && c.Reason == infrav1.RestoreFailedReason:
+		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreFailedReason {
 			p.w.Status.LastRestoredSerial = 0
-		case c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason:
-			p.dropped = append(p.dropped, infrav1.RestoreJobSucceededCondition)
 		}
+		notFoundBefore()
 		return nil
 	}
 	notFound := func(msg string) {
@@ -45,6 +50,8 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 	if serial == 0 {
 		if msg != "" {
 			notFound(msg)
+		} else {
+			notFoundBefore()
 		}
 		return nil
 	}
@@ -54,6 +61,8 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 	}
 	if p.restore, msg = custody.RestoreBackup(sets, serial); p.restore == nil {
 		notFound(msg)
+	} else {
+		notFoundBefore()
 	}
 	return nil
 }

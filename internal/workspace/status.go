@@ -20,6 +20,7 @@ import (
 // provisioned: an apply succeeded (the state carries its inputs hash), the
 // outputs are valid and the health is not pending.
 func (p *pass) applyOutputs() {
+	p.stepRan(conditions.StepOutputs)
 	c := p.role.Outputs(p.obj, p.owner, p.st)
 	p.contract = c
 	// A new reading is a new serial or a succeeded apply, refresh or drift
@@ -27,9 +28,6 @@ func (p *pass) applyOutputs() {
 	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || p.newSample
 	for _, cond := range c.Conditions() {
 		if cond.Type == infrav1.InfrastructureHealthyCondition {
-			if p.active != nil && p.stateInputsHash() == "" {
-				continue // Provisioning stays until the first apply finishes
-			}
 			cond = p.providerIDHealth(cond, c, newReading)
 			p.countSample(cond, newReading)
 		}
@@ -83,7 +81,11 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	st := p.w.Status
 	p.endLiveReports(st, ok)
 	prov := st.Initialization.Provisioned
-	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, FromState: p.applyFromState(ok),
+	var ran []conditions.Step
+	if ok {
+		ran = p.ran
+	}
+	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, Ran: ran, FromState: p.applyFromState(ok),
 		Dependents: p.caps().Dependents, Provisioned: prov != nil && *prov, ReadyFollowsApplies: p.caps().ReadyFollowsApplies,
 		Generation: gen, Now: metav1.NewTime(p.now)})
 	st.ObservedGeneration = gen

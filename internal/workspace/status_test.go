@@ -354,6 +354,71 @@ func TestWithdrawnRestoreRequest(t *testing.T) {
 	}
 }
 
+// TestAnotherRestoreRequestEndsTheBackupNotFound: a request whose backup
+// was not found said so; once the request names a serial restored already
+// (or a backup that is found), that stale "not found" goes, where it used
+// to stay until a restore Job reported. A request still not a serial says
+// so again.
+func TestAnotherRestoreRequestEndsTheBackupNotFound(t *testing.T) {
+	for value, drops := range map[string]bool{"4": true, "latest": false} {
+		t.Run(value, func(t *testing.T) {
+			tc := &infrav1.TerraformCluster{}
+			tc.Annotations = map[string]string{infrav1.RestoreStateAnnotation: value}
+			tc.Status.LastRestoredSerial = 4
+			tc.Status.Conditions = []metav1.Condition{{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.RestoreBackupNotFoundReason,
+				Message: "No complete state backup has serial 9; status.stateBackups lists the ones that can be restored"}}
+			p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
+			if err := p.restoreRequest(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			endPass(p, &tc.Status.WorkspaceStatus, true)
+			c := meta.FindStatusCondition(tc.Status.Conditions, infrav1.RestoreJobSucceededCondition)
+			switch {
+			case drops && c != nil:
+				t.Errorf("restore-state=%s: RestoreJobSucceeded still says %q", value, c.Message)
+			case !drops && (c == nil || c.Reason != infrav1.RestoreBackupNotFoundReason || !strings.Contains(c.Message, `"latest" is not a state serial`)):
+				t.Errorf("restore-state=%s: RestoreJobSucceeded = %+v, want what this request lacks", value, c)
+			}
+		})
+	}
+}
+
+// TestDeletionBlockedSaysWhatWasCounted: a deleting cluster's count of
+// its machines and pools says what holds the deletion, whatever the pass
+// decides next (a Job of its own may still run, so that the table waits
+// for it before the dependents). DeletionBlocked used to keep saying
+// NotBlocked then, machines there or not.
+func TestDeletionBlockedSaysWhatWasCounted(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	tc := newCluster(t, "blocked-count", "c")
+	tc.Status.Conditions = []metav1.Condition{conditions.NotBlocked}
+	tm := &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: "m-0", Labels: map[string]string{infrav1.ClusterNameLabel: "demo"}},
+		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: "example.test/machine:1"}}}
+	if err := env.Client.Create(ctx, tm); err != nil {
+		t.Fatal(err)
+	}
+	count := func() *metav1.Condition {
+		t.Helper()
+		p := &pass{e: &Engine{Client: env.Client, APIReader: env.Client}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
+		p.owner.ClusterName = "demo"
+		if err := p.countDependents(ctx); err != nil {
+			t.Fatal(err)
+		}
+		endPass(p, &tc.Status.WorkspaceStatus, true)
+		return meta.FindStatusCondition(tc.Status.Conditions, infrav1.DeletionBlockedCondition)
+	}
+	if c := count(); c == nil || c.Status != metav1.ConditionTrue || c.Reason != infrav1.DependentsExistReason || !strings.Contains(c.Message, "TerraformMachine m-0") {
+		t.Fatalf("with machine m-0: DeletionBlocked = %+v, want True/DependentsExist naming it", c)
+	}
+	if err := env.Client.Delete(ctx, tm); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(); c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.NotBlockedReason {
+		t.Fatalf("with no machine left: DeletionBlocked = %+v, want False/NotBlocked", c)
+	}
+}
+
 // TestDriftFindingFollowsTheAction: a TerraformCluster whose finding said
 // a remediation was due, switched to drift.action Report, says at its next
 // pass that nothing is changed (it used to say "remediation due" until the
