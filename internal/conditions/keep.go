@@ -1,6 +1,12 @@
 package conditions
 
-import infrav1 "captf.io/captf/api/v1alpha1"
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+)
 
 // Step is a step of a pass that computes condition types: each type it
 // owns is said by every pass that runs it (Status removes one it left
@@ -78,6 +84,26 @@ var owners = map[string]Keeping{
 func Owner(t string) (Keeping, bool) {
 	k, ok := owners[t]
 	return k, ok
+}
+
+// Unsaid are the types Status removes from what in leaves because a step
+// the pass ran owns them and the pass did not say them. Every step says
+// its facts each time it runs, so none is a CAPTF bug the engine logs.
+func Unsaid(in Pass) []string {
+	reported := map[string]bool{}
+	for _, c := range in.Reported {
+		reported[c.Type] = true
+	}
+	for _, t := range in.Dropped {
+		reported[t] = true // said: it goes
+	}
+	var have []string
+	for _, c := range append(append([]metav1.Condition(nil), in.Previous...), FirstVisit(in.Dependents)...) {
+		if !slices.Contains(have, c.Type) {
+			have = append(have, c.Type)
+		}
+	}
+	return unsaid(have, in.Ran, reported)
 }
 
 // unsaid are the types of prev that a step in ran owns and that reported

@@ -4,9 +4,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 )
 
 // foreign are the API's condition types no workload carries: other
@@ -55,4 +60,32 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestUnsaid: what Status removes because a step ran unsaid, which the
+// engine logs as a bug: a fact the object had or would take at its first
+// visit, of a step that ran, neither reported nor dropped by the pass.
+func TestUnsaid(t *testing.T) {
+	had := []metav1.Condition{{Type: infrav1.IdentityAllowedCondition}, {Type: infrav1.StateReadableCondition}, {Type: infrav1.ApplyJobSucceededCondition}}
+	for _, tc := range []struct {
+		name string
+		in   Pass
+		want []string
+	}{
+		{"nothing ran", Pass{Previous: had}, nil},
+		{"a step ran and said it", Pass{Previous: had, Ran: []Step{StepCredentials}, Reported: []metav1.Condition{{Type: infrav1.IdentityAllowedCondition}}}, nil},
+		{"a step ran unsaid", Pass{Previous: had, Ran: []Step{StepCredentials, StepState}, Reported: []metav1.Condition{{Type: infrav1.IdentityAllowedCondition}}},
+			[]string{infrav1.StateReadableCondition}},
+		{"a step ran and dropped it", Pass{Previous: had, Ran: []Step{StepState}, Dropped: []string{infrav1.StateReadableCondition}}, nil},
+		{"a first-visit value of a step that ran unsaid", Pass{Ran: []Step{StepOutputs}},
+			[]string{infrav1.InfrastructureHealthyCondition, infrav1.OutputsValidCondition}},
+		{"a record, whatever ran", Pass{Previous: had, Ran: []Step{StepLifecycle, StepInputs, StepCredentials, StepRunnerRBAC, StepState, StepDependents, StepOwnerSync},
+			Reported: []metav1.Condition{{Type: infrav1.IdentityAllowedCondition}, {Type: infrav1.StateReadableCondition}}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Unsaid(tc.in); !slices.Equal(got, tc.want) {
+				t.Errorf("Unsaid = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

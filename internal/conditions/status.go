@@ -82,11 +82,7 @@ func Status(in Pass) []metav1.Condition {
 			set(c)
 		}
 	}
-	var have []string
-	for _, c := range out {
-		have = append(have, c.Type)
-	}
-	for _, t := range unsaid(have, in.Ran, reported) {
+	for _, t := range Unsaid(in) {
 		meta.RemoveStatusCondition(&out, t)
 	}
 	set(Ready(out, ReadyInputs(in.Provisioned, in.ReadyFollowsApplies)))

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,11 +17,14 @@ import (
 // create, update, replace or delete it finds is drift, reported on
 // DriftDetected (conditions.DriftChecked and the rules beside it).
 
-// current is a condition as this pass leaves it: set this pass, else as
-// read.
+// current is a condition as this pass leaves it: set this pass, else
+// none when the pass drops it, else as read.
 func (p *pass) current(condType string) *metav1.Condition {
 	if c := p.reported(condType); c != nil {
 		return c
+	}
+	if slices.Contains(p.dropped, condType) {
+		return nil // it goes with this pass
 	}
 	return meta.FindStatusCondition(p.w.Status.Conditions, condType)
 }

@@ -70,6 +70,10 @@ type Options struct {
 	// a missing per-run Secret makes it stuck (StuckJobAge when 0). No
 	// flag sets it; tests shorten it.
 	StuckJobAge time.Duration
+	// StrictConditions makes a pass panic, rather than log, when a step it
+	// ran did not say a condition it owns (conditions.Unsaid). No flag
+	// sets it; the lifecycle suite does, with CrashOnPanic.
+	StrictConditions bool
 	// Evacuation lets a deleting object's destroy run in its evacuation
 	// namespace when its own namespace is being deleted (package
 	// evacuation). The manager sets it when it watches every namespace.

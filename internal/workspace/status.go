@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -85,9 +86,18 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	if ok {
 		ran = p.ran
 	}
-	st.Conditions = conditions.Status(conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, Ran: ran, FromState: p.applyFromState(ok),
+	in := conditions.Pass{Previous: st.Conditions, Reported: p.conds, Dropped: p.dropped, Ran: ran, FromState: p.applyFromState(ok),
 		Dependents: p.caps().Dependents, Provisioned: prov != nil && *prov, ReadyFollowsApplies: p.caps().ReadyFollowsApplies,
-		Generation: gen, Now: metav1.NewTime(p.now)})
+		Generation: gen, Now: metav1.NewTime(p.now)}
+	if unsaid := conditions.Unsaid(in); len(unsaid) > 0 {
+		// A step ran without saying what it owns: the stale value goes
+		// rather than stay. Every step says its facts, so this is a bug.
+		ctrl.LoggerFrom(ctx).Error(nil, "A step of the pass did not say its conditions; they are removed (a CAPTF bug, please report it)", "conditions", unsaid)
+		if p.e.Options.StrictConditions {
+			panic(fmt.Sprintf("the pass ran the steps %v without saying the conditions %v they own", ran, unsaid))
+		}
+	}
+	st.Conditions = conditions.Status(in)
 	st.ObservedGeneration = gen
 	p.events = append(p.events, conditions.Transitions(p.role.View(p.before).Status.Conditions, st.Conditions)...)
 	// Counters move once the status they count is written: a failed patch

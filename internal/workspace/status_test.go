@@ -328,6 +328,20 @@ func TestProvisionedMachineOwnerRecovers(t *testing.T) {
 	if c := p.current(infrav1.DependenciesReadyCondition); c.Status != metav1.ConditionTrue {
 		t.Errorf("DependenciesReady once the owner is fine = %+v, want True", c)
 	}
+	// Said on every pass that runs the step: a True as it was, and one a
+	// move left without the condition (clusterctl moves no status).
+	said := metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason, Message: "Everything the inputs need is there"}
+	for _, had := range [][]metav1.Condition{{said}, nil} {
+		tm.Status.Conditions = had
+		p = &pass{e: &Engine{}, role: roles.Machine{}, obj: tm, w: roles.Machine{}.View(tm)}
+		if err := p.buildInputs(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		c := p.reported(infrav1.DependenciesReadyCondition)
+		if c == nil || c.Status != metav1.ConditionTrue || (had != nil && *c != said) {
+			t.Errorf("a provisioned machine that had %v says %+v, want True (as it was)", had, c)
+		}
+	}
 }
 
 // TestWithdrawnRestoreRequest: a restore request for a backup that was
@@ -357,8 +371,9 @@ func TestWithdrawnRestoreRequest(t *testing.T) {
 // TestAnotherRestoreRequestEndsTheBackupNotFound: a request whose backup
 // was not found said so; once the request names a serial restored already
 // (or a backup that is found), that stale "not found" goes, where it used
-// to stay until a restore Job reported. A request still not a serial says
-// so again.
+// to stay until a restore Job reported; nor is it the record a wait of the
+// same pass covers (a wait that ended would say it again). A request
+// still not a serial says so again.
 func TestAnotherRestoreRequestEndsTheBackupNotFound(t *testing.T) {
 	for value, drops := range map[string]bool{"4": true, "latest": false} {
 		t.Run(value, func(t *testing.T) {
@@ -370,6 +385,14 @@ func TestAnotherRestoreRequestEndsTheBackupNotFound(t *testing.T) {
 			p := &pass{e: &Engine{}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
 			if err := p.restoreRequest(t.Context()); err != nil {
 				t.Fatal(err)
+			}
+			if drops {
+				p.reportLive(metav1.Condition{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForJobSlotReason})
+				rec, _ := p.e.replaced.Load(liveKey{tc.UID, infrav1.RestoreJobSucceededCondition})
+				if r, ok := rec.(liveRecord); !ok || r.Cond.Reason == infrav1.RestoreBackupNotFoundReason {
+					t.Errorf("the wait of the pass that dropped the stale RestoreBackupNotFound covers %+v", rec)
+				}
+				p.conds = nil
 			}
 			endPass(p, &tc.Status.WorkspaceStatus, true)
 			c := meta.FindStatusCondition(tc.Status.Conditions, infrav1.RestoreJobSucceededCondition)

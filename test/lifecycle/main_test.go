@@ -124,6 +124,9 @@ func runManager() error {
 	// and pods, or plant a lock of a pod that never existed, wait
 	// milliseconds; the waits themselves are table-tested in the package.
 	built.Engine.Options.Timing.RetryBase = retryBase
+	// A step that runs without saying a condition it owns fails the
+	// suite (o.CrashOnPanic), where production logs it.
+	built.Engine.Options.StrictConditions = true
 	built.Engine.Options.HolderGrace = holderWait
 	built.Engine.Options.HolderLeaseDuration = holderWait
 	mgr := built.Manager
