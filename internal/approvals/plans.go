@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/runner"
+	"captf.io/captf/internal/runner/result"
 )
 
 // MaxFinished is how many terminal TerraformPlans a target keeps.
@@ -93,7 +93,7 @@ func InputsOf(j *batchv1.Job) string {
 }
 
 // Summary is the TerraformPlan summary of a runner plan summary.
-func Summary(rp *runner.PlanSummary) infrav1.PlanSummary {
+func Summary(rp *result.PlanSummary) infrav1.PlanSummary {
 	s := rp.Summary
 	return infrav1.PlanSummary{
 		Create: int32(s.Create), Update: int32(s.Update), Replace: int32(s.Replace), Delete: int32(s.Delete),

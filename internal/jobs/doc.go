@@ -13,9 +13,12 @@
 //     arguments and environment, the volumes, and the per-run Secret's
 //     metadata; the credentials delivery (WithCredentials); the per-run
 //     Secret's ownership by its Job (OwnPerRunSecret);
-//   - the readers: Finished, and the history of an object's Jobs (Op,
+//   - the readers: Finished, the history of an object's Jobs (Op,
 //     Attempt, FinishedBefore, ToBookkeep, AppliesAfter, NextAttempt,
-//     Prunable, Summary for the decision table).
+//     Prunable, Summary for the decision table), and a finished Job's
+//     outcome from its pods (OutcomeOf: the runner's result document,
+//     package internal/runner/result; the failure summary, status.lastRun
+//     and the image its report names).
 //
 // The manager creates the Job, then the per-run Secret with its data and
 // owned by the Job. docs/reference/jobs.md describes the result.

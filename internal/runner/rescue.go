@@ -27,17 +27,6 @@ import (
 // its backend, in its working directory.
 const ErroredStateFile = "errored.tfstate"
 
-// Rescue says where the runner saved a state the backend rejected.
-type Rescue struct {
-	// Backup is the name of the backup set's first Secret.
-	Backup string `json:"backup"`
-	// Serial is the saved state's serial: restore it with the annotation
-	// captf.io/restore-state=<serial>.
-	Serial int64 `json:"serial"`
-	// Chunks is the number of Secrets the set spans.
-	Chunks int `json:"chunks"`
-}
-
 // backupOriginErrored marks a backup set saved from errored.tfstate.
 const backupOriginErrored = "errored-state"
 

@@ -11,20 +11,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"captf.io/captf/internal/runner/result"
 )
 
-// Step names as they appear in results, events and metrics.
+// Step names as they appear in results, events and metrics (package
+// result's).
 const (
-	StepPrepare          = "prepare"
-	StepInit             = "init"
-	StepForceUnlock      = "force-unlock"
-	StepPlan             = "plan"
-	StepShowJSON         = "show-json"
-	StepApply            = "apply"
-	StepApplyRefreshOnly = "apply-refresh-only"
-	StepDestroy          = "destroy"
-	StepStatePush        = "state-push"
-	StepStateList        = "state-list"
+	StepPrepare          = result.StepPrepare
+	StepInit             = result.StepInit
+	StepForceUnlock      = result.StepForceUnlock
+	StepPlan             = result.StepPlan
+	StepShowJSON         = result.StepShowJSON
+	StepApply            = result.StepApply
+	StepApplyRefreshOnly = result.StepApplyRefreshOnly
+	StepDestroy          = result.StepDestroy
+	StepStatePush        = result.StepStatePush
+	StepStateList        = result.StepStateList
 )
 
 // Env carries what a run needs from its process.

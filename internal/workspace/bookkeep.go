@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -21,55 +20,22 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
-	"captf.io/captf/internal/runner"
+	"captf.io/captf/internal/runner/result"
 )
 
-// outcome is what a finished Job's pod said.
-type outcome struct {
-	job       *batchv1.Job
-	op        decide.Operation
-	succeeded bool
-	deadline  bool
-	// result is the runner's result document; nil when the pod is gone or
-	// its termination message is not one.
-	result *runner.Result
-	// digest is the image the pod ran, as its container status reports it.
-	digest string
-	// podFound: the Job's pod still exists.
-	podFound bool
-	// started is when the module container started (zero: unknown).
-	started time.Time
-}
-
-// readOutcome reads the finished Job's pod, live.
-func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (outcome, error) {
-	_, ok, _, deadline := jobs.Finished(j)
-	o := outcome{job: j, op: jobs.Op(j), succeeded: ok, deadline: deadline}
+// readOutcome reads the finished Job's pods, live, for its outcome.
+func (p *pass) readOutcome(ctx context.Context, j *batchv1.Job) (jobs.Outcome, error) {
 	var pods corev1.PodList
 	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
-		return o, fmt.Errorf("listing the pods of Job %s: %w", j.Name, err)
+		return jobs.Outcome{}, fmt.Errorf("listing the pods of Job %s: %w", j.Name, err)
 	}
-	o.podFound = len(pods.Items) > 0
-	for _, pod := range pods.Items {
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Name != jobs.SourceContainer || cs.State.Terminated == nil {
-				continue
-			}
-			var res runner.Result
-			if json.Unmarshal([]byte(cs.State.Terminated.Message), &res) == nil && res.Version == runner.ResultVersion {
-				o.result = &res
-			}
-			o.digest = cs.ImageID
-			o.started = cs.State.Terminated.StartedAt.Time
-		}
-	}
-	return o, nil
+	return jobs.OutcomeOf(j, pods.Items), nil
 }
 
 // readOutcomes reads the outcome of each finished Job not bookkept yet,
 // oldest-finished first (jobs.ToBookkeep).
 func (p *pass) readOutcomes(ctx context.Context) error {
-	var read []outcome
+	var read []jobs.Outcome
 	for _, j := range jobs.ToBookkeep(p.jobs) {
 		o, err := p.readOutcome(ctx, j)
 		if err != nil {
@@ -96,24 +62,24 @@ func (p *pass) bookkeep(ctx context.Context) error {
 			return err
 		}
 		crashpoint.Hit(crashpoint.AfterOutcomeRecorded)
-		p.bookkept = append(p.bookkept, o.job)
+		p.bookkept = append(p.bookkept, o.Job)
 	}
 	if n := len(outcomes); n > 0 {
-		p.w.Status.LastRun = lastRun(outcomes[n-1])
+		p.w.Status.LastRun = outcomes[n-1].LastRun()
 	}
 	return nil
 }
 
 // recordOutcome turns one outcome into its condition, events and
 // annotations, and finishes a successful apply.
-func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
-	j := o.job
+func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
+	j := o.Job
 	if j.Annotations == nil {
 		j.Annotations = map[string]string{}
 	}
 	kind := infrav1.RunErrorKind("")
-	if o.result != nil && o.result.Error != nil {
-		kind = o.result.Error.Kind
+	if o.Result != nil && o.Result.Error != nil {
+		kind = o.Result.Error.Kind
 	}
 	switch kind {
 	case infrav1.RunErrorBlocked:
@@ -121,12 +87,12 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	case infrav1.RunErrorPlanChanged:
 		j.Annotations[infrav1.PlanChangedAnnotation] = "true"
 	case infrav1.RunErrorInterrupted:
-		if !o.deadline {
+		if !o.Deadline {
 			j.Annotations[infrav1.InterruptedAnnotation] = "true"
 		}
 	}
-	if o.result != nil && o.result.Rescue != nil {
-		serial := fmt.Sprint(o.result.Rescue.Serial)
+	if o.Result != nil && o.Result.Rescue != nil {
+		serial := fmt.Sprint(o.Result.Rescue.Serial)
 		j.Annotations[infrav1.RescuedSerialAnnotation] = serial
 		// Also on the attempt record, which outlives the Job (history
 		// pruning, a deleted Job, clusterctl move). The record lives in
@@ -135,10 +101,10 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
 		}
 	}
-	if o.op == decide.OpPlan && o.succeeded && planUnreadable(o) {
+	if o.Op == decide.OpPlan && o.Succeeded && o.PlanUnreadable() {
 		j.Annotations[infrav1.PlanUnreadableAnnotation] = "true"
 	}
-	if o.result == nil && !o.succeeded && !o.deadline && !o.podFound {
+	if o.Result == nil && !o.Succeeded && !o.Deadline && !o.PodFound {
 		// No result and no pod: it was stopped from outside (pod deleted,
 		// node lost). A pod that ended without a result (killed for its
 		// memory, say) is a failure and backs off.
@@ -151,11 +117,11 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 	// for a plan waiting for its approval (approvalWaits).
 	p.report(cond)
 	p.events = append(p.events, ev)
-	if o.succeeded && (o.op == decide.OpApply || o.op == decide.OpRefresh || o.op == decide.OpDrift) {
+	if o.Succeeded && (o.Op == decide.OpApply || o.Op == decide.OpRefresh || o.Op == decide.OpDrift) {
 		p.newSample = true
 	}
-	if o.succeeded {
-		switch o.op {
+	if o.Succeeded {
+		switch o.Op {
 		case decide.OpApply:
 			if err := p.finishApply(ctx, o); err != nil {
 				return err
@@ -179,11 +145,11 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			}
 		}
 	}
-	if o.op == decide.OpApply {
+	if o.Op == decide.OpApply {
 		p.driftAfterApply(o)
 	}
-	if o.op == decide.OpApply && kind == infrav1.RunErrorBlocked && o.result.Plan != nil && p.planned() {
-		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
+	if o.Op == decide.OpApply && kind == infrav1.RunErrorBlocked && o.Result.Plan != nil && p.planned() {
+		j.Annotations[infrav1.PlanHashAnnotation] = o.Result.Plan.Hash
 		reason := infrav1.PlanReasonDestructive
 		if !p.guarded() {
 			reason = infrav1.PlanReasonExportsChange
@@ -192,39 +158,39 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return err
 		}
 	}
-	if o.op == decide.OpPlan && o.succeeded && o.result != nil && o.result.Plan != nil {
+	if o.Op == decide.OpPlan && o.Succeeded && o.Result != nil && o.Result.Plan != nil {
 		if err := p.finishPlan(ctx, o); err != nil {
 			return err
 		}
 	}
-	if o.op == decide.OpApply {
+	if o.Op == decide.OpApply {
 		if err := p.finishApprovedApply(ctx, o, kind); err != nil {
 			return err
 		}
 	}
 	// Under Manual the changed plan is the next one to approve.
-	if o.op == decide.OpApply && kind == infrav1.RunErrorPlanChanged && o.result.Plan != nil && p.manual() {
-		j.Annotations[infrav1.PlanHashAnnotation] = o.result.Plan.Hash
-		if o.result.Plan.Hash != plan.EmptyPlanHash {
+	if o.Op == decide.OpApply && kind == infrav1.RunErrorPlanChanged && o.Result.Plan != nil && p.manual() {
+		j.Annotations[infrav1.PlanHashAnnotation] = o.Result.Plan.Hash
+		if o.Result.Plan.Hash != plan.EmptyPlanHash {
 			if err := p.createPlan(ctx, o, infrav1.PlanReasonManual); err != nil {
 				return err
 			}
 		}
 	}
-	if o.op == decide.OpRestore {
+	if o.Op == decide.OpRestore {
 		if err := p.finishRestore(o); err != nil {
 			return err
 		}
 	}
 	// A successful apply that finished after this Job settled what it may
 	// have done: its outcome, read late, marks nothing again.
-	settled := o.op == decide.OpApply && len(jobs.AppliesAfter(p.jobs, j, true)) > 0
+	settled := o.Op == decide.OpApply && len(jobs.AppliesAfter(p.jobs, j, true)) > 0
 	if unconfirmedOutcome(o) && !settled {
 		if err := p.markUnconfirmed(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
 	}
-	if o.op == decide.OpApply && !o.succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
+	if o.Op == decide.OpApply && !o.Succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
 		if err := p.markMayHaveApplied(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
@@ -232,11 +198,11 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 			return err
 		}
 	}
-	if o.result != nil && o.result.Runtime.Version != "" {
+	if o.Result != nil && o.Result.Runtime.Version != "" {
 		if p.w.Status.Source == nil {
 			p.w.Status.Source = &infrav1.SourceStatus{}
 		}
-		p.w.Status.Source.RuntimeVersion = o.result.Runtime.Version
+		p.w.Status.Source.RuntimeVersion = o.Result.Runtime.Version
 	}
 	if err := p.e.client().Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the per-run Secret of Job %s: %w", j.Name, err)
@@ -245,12 +211,12 @@ func (p *pass) recordOutcome(ctx context.Context, o outcome) error {
 }
 
 // observeJob records a finished Job's metrics.
-func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
+func (p *pass) observeJob(o jobs.Outcome, kind infrav1.RunErrorKind) {
 	result := "failed"
 	switch {
-	case o.succeeded:
+	case o.Succeeded:
 		result = "succeeded"
-	case o.deadline:
+	case o.Deadline:
 		result = "deadline"
 	case kind == infrav1.RunErrorInterrupted:
 		result = "interrupted"
@@ -259,42 +225,42 @@ func (p *pass) observeJob(o outcome, kind infrav1.RunErrorKind) {
 	case kind == infrav1.RunErrorPlanChanged:
 		result = "plan_changed"
 	}
-	_, _, finished, _ := jobs.Finished(o.job)
-	k, op := p.role.Kind(), string(o.op)
-	metrics.ObserveJob(k, op, result, finished.Sub(o.job.CreationTimestamp.Time))
-	if !o.started.IsZero() {
-		metrics.JobQueue.WithLabelValues(k, op).Observe(o.started.Sub(o.job.CreationTimestamp.Time).Seconds())
+	_, _, finished, _ := jobs.Finished(o.Job)
+	k, op := p.role.Kind(), string(o.Op)
+	metrics.ObserveJob(k, op, result, finished.Sub(o.Job.CreationTimestamp.Time))
+	if !o.Started.IsZero() {
+		metrics.JobQueue.WithLabelValues(k, op).Observe(o.Started.Sub(o.Job.CreationTimestamp.Time).Seconds())
 	}
-	if o.succeeded {
+	if o.Succeeded {
 		metrics.LastSuccess.WithLabelValues(k, p.obj.GetNamespace(), p.obj.GetName(), op).Set(float64(finished.Unix()))
-		metrics.ObserveAttempts(k, op, p.attempts(o.op, finished))
+		metrics.ObserveAttempts(k, op, p.attempts(o.Op, finished))
 	} else {
 		errorKind, step := string(kind), ""
 		switch {
-		case o.deadline:
+		case o.Deadline:
 			errorKind = "deadline"
 		case errorKind == "":
 			errorKind = "unknown"
 		}
-		if o.result != nil && o.result.Error != nil {
-			step = o.result.Error.Step
+		if o.Result != nil && o.Result.Error != nil {
+			step = o.Result.Error.Step
 		}
 		metrics.ObserveJobError(k, op, errorKind, step)
 	}
-	if o.result == nil {
+	if o.Result == nil {
 		return
 	}
-	for _, st := range o.result.Steps {
+	for _, st := range o.Result.Steps {
 		metrics.ObserveStep(k, op, st.Name, st.Seconds)
 	}
-	if c := o.result.Changes; c != nil {
+	if c := o.Result.Changes; c != nil {
 		rc := metrics.ResourceChanges{Create: c.Add, Update: c.Change, Delete: c.Destroy}
 		if c.Import != nil {
 			rc.Import = *c.Import
 		}
 		metrics.ObserveResourcesChanged(k, op, rc)
 	}
-	if d := o.result.Drift; d != nil {
+	if d := o.Result.Drift; d != nil {
 		metrics.ObserveDriftResources(k, metrics.DriftChanges{Create: d.Create, Update: d.Update, Replace: d.Replace, Delete: d.Delete})
 	}
 }
@@ -309,12 +275,12 @@ func (p *pass) attempts(op decide.Operation, finished time.Time) int {
 
 // mayHaveApplied: a failed apply whose apply step may have run: the
 // result lists it, or there is no result at all.
-func mayHaveApplied(o outcome) bool {
-	if o.result == nil {
+func mayHaveApplied(o jobs.Outcome) bool {
+	if o.Result == nil {
 		return !neverStarted(o)
 	}
-	for _, s := range o.result.Steps {
-		if s.Name == runner.StepApply {
+	for _, s := range o.Result.Steps {
+		if s.Name == result.StepApply {
 			return true
 		}
 	}
@@ -375,7 +341,3 @@ func withAnnotations(j *batchv1.Job, ann map[string]string) *batchv1.Job {
 	}
 	return c
 }
-
-// planUnreadable: a plan Job's result carries no plan (or there is no
-// result at all).
-func planUnreadable(o outcome) bool { return o.result == nil || o.result.Plan == nil }

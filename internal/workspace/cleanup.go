@@ -208,29 +208,29 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 // adopted: the inputs hash on its base Secret and an owner reference to
 // the object on every chunk. A success read after a newer apply finished
 // (the manager was down) leaves the newer one's record and hash alone.
-func (p *pass) finishApply(ctx context.Context, o outcome) error {
+func (p *pass) finishApply(ctx context.Context, o jobs.Outcome) error {
 	perRun := &corev1.Secret{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: o.job.Namespace, Name: jobs.PerRunSecretName(o.job.Name)}, perRun); err != nil {
+	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: o.Job.Namespace, Name: jobs.PerRunSecretName(o.Job.Name)}, perRun); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
 		perRun = nil
 	}
-	newer := jobs.AppliesAfter(p.jobs, o.job, true)
-	prom, err := records.Promote(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), o.job.Name, perRun, o.digest, newer)
+	newer := jobs.AppliesAfter(p.jobs, o.Job, true)
+	prom, err := records.Promote(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), o.Job.Name, perRun, o.Digest, newer)
 	if err != nil {
-		return fmt.Errorf("promoting the inputs of Job %s: %w", o.job.Name, err)
+		return fmt.Errorf("promoting the inputs of Job %s: %w", o.Job.Name, err)
 	}
 	superseded := prom.Outcome == records.Superseded
 	switch {
 	case superseded:
-		ctrl.LoggerFrom(ctx).Info("Keeping the applied record of a newer apply", "job", o.job.Name, "applied", prom.Record.Job)
+		ctrl.LoggerFrom(ctx).Info("Keeping the applied record of a newer apply", "job", o.Job.Name, "applied", prom.Record.Job)
 	case prom.Outcome == records.PromotionUnknown:
-		p.eventf(corev1.EventTypeWarning, "AppliedInputsUnknown", "The inputs Job %s applied are gone; the older applied record is kept", o.job.Name)
+		p.eventf(corev1.EventTypeWarning, "AppliedInputsUnknown", "The inputs Job %s applied are gone; the older applied record is kept", o.Job.Name)
 	case prom.Record != nil && prom.Record.ImageDigest != "" && (prom.Previous == nil || prom.Previous.ImageDigest != prom.Record.ImageDigest):
 		p.eventf(corev1.EventTypeNormal, "DigestPinned", "Pinned image %s at %s for later destroy, refresh and drift Jobs", prom.Record.Image, prom.Record.ImageDigest)
 	case prom.Outcome != records.AlreadyPromoted && prom.Record != nil && prom.Record.ImageDigest == "":
-		p.eventf(corev1.EventTypeWarning, "DigestUnknown", "The pod of Job %s reported no image digest for %s: later destroy, refresh and drift Jobs run the tag, which may move", o.job.Name, prom.Record.Image)
+		p.eventf(corev1.EventTypeWarning, "DigestUnknown", "The pod of Job %s reported no image digest for %s: later destroy, refresh and drift Jobs run the tag, which may move", o.Job.Name, prom.Record.Image)
 	}
 	if prom.Record != nil {
 		if p.w.Status.Source == nil {
@@ -244,26 +244,26 @@ func (p *pass) finishApply(ctx context.Context, o outcome) error {
 	if _, err := records.ClearUnpullableImages(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
 		return err
 	}
-	if exports := o.job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" && !superseded {
+	if exports := o.Job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" && !superseded {
 		if _, err := records.MarkAppliedExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), exports); err != nil {
 			return err
 		}
 	}
 	// The unconfirmed apply this one was started after is settled; marks
 	// of applies that finished after it stay.
-	confirmed := records.Record{Job: o.job.Name}
-	if prom.Record != nil && prom.Record.Job == o.job.Name {
+	confirmed := records.Record{Job: o.Job.Name}
+	if prom.Record != nil && prom.Record.Job == o.Job.Name {
 		confirmed = *prom.Record
 	}
-	after := o.job.Annotations[infrav1.AfterInterruptedApplyAnnotation]
+	after := o.Job.Annotations[infrav1.AfterInterruptedApplyAnnotation]
 	if _, err := records.ConfirmApplied(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(),
-		confirmed, after, jobs.AppliesAfter(p.jobs, o.job, false)); err != nil {
+		confirmed, after, jobs.AppliesAfter(p.jobs, o.Job, false)); err != nil {
 		return err
 	}
 	if superseded {
 		return nil
 	}
-	return p.adopt(ctx, o.job.Annotations[infrav1.InputsHashAnnotation], false)
+	return p.adopt(ctx, o.Job.Annotations[infrav1.InputsHashAnnotation], false)
 }
 
 // adopt sets hash on the base state Secret (optimistic lock) and owns and

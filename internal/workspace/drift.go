@@ -11,6 +11,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/jobs"
 )
 
 // Drift. A drift Job refreshes and plans without refreshing again; any
@@ -41,22 +42,22 @@ func (p *pass) driftFound() bool {
 }
 
 // recordDrift sets DriftDetected from a succeeded drift Job's result.
-func (p *pass) recordDrift(o outcome) {
-	if o.result == nil || o.result.Drift == nil {
+func (p *pass) recordDrift(o jobs.Outcome) {
+	if o.Result == nil || o.Result.Drift == nil {
 		return
 	}
-	d := o.result.Drift
-	p.set(conditions.DriftChecked(conditions.DriftFinding{Job: o.job.Name, Detected: d.Detected, Create: d.Create, Update: d.Update, Replace: d.Replace, Delete: d.Delete,
+	d := o.Result.Drift
+	p.set(conditions.DriftChecked(conditions.DriftFinding{Job: o.Job.Name, Detected: d.Detected, Create: d.Create, Update: d.Update, Replace: d.Replace, Delete: d.Delete,
 		Resources: d.Resources, Truncated: d.Truncated, Remediates: p.remediates()}))
 }
 
 // driftAfterApply updates a standing finding after an apply Job.
-func (p *pass) driftAfterApply(o outcome) {
+func (p *pass) driftAfterApply(o jobs.Outcome) {
 	if !p.driftFound() {
 		return
 	}
-	a := conditions.ApplyAfterDrift{Job: o.job.Name, Succeeded: o.succeeded, Remediation: o.job.Annotations[infrav1.DriftRemediationAnnotation] == "true",
-		Blocked: o.job.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true", Limit: max(int(p.eff.Policy.FailedJobsHistoryLimit), 1)}
+	a := conditions.ApplyAfterDrift{Job: o.Job.Name, Succeeded: o.Succeeded, Remediation: o.Job.Annotations[infrav1.DriftRemediationAnnotation] == "true",
+		Blocked: o.Job.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true", Limit: max(int(p.eff.Policy.FailedJobsHistoryLimit), 1)}
 	if a.Remediation && !a.Succeeded {
 		a.Failures = p.remediationFailures()
 	}

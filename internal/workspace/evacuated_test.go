@@ -10,9 +10,10 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/roles"
-	"captf.io/captf/internal/runner"
+	"captf.io/captf/internal/runner/result"
 	"captf.io/captf/internal/test/envtest"
 )
 
@@ -55,8 +56,8 @@ func TestEvacuatedJobMarksTheRecordAtHome(t *testing.T) {
 	}
 
 	t.Run("a rescued state", func(t *testing.T) {
-		o := outcome{job: evacJob("c-destroy-1", decide.OpDestroy), op: decide.OpDestroy, podFound: true,
-			result: &runner.Result{Rescue: &runner.Rescue{Backup: "b", Serial: 7, Chunks: 1}}}
+		o := jobs.Outcome{Job: evacJob("c-destroy-1", decide.OpDestroy), Op: decide.OpDestroy, PodFound: true,
+			Result: &result.Document{Rescue: &result.Rescue{Backup: "b", Serial: 7, Chunks: 1}}}
 		if err := newPass().recordOutcome(ctx, o); err != nil {
 			t.Fatal(err)
 		}

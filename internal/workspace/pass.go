@@ -11,6 +11,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/runnerrbac"
 	"captf.io/captf/pkg/state"
@@ -65,7 +66,7 @@ type pass struct {
 	planMoves []planMove
 	// outcomes are the finished Jobs not bookkept yet, as read, until the
 	// chore Bookkeep takes them; bookkept the Jobs it recorded.
-	outcomes []outcome
+	outcomes []jobs.Outcome
 	bookkept []*batchv1.Job
 	// decided is the pass's decision, once made.
 	decided *decide.Decision

@@ -12,6 +12,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/plan"
 )
 
@@ -339,11 +340,11 @@ func (p *pass) manual() bool { return p.w.Manual }
 // finishPlan records a Manual plan Job's plan: an empty one needs no
 // approval (the apply runs, expecting it still empty); any other becomes
 // a Pending TerraformPlan.
-func (p *pass) finishPlan(ctx context.Context, o outcome) error {
-	rp := o.result.Plan
-	o.job.Annotations[infrav1.PlanHashAnnotation] = rp.Hash
+func (p *pass) finishPlan(ctx context.Context, o jobs.Outcome) error {
+	rp := o.Result.Plan
+	o.Job.Annotations[infrav1.PlanHashAnnotation] = rp.Hash
 	if rp.Hash == plan.EmptyPlanHash {
-		p.eventf(corev1.EventTypeNormal, "PlanReady", "Job %s planned no change: the apply runs without approval, expecting the plan still empty", o.job.Name)
+		p.eventf(corev1.EventTypeNormal, "PlanReady", "Job %s planned no change: the apply runs without approval, expecting the plan still empty", o.Job.Name)
 		return nil
 	}
 	return p.createPlan(ctx, o, infrav1.PlanReasonManual)

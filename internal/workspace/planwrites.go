@@ -25,15 +25,15 @@ func (p *pass) plansWriter() approvals.Writer {
 // createPlan turns the plan a Job reported (a blocked apply's, or a
 // Manual plan Job's) into a Pending TerraformPlan of reason and
 // supersedes the older live one.
-func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanReason) error {
+func (p *pass) createPlan(ctx context.Context, o jobs.Outcome, reason infrav1.PlanReason) error {
 	// The plan names the Job's hash keyed (bookkeeping may run before the
 	// pass made the key).
 	if _, err := p.ensurePlanKey(ctx); err != nil {
 		return err
 	}
-	rp := o.result.Plan
+	rp := o.Result.Plan
 	pl := &infrav1.TerraformPlan{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: approvals.Name(p.obj.GetName(), o.job.Name, rp.Hash),
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: approvals.Name(p.obj.GetName(), o.Job.Name, rp.Hash),
 			Labels: map[string]string{
 				infrav1.PlanReasonLabel:  string(reason),
 				infrav1.DestructiveLabel: fmt.Sprint(rp.Replace+rp.Delete > 0),
@@ -41,7 +41,7 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 		Spec: infrav1.TerraformPlanSpec{
 			TargetRef:  infrav1.PlanTargetReference{Kind: p.role.Kind(), Name: p.obj.GetName()},
 			PlanHash:   rp.Hash,
-			InputsHash: p.keyed(approvals.InputsOf(o.job)),
+			InputsHash: p.keyed(approvals.InputsOf(o.Job)),
 			Reason:     reason,
 			Summary:    approvals.Summary(rp),
 		},
@@ -70,8 +70,8 @@ func (p *pass) createPlan(ctx context.Context, o outcome, reason infrav1.PlanRea
 // finishApprovedApply ends the plan an approved apply ran with: Applied
 // when it succeeded, Failed when the plan changed. A failed step keeps it
 // Approved, for the retry.
-func (p *pass) finishApprovedApply(ctx context.Context, o outcome, kind infrav1.RunErrorKind) error {
-	name := o.job.Annotations[infrav1.PlanAnnotation]
+func (p *pass) finishApprovedApply(ctx context.Context, o jobs.Outcome, kind infrav1.RunErrorKind) error {
+	name := o.Job.Annotations[infrav1.PlanAnnotation]
 	if name == "" {
 		return nil
 	}
@@ -81,8 +81,8 @@ func (p *pass) finishApprovedApply(ctx context.Context, o outcome, kind infrav1.
 			continue
 		}
 		switch {
-		case o.succeeded:
-			p.eventf(corev1.EventTypeNormal, "PlanApplied", "Job %s applied TerraformPlan %s", o.job.Name, pl.Name)
+		case o.Succeeded:
+			p.eventf(corev1.EventTypeNormal, "PlanApplied", "Job %s applied TerraformPlan %s", o.Job.Name, pl.Name)
 			_, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseApplied)
 			return err
 		case kind == infrav1.RunErrorPlanChanged:

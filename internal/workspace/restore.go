@@ -9,6 +9,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/custody"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 )
 
@@ -70,17 +71,17 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 // finishRestore is the bookkeeping of a restore Job: its serial is
 // consumed either way; a success removes the request and adopts the state
 // with the backup's inputs hash (none when the backup had none).
-func (p *pass) finishRestore(o outcome) error {
-	serial, _ := strconv.ParseInt(o.job.Annotations[infrav1.RestoreStateAnnotation], 10, 64)
+func (p *pass) finishRestore(o jobs.Outcome) error {
+	serial, _ := strconv.ParseInt(o.Job.Annotations[infrav1.RestoreStateAnnotation], 10, 64)
 	if serial > 0 {
 		p.w.Status.LastRestoredSerial = serial
 	}
 	// Counted once the status patch that reports it succeeded (a void
 	// pass bookkeeps the restore again).
 	kind := p.role.Kind()
-	if !o.succeeded {
+	if !o.Succeeded {
 		p.observe(func() { metrics.ObserveStateRestore(kind, "failed") })
-		p.eventf("Warning", "StateRestoreFailed", "Job %s could not restore state serial %d; it is not retried for this serial (see the state-restore runbook)", o.job.Name, serial)
+		p.eventf("Warning", "StateRestoreFailed", "Job %s could not restore state serial %d; it is not retried for this serial (see the state-restore runbook)", o.Job.Name, serial)
 		return nil
 	}
 	if ann := p.obj.GetAnnotations(); ann[infrav1.RestoreStateAnnotation] == strconv.FormatInt(serial, 10) {
@@ -89,6 +90,6 @@ func (p *pass) finishRestore(o outcome) error {
 		p.specChanged = true
 	}
 	p.observe(func() { metrics.ObserveStateRestore(kind, "succeeded") })
-	p.eventf("Normal", "StateRestored", "Job %s restored state serial %d", o.job.Name, serial)
+	p.eventf("Normal", "StateRestored", "Job %s restored state serial %d", o.Job.Name, serial)
 	return nil
 }

@@ -37,14 +37,14 @@ func (p *pass) unconfirmed() string {
 
 // unconfirmedOutcome: a newly failed apply that left no result although
 // its runner started, or whose pod is gone.
-func unconfirmedOutcome(o outcome) bool {
-	return o.op == decide.OpApply && !o.succeeded && o.result == nil && !neverStarted(o) && (!o.started.IsZero() || !o.podFound)
+func unconfirmedOutcome(o jobs.Outcome) bool {
+	return o.Op == decide.OpApply && !o.Succeeded && o.Result == nil && !neverStarted(o) && (!o.Started.IsZero() || !o.PodFound)
 }
 
 // neverStarted: the Job was stopped because its module image could not be
 // pulled, so its runner never ran (its pod may be gone since).
-func neverStarted(o outcome) bool {
-	return o.job.Annotations[infrav1.ImagePullFailedAnnotation] == "true"
+func neverStarted(o jobs.Outcome) bool {
+	return o.Job.Annotations[infrav1.ImagePullFailedAnnotation] == "true"
 }
 
 // markUnconfirmed records job as an apply whose outcome is unknown; newer
