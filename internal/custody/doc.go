@@ -10,6 +10,9 @@
 //     (Kept, Retain) and a recreated object adopts (Adopt, RetainedFrom);
 //   - restore requests: which backup captf.io/restore-state names
 //     (RestoreSerial, RestoreBackup);
+//   - protection while the object is deleted (ProtectDeleting), and
+//     letting go of backups (ReleaseBackups) and of the state pieces
+//     Terraform deleted (ReleaseSurplus);
 //   - the state lock: who holds it (ReadLock) and whether its holder, one
 //     of the object's Jobs, can still write (LockHolderDead, LockSince).
 //

@@ -7,13 +7,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/roles"
@@ -48,33 +46,10 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 	return nil
 }
 
-// releaseBackups lets the object's state backups go with it: they keep
-// their owner reference and lose their protection. A set nothing owns (one
-// the runner rescued while the object was being deleted) would never go:
-// it is deleted.
+// releaseBackups lets the object's state backups go with it
+// (custody.Keeper.ReleaseBackups).
 func (p *pass) releaseBackups(ctx context.Context) error {
-	backups := state.SecretMetadataList()
-	if err := p.e.APIReader.List(ctx, backups, client.InNamespace(p.obj.GetNamespace()),
-		p.backupSets()); err != nil {
-		return fmt.Errorf("listing the state backups: %w", err)
-	}
-	for i := range backups.Items {
-		b := &backups.Items[i]
-		if b.Labels[infrav1.RetainedFromUIDLabel] != "" {
-			continue
-		}
-		b.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-		var err error
-		if custody.HasOwner(b, p.obj) {
-			err = protection.Release(ctx, p.e.client(), b)
-		} else {
-			err = protection.Delete(ctx, p.e.client(), b)
-		}
-		if err != nil {
-			return fmt.Errorf("releasing state backup: %w", err)
-		}
-	}
-	return nil
+	return p.custody().ReleaseBackups(ctx, p.obj, p.suffix())
 }
 
 // setAsideSurplus leaves out of the state read the pieces Terraform
@@ -105,14 +80,15 @@ func (p *pass) setAsideSurplus() {
 
 // releaseSurplus lets go of the pieces setAsideSurplus left out.
 func (p *pass) releaseSurplus(ctx context.Context) error {
-	for i := range p.surplus {
-		s := &p.surplus[i]
-		ctrl.LoggerFrom(ctx).Info("Releasing a state piece Terraform deleted", "secret", s.Name)
-		if err := protection.Release(ctx, p.e.client(), s); err != nil {
-			return fmt.Errorf("releasing surplus state piece: %w", err)
-		}
+	if len(p.surplus) == 0 {
+		return nil
 	}
-	return nil
+	names := make([]string, len(p.surplus))
+	for i := range p.surplus {
+		names[i] = p.surplus[i].Name
+	}
+	ctrl.LoggerFrom(ctx).Info("Releasing the state pieces Terraform deleted", "secrets", names)
+	return p.custody().ReleaseSurplus(ctx, p.surplus)
 }
 
 // namespaceTerminating reports whether the object's namespace is being
@@ -139,50 +115,12 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 		p.obj.GetNamespace(), op, elsewhere, state.SecretName(p.suffix()), protection.Finalizer)
 }
 
-// protectDeleting protects, while the object is being deleted and no Job
-// runs (the chore ProtectDeleting), the state pieces, backups and records that lack the protection
-// and are not being deleted yet: pieces an interrupted apply created, a
-// set the runner rescued, Secrets written before CAPTF protected them.
-// Their owner references are left as they are (a deleting object's state
-// is cleaned up or retained, never re-owned). The plan key is left alone:
-// one made while the object is being deleted must stay unprotected (see
-// writePlanKey), and one made before is protected already.
+// protectDeleting (the chore ProtectDeleting) protects, while the object
+// is being deleted and no Job runs, its state pieces, backups and records
+// that lack the protection (custody.Keeper.ProtectDeleting); the plan key
+// is left alone (see writePlanKey).
 func (p *pass) protectDeleting(ctx context.Context) error {
-	list := state.SecretMetadataList()
-	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()),
-		p.backupSets()); err != nil {
-		return fmt.Errorf("listing the state backups: %w", err)
-	}
-	candidates := list.Items
-	for i := range p.stSecrets {
-		candidates = append(candidates, metav1.PartialObjectMetadata{ObjectMeta: p.stSecrets[i].ObjectMeta})
-	}
-	for _, name := range p.recordNames() {
-		s := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
-		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return err
-		}
-		candidates = append(candidates, *s)
-	}
-	for i := range candidates {
-		s := &candidates[i]
-		if s.Labels[infrav1.RetainedFromUIDLabel] != "" || protection.Protected(s) || protection.Terminating(s) {
-			continue
-		}
-		s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-		base := s.DeepCopy()
-		protection.Protect(s)
-		if err := p.e.client().Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-				continue // gone, or changed: the next pass looks again
-			}
-			return fmt.Errorf("protecting Secret %s: %w", s.Name, err)
-		}
-	}
-	return nil
+	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stSecrets)
 }
 
 // sweepOrphanedJobs deletes, with their pods, the Jobs without an owner
