@@ -20,6 +20,7 @@ func TestEnter(t *testing.T) {
 		{"a live object with its finalizer waits for its owner too", Entry{OwnerNotReady: true, HasFinalizer: true}, DoorWaitForOwner, GateRequeue},
 		{"a live object with its owner takes the finalizer first", Entry{}, DoorAddFinalizer, 0},
 		{"a live object with its owner and finalizer goes on", Entry{HasFinalizer: true}, DoorObserve, 0},
+		{"a deleting object with its owner and finalizer goes on", Entry{Deleting: true, HasFinalizer: true}, DoorObserve, 0},
 		{"a deleting object goes on without its owner", Entry{Deleting: true, OwnerNotReady: true, HasFinalizer: true}, DoorObserve, 0},
 		{"a deleting object without the finalizer is left alone", Entry{Deleting: true}, DoorLeave, 0},
 		{"a deleting object without owner nor finalizer is left alone", Entry{Deleting: true, OwnerNotReady: true}, DoorLeave, 0},

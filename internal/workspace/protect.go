@@ -87,8 +87,11 @@ func (p *pass) releaseSurplus(ctx context.Context) error {
 	for i := range p.surplus {
 		names[i] = p.surplus[i].Name
 	}
-	ctrl.LoggerFrom(ctx).Info("Releasing the state pieces Terraform deleted", "secrets", names)
-	return p.custody().ReleaseSurplus(ctx, p.surplus)
+	if err := p.custody().ReleaseSurplus(ctx, p.surplus); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Released the state pieces Terraform deleted", "secrets", names)
+	return nil
 }
 
 // namespaceTerminating reports whether the object's namespace is being

@@ -11,46 +11,58 @@ import (
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/state"
 )
 
-// TestSurplusPiecesAreLetGo: the state pieces Terraform deleted while
-// shrinking the state, which the protection kept, are let go by the chore
-// ReleaseSurplus: one already being deleted goes, one not is only
-// unprotected; the pieces the state still holds keep their protection.
+// TestSurplusPiecesAreLetGo: a piece Terraform deleted while shrinking the
+// state, which the protection kept, is set aside from the state read and
+// let go by the chore ReleaseSurplus; the state's own piece stays, kept
+// by the protection, even while being deleted too.
 func TestSurplusPiecesAreLetGo(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
 	tc := newCluster(t, "surplus", "c")
-	piece := func(name string) *corev1.Secret {
+	suffix, err := state.Suffix(tc.Namespace, roles.Cluster{}.Kind(), tc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletedPiece := func(name string) *corev1.Secret {
 		t.Helper()
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name, Finalizers: []string{protection.Finalizer}}}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name, Labels: map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}, Finalizers: []string{protection.Finalizer}},
+			Data: map[string][]byte{state.DataKey: []byte("short: the state ends here")}}
 		if err := env.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Delete(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	deleted, unused, kept := piece("tfstate-default-c-part-3"), piece("tfstate-default-c-part-2"), piece("tfstate-default-c")
-	if err := env.Client.Delete(ctx, deleted); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(deleted), deleted); err != nil {
+	base, surplus := deletedPiece(state.SecretName(suffix)), deletedPiece(state.SecretName(suffix)+"-part-1")
+	t.Cleanup(func() {
+		got := &corev1.Secret{}
+		if env.Client.Get(ctx, client.ObjectKeyFromObject(base), got) == nil && protection.Unprotect(got) {
+			_ = env.Client.Update(ctx, got)
+		}
+	})
+	var pieces corev1.SecretList
+	if err := env.Client.List(ctx, &pieces, client.InNamespace(tc.Namespace)); err != nil {
 		t.Fatal(err)
 	}
 	p := &pass{e: &Engine{Client: env.Client, APIReader: env.Client}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
-	p.surplus = []corev1.Secret{*deleted, *unused}
+	p.stSecrets, p.stData = pieces.Items, true
+	p.setAsideSurplus()
+	if len(p.stSecrets) != 1 || p.stSecrets[0].Name != base.Name || len(p.surplus) != 1 || p.surplus[0].Name != surplus.Name {
+		t.Fatalf("set aside %d pieces, read %d; want %s aside and %s read", len(p.surplus), len(p.stSecrets), surplus.Name, base.Name)
+	}
 	if err := p.releaseSurplus(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(deleted), &corev1.Secret{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the piece being deleted: %v, want it gone", err)
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(surplus), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the surplus piece: %v, want it gone", err)
 	}
-	for s, protected := range map[*corev1.Secret]bool{unused: false, kept: true} {
-		got := &corev1.Secret{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
-			t.Fatal(err)
-		}
-		if protection.Protected(got) != protected {
-			t.Errorf("piece %s protected: %t, want %t", s.Name, protection.Protected(got), protected)
-		}
+	got := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(base), got); err != nil || !protection.Protected(got) {
+		t.Errorf("the state's own piece: %v, protected %t; want it kept", err, protection.Protected(got))
 	}
 }
