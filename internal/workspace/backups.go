@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
@@ -18,9 +17,6 @@ import (
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
-
-// backupSets selects the object's state backup Secrets.
-func (p *pass) backupSets() client.MatchingLabels { return custody.BackupSets(p.suffix()) }
 
 // custody is the keeper of the object's state Secrets, backups, records
 // and plan key.
