@@ -141,10 +141,11 @@ type PlanSummary struct {
 	plan.Summary
 }
 
-// Bounds of the lists a result document carries.
+// Bounds of the lists a result document carries: a plan summary's
+// (plan.MaxResources) and a drift check's (plan.MaxDriftResources).
 const (
-	MaxPlanResources  = 50
-	MaxDriftResources = 20
+	MaxPlanResources  = plan.MaxResources
+	MaxDriftResources = plan.MaxDriftResources
 )
 
 // Rescue says where the runner saved a state the backend rejected.
