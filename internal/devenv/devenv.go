@@ -100,7 +100,9 @@ type Options struct {
 	// with their CRDs (`captf-dev up --kubeadm`).
 	Kubeadm bool
 	// CrashOnPanic makes a panic in one of the manager's passes end the
-	// process instead of being recovered and logged: the tests set it.
+	// process instead of being recovered and logged: the tests set it. A
+	// step of a pass that runs without saying the conditions it owns then
+	// panics too (workspace.Options.StrictConditions).
 	CrashOnPanic bool
 }
 

@@ -102,7 +102,11 @@ func (e *Env) startManager(ctx context.Context, imagePullGrace time.Duration, cr
 	o.RunnerImage = RunnerImage
 	o.ImageLabels = e.labels
 	o.CrashOnPanic = crashOnPanic
-	m, err := startReady(ctx, cfg, o, func(e *workspace.Options) { e.ImagePullGrace = imagePullGrace })
+	m, err := startReady(ctx, cfg, o, func(e *workspace.Options) {
+		// A manager the tests crash on a panic also fails them on a step
+		// that runs without saying its conditions.
+		e.ImagePullGrace, e.StrictConditions = imagePullGrace, crashOnPanic
+	})
 	if err != nil {
 		return err
 	}
