@@ -34,7 +34,7 @@ type WaitFacts struct {
 // slot, the run lease, the cluster gate, a refused Job) are reported on
 // the operation's condition, with the engine's message. Which of
 // these reports are live (end when no pass reports them again) is the
-// engine's rule (internal/workspace/live.go).
+// rule of internal/livereport (Live).
 func Wait(d decide.Decision, f WaitFacts) []metav1.Condition {
 	var out []metav1.Condition
 	report := func(typ string, status metav1.ConditionStatus, reason, msg string) {

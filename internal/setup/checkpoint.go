@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"captf.io/captf/internal/checkpoint"
+	"captf.io/captf/internal/livereport"
 	"captf.io/captf/internal/workspace"
 )
 
@@ -35,7 +36,7 @@ func addCheckpoint(mgr ctrl.Manager, engine *workspace.Engine, o Options) error 
 	store := checkpoint.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: ns, Name: "settled-" + hex.EncodeToString(scope[:5])}
 	c := engine.NewCheckpointer(store, exe)
 	c.Live = checkpoint.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: ns, Name: "live-" + hex.EncodeToString(scope[:5]),
-		Fingerprint: workspace.LiveRecordsFormat}
+		Fingerprint: livereport.Format}
 	c.Expire = 3 * o.SyncPeriod
 	return mgr.Add(c)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"captf.io/captf/internal/checkpoint"
+	"captf.io/captf/internal/livereport"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/readset"
 )
@@ -35,7 +36,7 @@ type Checkpointer struct {
 	Engine *Engine
 	Store  checkpoint.Store
 	// Live, when it has a Name, keeps the records the live reports cover
-	// (live.go) across a restart. Its Fingerprint is the records' format,
+	// (livereport.Store) across a restart. Its Fingerprint is the records' format,
 	// not the build: a record is what a condition said, whichever build
 	// said it.
 	Live checkpoint.Store
@@ -124,7 +125,7 @@ func (c *Checkpointer) Start(ctx context.Context) error {
 		{&c.Engine.memoChanged, c.save,
 			"Saving the settled objects' records as the manager stops; the next start passes over the objects settled since the last save",
 			"Saving the settled objects' records; retrying later"},
-		{&c.Engine.liveChanged, c.saveLive,
+		{&c.Engine.live.Changed, c.saveLive,
 			"Saving the live reports' records as the manager stops; the next manager leaves a live report it did not see begin until a Job reports",
 			"Saving the live reports' records; retrying later"},
 	}
@@ -165,11 +166,11 @@ func (c *Checkpointer) loadLive(ctx context.Context) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, orDefault(c.SyncWait, 30*time.Second))
 	defer cancel()
-	var doc liveDoc
+	var doc livereport.Doc
 	if !loadDoc(ctx, lctx, c.Live, &doc, "live reports' records", "a live report that began before this start stays until a Job reports") {
 		return
 	}
-	loaded, refused := c.Engine.loadLiveRecords(doc)
+	loaded, refused := c.Engine.live.Take(doc)
 	ctrl.LoggerFrom(ctx).Info("Loaded the live reports' records", "records", loaded, "refused", refused)
 }
 
@@ -179,7 +180,7 @@ func (c *Checkpointer) saveLive(ctx context.Context) error {
 	if c.Live.Name == "" {
 		return nil
 	}
-	return saveChanged(ctx, c.Live, c.Engine.liveRecords(), &c.lastSavedLive, "the live reports' records")
+	return saveChanged(ctx, c.Live, c.Engine.live.Doc(), &c.lastSavedLive, "the live reports' records")
 }
 
 // saveChanged saves doc in store unless it encodes to what the save whose
@@ -293,7 +294,7 @@ func (c *Checkpointer) expire() {
 	if c.loadedAt.IsZero() || time.Since(c.loadedAt) < orDefault(c.Expire, 30*time.Minute) {
 		return
 	}
-	c.Engine.expireLiveRecords()
+	c.Engine.live.Expire()
 	c.Engine.restores.Range(func(k, _ any) bool {
 		c.Engine.forget(k.(string))
 		return true

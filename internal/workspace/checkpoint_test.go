@@ -1,16 +1,15 @@
 package workspace
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/checkpoint"
+	"captf.io/captf/internal/livereport"
 	"captf.io/captf/internal/test/envtest"
 )
 
@@ -104,32 +103,32 @@ func TestLiveRecordsSurviveTheCheckpoint(t *testing.T) {
 		return checkpoint.Store{Client: env.Client, Reader: env.Client, Namespace: ns.Name, Name: "live-test", Fingerprint: format}
 	}
 	applied := metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: "Job a1 applied the current inputs"}
-	k := liveKey{"uid-1", infrav1.ApplyJobSucceededCondition}
+	k := livereport.Key{UID: "uid-1", Type: infrav1.ApplyJobSucceededCondition}
 	old := &Engine{}
-	old.keepRecord(k, liveRecord{Cond: applied, LastJob: "captf-c-demo-apply-a1-0a1b2c"})
-	old.replaced.Store(liveKey{"uid-1", infrav1.ReadyCondition}, liveRecord{Cond: applied}) // not a live report's type
-	if !old.liveChanged.Load() {
+	old.live.Keep(k, livereport.Record{Cond: applied, LastJob: "captf-c-demo-apply-a1-0a1b2c"})
+	old.live.Keep(livereport.Key{UID: "uid-1", Type: infrav1.ReadyCondition}, livereport.Record{Cond: applied}) // not a live report's type
+	if !old.live.Changed.Load() {
 		t.Fatal("a record kept does not mark the checkpoint out of date")
 	}
-	if err := (&Checkpointer{Engine: old, Live: store(LiveRecordsFormat)}).saveLive(t.Context()); err != nil {
+	if err := (&Checkpointer{Engine: old, Live: store(livereport.Format)}).saveLive(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
 	next := &Engine{}
-	(&Checkpointer{Engine: next, Live: store(LiveRecordsFormat)}).loadLive(t.Context())
-	v, ok := next.replaced.Load(k)
+	(&Checkpointer{Engine: next, Live: store(livereport.Format)}).loadLive(t.Context())
+	r, ok := next.live.Get(k)
 	if !ok {
 		t.Fatal("the next manager did not load the record of the live report")
 	}
-	if r := v.(liveRecord); r.Cond != applied || !r.Loaded || r.LastJob != "captf-c-demo-apply-a1-0a1b2c" {
+	if r.Cond != applied || !r.Loaded || r.LastJob != "captf-c-demo-apply-a1-0a1b2c" {
 		t.Errorf("loaded %+v, want the record %+v with its last Job, marked loaded", r, applied)
 	}
-	if _, ok := next.replaced.Load(liveKey{"uid-1", infrav1.ReadyCondition}); ok {
+	if _, ok := next.live.Get(livereport.Key{UID: "uid-1", Type: infrav1.ReadyCondition}); ok {
 		t.Error("a record of a condition no live report covers was loaded")
 	}
 	other := &Engine{}
 	(&Checkpointer{Engine: other, Live: store("captf-live-records/v0")}).loadLive(t.Context())
-	if _, ok := other.replaced.Load(k); ok {
+	if _, ok := other.live.Get(k); ok {
 		t.Error("a checkpoint of another format was loaded")
 	}
 }
@@ -140,63 +139,29 @@ func TestLiveRecordsSurviveTheCheckpoint(t *testing.T) {
 // a record this manager kept is not touched.
 func TestLoadedLiveRecordsOfObjectsGoneAreDropped(t *testing.T) {
 	e := &Engine{}
-	e.loadLiveRecords(liveDoc{Entries: []liveEntry{
+	e.live.Take(livereport.Doc{Entries: []livereport.Entry{
 		{UID: "gone", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason}},
 		{UID: "seen", Record: metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason}},
 	}})
-	e.keepRecord(liveKey{"own", infrav1.DriftJobSucceededCondition}, liveRecord{Cond: metav1.Condition{Type: infrav1.DriftJobSucceededCondition}})
-	seen := liveKey{"seen", infrav1.ApplyJobSucceededCondition}
-	v, _ := e.replaced.Load(seen)
-	if _, ok := e.claimLoaded(seen, v.(liveRecord), ""); !ok {
+	own := livereport.Key{UID: "own", Type: infrav1.DriftJobSucceededCondition}
+	e.live.Keep(own, livereport.Record{Cond: metav1.Condition{Type: infrav1.DriftJobSucceededCondition}})
+	seen := livereport.Key{UID: "seen", Type: infrav1.ApplyJobSucceededCondition}
+	r, _ := e.live.Get(seen)
+	if _, ok := e.live.Claim(seen, r, ""); !ok {
 		t.Fatal("a pass with no Job finished since lost the loaded record")
 	}
 	c := &Checkpointer{Engine: e, Expire: time.Minute, loadedAt: time.Now().Add(-2 * time.Minute)}
-	e.liveChanged.Store(false)
+	e.live.Changed.Store(false)
 	c.expire()
-	if _, ok := e.replaced.Load(liveKey{"gone", infrav1.ApplyJobSucceededCondition}); ok {
+	if _, ok := e.live.Get(livereport.Key{UID: "gone", Type: infrav1.ApplyJobSucceededCondition}); ok {
 		t.Error("the loaded record of an object no pass looked at is still kept")
 	}
-	for _, k := range []liveKey{seen, {"own", infrav1.DriftJobSucceededCondition}} {
-		if _, ok := e.replaced.Load(k); !ok {
-			t.Errorf("%s's record was dropped", k.uid)
+	for _, k := range []livereport.Key{seen, own} {
+		if _, ok := e.live.Get(k); !ok {
+			t.Errorf("%s's record was dropped", k.UID)
 		}
 	}
-	if !e.liveChanged.Load() {
+	if !e.live.Changed.Load() {
 		t.Error("dropping a record does not mark the checkpoint out of date")
-	}
-}
-
-// TestHostileLiveRecordsAreRefused: whoever can write Secrets in the
-// manager's namespace can write the checkpoint. A record no pass could
-// have kept is refused: one the API server would refuse in a status (an
-// invalid status, reason or message, which would fail every status write
-// of the object), a live report posing as a record, a condition type no
-// live report covers, an oversized UID. A valid one is taken.
-func TestHostileLiveRecordsAreRefused(t *testing.T) {
-	typ := infrav1.ApplyJobSucceededCondition
-	valid := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason, Message: "Job a1 failed"}
-	for _, tc := range []struct {
-		name  string
-		entry liveEntry
-		take  bool
-	}{
-		{"a record a pass keeps", liveEntry{UID: "u", Record: valid}, true},
-		{"a first restore's record of no condition", liveEntry{UID: "u", Record: metav1.Condition{Type: infrav1.RestoreJobSucceededCondition}}, true},
-		{"a status the API server refuses", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: "Maybe", Reason: "Forged"}}, false},
-		{"a reason the API server refuses", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "not a reason!"}}, false},
-		{"an empty reason", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionTrue}}, false},
-		{"a message over the API server's bound", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason, Message: strings.Repeat("x", 32769)}}, false},
-		{"a live report posing as a record", liveEntry{UID: "u", Record: metav1.Condition{Type: typ, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForJobSlotReason}}, false},
-		{"a condition no live report covers", liveEntry{UID: "u", Record: metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready"}}, false},
-		{"no UID", liveEntry{Record: valid}, false},
-		{"an oversized UID", liveEntry{UID: types.UID(strings.Repeat("u", 129)), Record: valid}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := &Engine{}
-			loaded, refused := e.loadLiveRecords(liveDoc{Entries: []liveEntry{tc.entry}})
-			if took := loaded == 1 && refused == 0; took != tc.take {
-				t.Errorf("loaded %d, refused %d; want it taken: %v", loaded, refused, tc.take)
-			}
-		})
 	}
 }

@@ -16,6 +16,8 @@
 //   - internal/custody: the state Secrets' ownership, backups, retained
 //     state and its adoption, restore requests and the state lock;
 //   - internal/approvals: the TerraformPlan lifecycle;
+//   - internal/livereport: which conditions are live reports, and the
+//     record each one covers, kept across passes and in the checkpoint;
 //   - internal/protection: the finalizer that keeps a destroy's Secrets;
 //   - internal/jobs: the Job builders and the readers of an object's Job
 //     history;

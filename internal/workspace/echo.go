@@ -71,7 +71,7 @@ func (e *Engine) ForgetEcho(o client.Object) { e.echoes.Delete(o.GetUID()) }
 func (e *Engine) Gone(o client.Object) {
 	e.ForgetEcho(o)
 	e.ownerProblems.Delete(o.GetUID())
-	e.forgetLiveReports(o.GetUID())
+	e.live.ForgetObject(o.GetUID())
 	e.waits.Delete(o.GetUID())
 }
 

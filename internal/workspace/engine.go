@@ -21,6 +21,7 @@ import (
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/imagemeta"
+	"captf.io/captf/internal/livereport"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
@@ -46,12 +47,10 @@ type Engine struct {
 	// emitted last, so that a wait's event goes out once even when a pass
 	// reads a status the previous pass's patch has not reached yet.
 	waits sync.Map
-	// replaced remembers, per object and condition type (liveKey), the
-	// record a live report covers (a liveRecord), to say again once the
-	// report ends (live.go); liveChanged: it changed since the checkpoint
-	// saved it (livekeep.go).
-	replaced    sync.Map
-	liveChanged atomic.Bool
+	// live remembers, per object and condition type, the record a live
+	// report covers, to say again once the report ends (live.go), and
+	// whether it changed since the checkpoint saved it.
+	live livereport.Store
 	// states holds, per object UID, the newest decoded state: a pass whose
 	// state Secrets have the same names and resourceVersions reuses it
 	// instead of decompressing again.

@@ -1,12 +1,15 @@
 package workspace
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/livereport"
 )
 
 // Live reports are facts of now, not a record: on an operation condition
@@ -20,54 +23,15 @@ import (
 // pass that finds them reports them again; the condition's record is what
 // the last Job (or the state) said, and once the fact ends the condition
 // says its record again. The manager that saw a live report begin remembers the
-// record it covered, per object and condition type (Engine.replaced),
+// record it covered, per object and condition type (Engine.live,
+// internal/livereport),
 // and the first completed pass that reached its decision without
 // reporting it again says the record again (endLiveReports). The records
-// go into the manager's checkpoint with the settled objects' (livekeep.go),
+// go into the manager's checkpoint with the settled objects' (checkpoint.go),
 // so that a restarted manager, or a new leader, knows them too; one
 // that has not loaded them (no checkpoint, a crash before the save) leaves
 // the live report until a Job (or, for StateReadable, a read of the
 // state) reports.
-
-// liveKey names the condition of one object a live report covers.
-type liveKey struct {
-	uid      types.UID
-	condType string
-}
-
-// liveCondTypes are the conditions a live report can cover.
-var liveCondTypes = []string{infrav1.ApplyJobSucceededCondition, infrav1.DriftJobSucceededCondition, infrav1.RestoreJobSucceededCondition,
-	infrav1.StateReadableCondition, infrav1.DriftDetectedCondition}
-
-// startWaits are the reasons a Job's operation condition carries while
-// the Job waits to start: once it starts, the wait is over.
-var startWaits = map[string]bool{
-	infrav1.WaitingForRunLeaseReason: true, infrav1.WaitingForClusterOperationReason: true, infrav1.WaitingForMachineOperationsReason: true,
-	infrav1.WaitingForJobSlotReason: true, infrav1.IdentityNotAllowedReason: true, infrav1.DurableInputsMissingReason: true,
-	infrav1.RuntimeCannotKeepStateReason: true, infrav1.NamespaceTerminatingReason: true,
-}
-
-// heldReasons hold a due Job for what the object says: each pass that
-// decides on the Job reports them again.
-var heldReasons = map[string]bool{infrav1.JobPolicyInvalidReason: true, infrav1.InputsTooLargeReason: true}
-
-// approvalWaits say a change waits for its TerraformPlan's approval: the
-// outcome of the plan or blocked apply Job that made the plan, said again
-// by each pass while the plan waits (approvalAwaited) or the decision
-// waits for it. Once approved, the apply that starts ends them: while it
-// runs the condition says what it said before the plan.
-var approvalWaits = map[string]bool{infrav1.PlanAwaitingApprovalReason: true, infrav1.DestructivePlanBlockedReason: true}
-
-// runningReasons say a Job or a holder is at work now: a refresh or drift
-// Job, or a drift remediation's apply, runs (each pass that finds it
-// running says so again), another holder keeps the state lock (each pass
-// that reads the lock).
-var runningReasons = map[string]bool{infrav1.DriftJobRunningReason: true, infrav1.DriftRemediatingReason: true, infrav1.StateLockedReason: true}
-
-// live: c is a live report (a Job stopped for its image is a record).
-func live(c metav1.Condition) bool {
-	return startWaits[c.Reason] || heldReasons[c.Reason] || runningReasons[c.Reason] || approvalWaits[c.Reason] || conditions.PullFailing(c)
-}
 
 // firstRecord is what an operation condition that was never set says: a
 // condition of no Status for a RestoreJobSucceeded, which only a restore
@@ -86,28 +50,28 @@ func firstRecord(t string) metav1.Condition {
 // condition as it was, unless a live report already covers it (that one
 // remembered the record, or another manager did).
 func (p *pass) reportLive(c metav1.Condition) {
-	k := liveKey{p.obj.GetUID(), c.Type}
+	k := livereport.Key{UID: p.obj.GetUID(), Type: c.Type}
 	switch cur := p.current(c.Type); {
 	case cur == nil:
-		if _, covered := p.e.replaced.Load(k); !covered {
-			p.e.keepRecord(k, liveRecord{Cond: firstRecord(c.Type), LastJob: p.newestFinishedJob()})
+		if _, covered := p.e.live.Get(k); !covered {
+			p.e.live.Keep(k, livereport.Record{Cond: firstRecord(c.Type), LastJob: p.newestFinishedJob()})
 		}
-	case !live(*cur):
-		p.e.keepRecord(k, liveRecord{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: p.newestFinishedJob()})
+	case !livereport.Live(*cur):
+		p.e.live.Keep(k, livereport.Record{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: p.newestFinishedJob()})
 	}
 	p.set(c)
 }
 
 // report sets c, as a live report when it is one.
 func (p *pass) report(c metav1.Condition) {
-	if live(c) {
+	if livereport.Live(c) {
 		p.reportLive(c)
 		return
 	}
 	p.set(c)
 }
 
-// endLiveReports says again the record of each condition (liveCondTypes) a
+// endLiveReports says again the record of each condition (livereport.Types) a
 // live report covered and this pass did not report again, when the pass
 // completed (ok) and reached its decision (the Job started, its image
 // came, it is no longer due or held): a pass that stopped earlier (paused,
@@ -116,22 +80,22 @@ func (p *pass) report(c metav1.Condition) {
 // ends the episode, once its status is written: the record it
 // remembered is stale.
 func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
-	for _, t := range liveCondTypes {
-		k := liveKey{p.obj.GetUID(), t}
-		rec, found := p.e.replaced.Load(k)
-		if found && rec.(liveRecord).Loaded {
-			rec, found = p.e.claimLoaded(k, rec.(liveRecord), p.newestFinishedJob())
+	for _, t := range livereport.Types {
+		k := livereport.Key{UID: p.obj.GetUID(), Type: t}
+		rec, found := p.e.live.Get(k)
+		if found && rec.Loaded {
+			rec, found = p.e.live.Claim(k, rec, p.newestFinishedJob())
 		}
 		if set := p.reported(t); set != nil {
-			if !live(*set) && found {
+			if !livereport.Live(*set) && found {
 				p.forgetOnceWritten(k, rec)
 			}
 			continue
 		}
-		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || p.decided == nil || cur == nil || !live(*cur) || !found {
+		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || p.decided == nil || cur == nil || !livereport.Live(*cur) || !found {
 			continue
 		}
-		if c := rec.(liveRecord).Cond; c.Status == "" {
+		if c := rec.Cond; c.Status == "" {
 			p.dropped = append(p.dropped, t)
 		} else {
 			p.set(c)
@@ -143,20 +107,8 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 // forgetOnceWritten forgets the record rec of k once the status the pass
 // computed is written: a pass whose status write fails leaves the live
 // report on the object, and so the record with it.
-func (p *pass) forgetOnceWritten(k liveKey, rec any) {
-	p.observe(func() {
-		if p.e.replaced.CompareAndDelete(k, rec) {
-			p.e.liveChanged.Store(true)
-		}
-	})
-}
-
-// forgetLiveReports drops what the live reports of an object that is
-// gone remembered.
-func (e *Engine) forgetLiveReports(uid types.UID) {
-	for _, t := range liveCondTypes {
-		e.forgetRecord(liveKey{uid, t})
-	}
+func (p *pass) forgetOnceWritten(k livereport.Key, rec livereport.Record) {
+	p.observe(func() { p.e.live.ForgetIf(k, rec) })
 }
 
 // reported is the condition of type t this pass set, nil when none.
@@ -167,4 +119,17 @@ func (p *pass) reported(t string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// newestFinishedJob names the object's Job that finished last, of those
+// the pass read ("" when none).
+func (p *pass) newestFinishedJob() string {
+	name, newest := "", time.Time{}
+	for i := range p.jobs {
+		j := &p.jobs[i]
+		if done, _, at, _ := jobs.Finished(j); done && (name == "" || at.After(newest) || (at.Equal(newest) && j.Name > name)) {
+			name, newest = j.Name, at
+		}
+	}
+	return name
 }

@@ -18,6 +18,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/livereport"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -276,16 +277,16 @@ type step struct {
 // records e's checkpoint saved.
 func handOver(t *testing.T, e *Engine) *Engine {
 	t.Helper()
-	data, err := json.Marshal(e.liveRecords())
+	data, err := json.Marshal(e.live.Doc())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc liveDoc
+	var doc livereport.Doc
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
 	next := &Engine{}
-	next.loadLiveRecords(doc)
+	next.live.Take(doc)
 	return next
 }
 
@@ -388,8 +389,8 @@ func TestAnotherRestoreRequestEndsTheBackupNotFound(t *testing.T) {
 			}
 			if drops {
 				p.reportLive(metav1.Condition{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionUnknown, Reason: infrav1.WaitingForJobSlotReason})
-				rec, _ := p.e.replaced.Load(liveKey{tc.UID, infrav1.RestoreJobSucceededCondition})
-				if r, ok := rec.(liveRecord); !ok || r.Cond.Reason == infrav1.RestoreBackupNotFoundReason {
+				rec, ok := p.e.live.Get(livereport.Key{UID: tc.UID, Type: infrav1.RestoreJobSucceededCondition})
+				if !ok || rec.Cond.Reason == infrav1.RestoreBackupNotFoundReason {
 					t.Errorf("the wait of the pass that dropped the stale RestoreBackupNotFound covers %+v", rec)
 				}
 				p.conds = nil

@@ -35,6 +35,8 @@ var walls = []struct {
 		[]string{module + "internal/runner"}, []string{module + "internal/runner/result"}},
 	{"the runner's result document links no client and nothing of ours but the API and plans", []string{"./internal/runner/result"},
 		[]string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", module + "internal", module + "pkg", module + "cmd"}, []string{module + "internal/plan", module + "internal/canonjson"}},
+	{"the live reports' records link no client and nothing of ours but the API and the condition rules", []string{"./internal/livereport"},
+		[]string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", module + "internal", module + "pkg", module + "cmd"}, []string{module + "internal/conditions", module + "internal/decide"}},
 	{"the manager never links the local environment", []string{"./cmd/manager"},
 		[]string{module + "internal/localnode", module + "internal/devenv", module + "internal/test", module + "cmd/captf-dev"}, nil},
 	{"tfcapi-lint links no client, no controller and no runtime", []string{"./cmd/tfcapi-lint"},
