@@ -114,7 +114,7 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	p.observe(func() { p.observeJob(o, kind) })
 	cond, ev := conditions.Job(jobFacts(o, kind))
 	// A record, which ends a live report's episode (endLiveReports), but
-	// for a plan waiting for its approval (approvalWaits).
+	// for a plan waiting for its approval (a live report: livereport.Live).
 	p.report(cond)
 	p.events = append(p.events, ev)
 	if o.Succeeded && (o.Op == decide.OpApply || o.Op == decide.OpRefresh || o.Op == decide.OpDrift) {

@@ -67,7 +67,8 @@ func (e *Engine) ForgetEcho(o client.Object) { e.echoes.Delete(o.GetUID()) }
 
 // Gone forgets what the engine keeps of a deleted object: the echo it
 // expects, an owner problem it saw (owner.go), the records its live
-// reports covered (live.go) and the wait it announced (events.go).
+// reports covered (livereport.Store.ForgetObject) and the wait it
+// announced (events.go).
 func (e *Engine) Gone(o client.Object) {
 	e.ForgetEcho(o)
 	e.ownerProblems.Delete(o.GetUID())

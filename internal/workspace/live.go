@@ -12,13 +12,14 @@ import (
 	"captf.io/captf/internal/livereport"
 )
 
-// Live reports are facts of now, not a record: on an operation condition
-// (ApplyJobSucceeded, DriftJobSucceeded, RestoreJobSucceeded) a wait
-// before a Job's start (startWaits), a Job held by an invalid policy or by
-// inputs too large, a running refresh or drift Job (DriftJobRunning), a
-// change waiting for its plan's approval (approvalWaits) and a running
-// Job's pod that cannot pull its image; on DriftDetected a running
-// remediation apply (DriftRemediating, over the finding); on
+// Live reports (livereport.Live says which) are facts of now, not a
+// record: on an operation condition (ApplyJobSucceeded,
+// DriftJobSucceeded, RestoreJobSucceeded) a wait before a Job's start, a
+// Job held by an invalid policy or by inputs too large, a running refresh
+// or drift Job (DriftJobRunning), a change waiting for its plan's
+// approval and a running Job's pod that cannot pull its image; on
+// DriftDetected a running remediation apply (DriftRemediating, over the
+// finding); on
 // StateReadable a state lock another holder keeps (StateLocked). Each
 // pass that finds them reports them again; the condition's record is what
 // the last Job (or the state) said, and once the fact ends the condition
