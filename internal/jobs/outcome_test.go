@@ -12,6 +12,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/runner/result"
 )
 
@@ -89,7 +90,7 @@ func TestOutcomeReports(t *testing.T) {
 	if lr := (Outcome{Job: j, Op: decide.OpApply, Succeeded: true}).LastRun(); lr.Error != nil {
 		t.Errorf("LastRun of a success without a result = %+v, want no error", lr.Error)
 	}
-	drift := Outcome{Job: j, Op: decide.OpDrift, Succeeded: true, Result: &result.Document{Drift: &result.Drift{Detected: true, Update: 2}}}
+	drift := Outcome{Job: j, Op: decide.OpDrift, Succeeded: true, Result: &result.Document{Drift: &result.Drift{Drift: plan.Drift{Detected: true, Update: 2}}}}
 	if lr := drift.LastRun(); lr.Drift == nil || lr.Drift.Update != 2 {
 		t.Errorf("LastRun of a drift check = %+v, want its counts", lr.Drift)
 	}

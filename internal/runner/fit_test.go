@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"captf.io/captf/internal/plan"
 )
 
 // padTo lengthens the image reference so that r, marshalled whole, is
@@ -102,7 +104,7 @@ func TestMarshalStages(t *testing.T) {
 			result: func(t *testing.T) Result {
 				r := baseResult()
 				r.Op = "drift"
-				r.Drift = &Drift{Detected: true, Update: 20}
+				r.Drift = &Drift{Drift: plan.Drift{Detected: true, Update: 20}}
 				for i := range 20 {
 					r.Drift.Resources = append(r.Drift.Resources, fmt.Sprintf("module.role.aws_security_group.rule_%03d%s", i, strings.Repeat("x", 200)))
 				}
@@ -174,7 +176,7 @@ func TestMarshalStages(t *testing.T) {
 
 func TestMarshalBoundsLists(t *testing.T) {
 	r := withPlan(baseResult(), 60)
-	r.Drift = &Drift{Detected: true}
+	r.Drift = &Drift{Drift: plan.Drift{Detected: true}}
 	for i := range 25 {
 		r.Drift.Resources = append(r.Drift.Resources, fmt.Sprintf("d.%d", i))
 	}

@@ -118,8 +118,7 @@ func (r *run) drift() {
 	}
 	d := &Drift{}
 	if p != nil {
-		pd := p.Drift()
-		d = &Drift{Detected: pd.Detected, Create: pd.Create, Update: pd.Update, Replace: pd.Replace, Delete: pd.Delete, Resources: pd.Resources}
+		d = &Drift{Drift: p.Drift()}
 	}
 	r.result.Drift = d
 	r.ev.post(false, EventPlanSummary, StepPlan, fmt.Sprintf("drift: %d to create, %d to update, %d to replace, %d to delete", d.Create, d.Update, d.Replace, d.Delete))

@@ -149,7 +149,7 @@ func FuzzMarshalResult(f *testing.F) {
 			r.Error = &RunError{Kind: wantKind, Step: errStep, Tail: tail}
 		}
 		if count%3 == 0 {
-			r.Drift = &Drift{Detected: true, Create: count, Update: count, Replace: count, Delete: count, Resources: resources}
+			r.Drift = &Drift{Drift: plan.Drift{Detected: true, Create: count, Update: count, Replace: count, Delete: count, Resources: resources}}
 		}
 		if count%5 != 0 {
 			r.Plan = &PlanSummary{Hash: hash, Summary: plan.Summary{Create: count, Update: count, Replace: count, Delete: count,

@@ -86,15 +86,11 @@ type Step struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// Drift is the outcome of a drift check, counted by action only.
+// Drift is the outcome of a drift check, counted by action only: what the
+// plan found (plan.Drift, inline: its counts and up to MaxDriftResources
+// drifted addresses), and whether Resources is incomplete.
 type Drift struct {
-	Detected bool `json:"detected"`
-	Create   int  `json:"create"`
-	Update   int  `json:"update"`
-	Replace  int  `json:"replace"`
-	Delete   int  `json:"delete"`
-	// Resources lists up to MaxDriftResources drifted addresses.
-	Resources []string `json:"resources,omitempty"`
+	plan.Drift
 	// Truncated is true when Resources is incomplete.
 	Truncated bool `json:"truncated,omitempty"`
 }
