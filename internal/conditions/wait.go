@@ -11,7 +11,7 @@ import (
 // from what the pass read.
 type WaitFacts struct {
 	// Message is the wait's own prose (which record is missing, which plan
-	// waits, which dependents hold the deletion, ...).
+	// waits, ...).
 	Message string
 	// InsecurePolicy says how the effective jobs policy weakens a Job's
 	// isolation; InvalidPolicy why it does not validate (nil: it does).
@@ -28,7 +28,8 @@ type WaitFacts struct {
 // StateLost, StateUnreadable, DeletionHeld and ApplyOutcomeUnknown
 // (StateReadable says why), OwnerMismatch and InputsUnavailable
 // (DependenciesReady), CredentialsNotReady (the credentials step's
-// conditions). Inputs over the cap are reported whatever else waits, last,
+// conditions), DependentsExist (DeletionBlocked, which the count of the
+// dependents says on every pass that makes it). Inputs over the cap are reported whatever else waits, last,
 // so that they have ApplyJobSucceeded's last word. The waits a Job's start
 // meets (decide.Stopped: a recorded identity, a new image's runtime, a Job
 // slot, the run lease, the cluster gate, a refused Job) are reported on
@@ -73,8 +74,6 @@ func Wait(d decide.Decision, f WaitFacts) []metav1.Condition {
 		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.ApplyFailedReason, f.Message)
 	case decide.ReasonAwaitingApproval:
 		report(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestructivePlanBlockedReason, f.Message)
-	case decide.ReasonDependentsExist:
-		report(infrav1.DeletionBlockedCondition, metav1.ConditionTrue, infrav1.DependentsExistReason, f.Message)
 	case decide.ReasonJobRefused:
 		report(OpType(d.Op), metav1.ConditionFalse, FailReason(d.Op), f.Message)
 	default:

@@ -269,8 +269,6 @@ func (p *pass) waitMessage(d decide.Decision) string {
 		return p.rescuedMessage()
 	case decide.ReasonAwaitingApproval:
 		return p.blockedMessage()
-	case decide.ReasonDependentsExist:
-		return conditions.DeletionBlocked(p.dependentNames).Message
 	}
 	return ""
 }
