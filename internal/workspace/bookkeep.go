@@ -304,7 +304,7 @@ func (p *pass) markBookkept(ctx context.Context) error {
 		}
 		target := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name, Annotations: ann}}
 		if quiet {
-			p.e.expectJobUpdate(withAnnotations(j, ann))
+			p.e.ExpectJobUpdate(withAnnotations(j, ann))
 		}
 		if err := p.e.client().Patch(ctx, target, patch); err != nil {
 			p.e.ForgetJobEcho(j)

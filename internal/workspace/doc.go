@@ -18,6 +18,8 @@
 //   - internal/approvals: the TerraformPlan lifecycle;
 //   - internal/livereport: which conditions are live reports, and the
 //     record each one covers, kept across passes and in the checkpoint;
+//   - internal/echo: what the engine expects of the watch events of its
+//     own writes, which the workload controllers drop;
 //   - internal/protection: the finalizer that keeps a destroy's Secrets;
 //   - internal/jobs: the Job builders and the readers of an object's Job
 //     history;

@@ -20,6 +20,7 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/echo"
 	"captf.io/captf/internal/imagemeta"
 	"captf.io/captf/internal/livereport"
 	"captf.io/captf/internal/metrics"
@@ -62,12 +63,9 @@ type Engine struct {
 	// skips the pass while all of it reads the same (memo.go). Client and
 	// APIReader must then record reads (readset.Client, readset.Reader).
 	Memo *readset.View
-	// echoes holds, per object UID, the fingerprint of the object as its
-	// last status write means to leave it (echo.go).
-	echoes sync.Map
-	// jobEchoes holds what the engine expects of the next event of the
-	// Jobs it created or marked (echo.go).
-	jobEchoes sync.Map
+	// Filter holds what the engine expects of the watch events of its own
+	// writes, which the workload controllers drop (internal/echo).
+	echo.Filter
 	// ownerProblems holds the UIDs of the objects whose last owner lookup,
 	// live, found a problem (owner.go).
 	ownerProblems sync.Map

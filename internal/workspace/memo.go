@@ -164,7 +164,7 @@ const (
 // settleSoon: a pass that found nothing due but wrote (its status, its
 // records, a bookkept Job's marks, an event) leaves no record, since what
 // it read is not what it left; and the echo of its own writes wakes no
-// pass (echo.go). Nothing else may wake the object before the next
+// pass (internal/echo). Nothing else may wake the object before the next
 // resync: until then each wake, a neighbour's change, costs a full pass,
 // and a manager restarted meanwhile finds no record of it in the
 // checkpoint, so its cold start passes over the object in full. So such a

@@ -7,7 +7,7 @@ import (
 )
 
 // The object as each of a pass's own writes of it leaves it, for the
-// echoes the engine expects (echo.go): a write before the status (the
+// echoes the engine expects (internal/echo): a write before the status (the
 // block-move annotation, status.activeJob forgotten), the metadata and
 // spec written with the status (contract fields, the block-move
 // annotation lifted), then the status.
@@ -17,7 +17,7 @@ import (
 // untracked already: its finalizer).
 func (p *pass) expectOwnWrite(stored client.Object) {
 	if p.obj.GetResourceVersion() == p.read {
-		p.e.expectWrites(stored.DeepCopyObject().(client.Object))
+		p.e.ExpectWrites(stored.DeepCopyObject().(client.Object))
 	}
 }
 
@@ -29,7 +29,7 @@ func (p *pass) expectOwnWrites(served int64, writeMain bool) {
 	final := p.obj.DeepCopyObject().(client.Object)
 	final.SetGeneration(served)
 	if !writeMain {
-		p.e.expectWrites(final)
+		p.e.ExpectWrites(final)
 		return
 	}
 	specWritten, err := p.withStatusOf(p.before)
@@ -38,7 +38,7 @@ func (p *pass) expectOwnWrites(served int64, writeMain bool) {
 		return
 	}
 	specWritten.SetGeneration(served)
-	p.e.expectWrites(specWritten, final)
+	p.e.ExpectWrites(specWritten, final)
 }
 
 // moved reports whether the pass changed the object's metadata, and its

@@ -354,7 +354,7 @@ func (p *pass) tick(op decide.Operation, r decide.Reason) string {
 func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.Secret) error {
 	// The pass reports the Job it creates (status.activeJob): the Job's
 	// creation wakes no other pass.
-	p.e.expectJobCreate(job)
+	p.e.ExpectJobCreate(job)
 	if err := p.e.client().Create(ctx, job); err != nil {
 		p.e.ForgetJobEcho(job)
 		if !apierrors.IsAlreadyExists(err) {

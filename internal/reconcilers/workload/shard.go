@@ -79,7 +79,7 @@ type jobEchoes interface {
 // ownJobs drops the events of a Job of kind's objects that only echo the
 // engine's own writes: its creation by the pass that reports it, and the
 // bookkeeping marks of the pass that recorded its outcome
-// (workspace.Engine.OwnJobCreate, OwnJobUpdate). It comes after jobRead,
+// (echo.Filter.OwnJobCreate, OwnJobUpdate). It comes after jobRead,
 // so that only an update a pass reads ends what the engine expects; and
 // it asks only about the Jobs of its own kind, as the three kinds'
 // controllers all watch Jobs and the first to ask ends the expectation.
@@ -106,7 +106,7 @@ func ownJobs(ech jobEchoes, kind string) predicate.Predicate {
 // than the managed fields (a Cluster API MachineSet applies the labels
 // and annotations it propagates again and again, and an apply that takes
 // over a field moves only them) and is not the echo of the engine's own
-// status write (see workspace.Engine.OwnEcho). The echo is looked at
+// status write (see echo.Filter.OwnEcho). The echo is looked at
 // first, so that every update of the object, this shard's or not, ends
 // what the engine expects of it. An object relabelled to another shard is
 // forgotten as a deleted one is: the other shard's manager keeps it now,
