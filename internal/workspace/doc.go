@@ -18,6 +18,9 @@
 //   - internal/approvals: the TerraformPlan lifecycle;
 //   - internal/livereport: which conditions are live reports, and the
 //     record each one covers, kept across passes and in the checkpoint;
+//   - internal/settled: the records of settled passes, replayed to skip
+//     the next pass while what they read holds, and the checkpoint that
+//     keeps them (and the live reports' records) across a restart;
 //   - internal/echo: what the engine expects of the watch events of its
 //     own writes, which the workload controllers drop;
 //   - internal/protection: the finalizer that keeps a destroy's Secrets;

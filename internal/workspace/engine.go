@@ -26,6 +26,7 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/roles"
+	"captf.io/captf/internal/settled"
 )
 
 // Engine runs the shared lifecycle of the workload kinds: observe, decide,
@@ -60,8 +61,9 @@ type Engine struct {
 	decodes atomic.Int64
 
 	// Memo, when set, replays what a settled object's last pass read and
-	// skips the pass while all of it reads the same (memo.go). Client and
-	// APIReader must then record reads (readset.Client, readset.Reader).
+	// skips the pass while all of it reads the same (internal/settled).
+	// Client and APIReader must then record reads (readset.Client,
+	// readset.Reader).
 	Memo *readset.View
 	// Filter holds what the engine expects of the watch events of its own
 	// writes, which the workload controllers drop (internal/echo).
@@ -69,22 +71,9 @@ type Engine struct {
 	// ownerProblems holds the UIDs of the objects whose last owner lookup,
 	// live, found a problem (owner.go).
 	ownerProblems sync.Map
-	// memos holds, per kind and key, the last settled pass's reads.
-	memos sync.Map
-	// skips counts the passes skipped that way.
-	skips atomic.Int64
-	// settling counts, per memo key, the passes in a row that found
-	// nothing due but wrote, and so looked again soon (settleSoon).
-	settling sync.Map
-	// restored, when set (a Checkpointer runs), is closed once the
-	// checkpoint's records are loaded: a replay waits for it.
-	restored chan struct{}
-	// restores holds, per memo key, the per-object series of a record
-	// loaded from the checkpoint and not replayed yet; tombstones the keys
-	// forgotten while the checkpoint loaded.
-	restores, tombstones sync.Map
-	// memoChanged: memos changed since the checkpoint was saved.
-	memoChanged atomic.Bool
+	// memos holds the records of settled passes, which Reconcile replays
+	// to skip a pass (memo.go, internal/settled).
+	memos settled.Records
 }
 
 // Decodes returns how many states the engine has decompressed.

@@ -28,8 +28,8 @@ import (
 // internal/livereport),
 // and the first completed pass that reached its decision without
 // reporting it again says the record again (endLiveReports). The records
-// go into the manager's checkpoint with the settled objects' (checkpoint.go),
-// so that a restarted manager, or a new leader, knows them too; one
+// go into the manager's checkpoint with the settled objects'
+// (internal/settled), so that a restarted manager, or a new leader, knows them too; one
 // that has not loaded them (no checkpoint, a crash before the save) leaves
 // the live report until a Job (or, for StateReadable, a read of the
 // state) reports.

@@ -1,4 +1,4 @@
-package workspace
+package settled
 
 import (
 	"context"
@@ -33,7 +33,17 @@ import (
 // full pass. A checkpoint of another build or configuration of the
 // manager (the Store's fingerprint) is not loaded at all.
 type Checkpointer struct {
-	Engine *Engine
+	// Records are the settled passes' records it saves and loads; View
+	// replays them (the metadata caches a loaded record reads start with
+	// the load).
+	Records *Records
+	View    *readset.View
+	// Reports are the live reports' records (internal/livereport).
+	Reports *livereport.Store
+	// Config is the engine's configuration, JSON-encoded into the
+	// fingerprint as it is when the Checkpointer starts; Now its clock.
+	Config func() any
+	Now    func() time.Time
 	Store  checkpoint.Store
 	// Live, when it has a Name, keeps the records the live reports cover
 	// (livereport.Store) across a restart. Its Fingerprint is the records' format,
@@ -41,8 +51,7 @@ type Checkpointer struct {
 	// said it.
 	Live checkpoint.Store
 	// Build identifies the manager's build (its executable's digest): with
-	// the engine's options, as they are when the Checkpointer starts, it
-	// is the checkpoint's fingerprint.
+	// Config it is the checkpoint's fingerprint.
 	Build string
 	// Every is how often changed records are saved (default a minute);
 	// the last change is saved when the manager stops.
@@ -66,20 +75,20 @@ type Checkpointer struct {
 	lastSavedLive [sha256.Size]byte
 }
 
-// NewCheckpointer returns the engine's Checkpointer over store, for the
-// manager build build. The engine's replays wait for its load from then
-// on: run it (it is a manager Runnable, started with the leader's
+// NewCheckpointer returns a Checkpointer of records over store, for the
+// manager build build. Records' replays wait for its load from then on:
+// run it (it is a manager Runnable, started with the leader's
 // controllers).
-func (e *Engine) NewCheckpointer(store checkpoint.Store, build string) *Checkpointer {
-	e.restored = make(chan struct{})
-	return &Checkpointer{Engine: e, Store: store, Build: build}
+func NewCheckpointer(records *Records, store checkpoint.Store, build string) *Checkpointer {
+	records.restored = make(chan struct{})
+	return &Checkpointer{Records: records, Store: store, Build: build}
 }
 
 // Fingerprint is the fingerprint of a checkpoint saved by build with the
-// engine options o: another build, or other options, may decide otherwise
-// on the same reads, so they never load it.
-func Fingerprint(build string, o Options) (string, error) {
-	doc, err := json.Marshal(o)
+// engine configuration config: another build, or another configuration,
+// may decide otherwise on the same reads, so they never load it.
+func Fingerprint(build string, config any) (string, error) {
+	doc, err := json.Marshal(config)
 	if err != nil {
 		return "", err
 	}
@@ -109,9 +118,13 @@ func (c *Checkpointer) NeedLeaderElection() bool { return true }
 // changed, until ctx ends.
 func (c *Checkpointer) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
-	fingerprint, err := Fingerprint(c.Build, c.Engine.Options)
+	var config any
+	if c.Config != nil {
+		config = c.Config()
+	}
+	fingerprint, err := Fingerprint(c.Build, config)
 	if err != nil {
-		close(c.Engine.restored)
+		close(c.Records.restored)
 		return fmt.Errorf("fingerprinting the checkpoint: %w", err)
 	}
 	c.Store.Fingerprint = fingerprint
@@ -122,10 +135,10 @@ func (c *Checkpointer) Start(ctx context.Context) error {
 		save              func(context.Context) error
 		stopping, failing string
 	}{
-		{&c.Engine.memoChanged, c.save,
+		{&c.Records.changed, c.save,
 			"Saving the settled objects' records as the manager stops; the next start passes over the objects settled since the last save",
 			"Saving the settled objects' records; retrying later"},
-		{&c.Engine.live.Changed, c.saveLive,
+		{&c.Reports.Changed, c.saveLive,
 			"Saving the live reports' records as the manager stops; the next manager leaves a live report it did not see begin until a Job reports",
 			"Saving the live reports' records; retrying later"},
 	}
@@ -158,8 +171,8 @@ func (c *Checkpointer) Start(ctx context.Context) error {
 	}
 }
 
-// loadLive reads the live reports' records of the checkpoint into the
-// engine's, before any pass of this manager looks at them.
+// loadLive reads the live reports' records of the checkpoint into
+// Reports, before any pass of this manager looks at them.
 func (c *Checkpointer) loadLive(ctx context.Context) {
 	if c.Live.Name == "" {
 		return
@@ -170,7 +183,7 @@ func (c *Checkpointer) loadLive(ctx context.Context) {
 	if !loadDoc(ctx, lctx, c.Live, &doc, "live reports' records", "a live report that began before this start stays until a Job reports") {
 		return
 	}
-	loaded, refused := c.Engine.live.Take(doc)
+	loaded, refused := c.Reports.Take(doc)
 	ctrl.LoggerFrom(ctx).Info("Loaded the live reports' records", "records", loaded, "refused", refused)
 }
 
@@ -180,7 +193,7 @@ func (c *Checkpointer) saveLive(ctx context.Context) error {
 	if c.Live.Name == "" {
 		return nil
 	}
-	return saveChanged(ctx, c.Live, c.Engine.live.Doc(), &c.lastSavedLive, "the live reports' records")
+	return saveChanged(ctx, c.Live, c.Reports.Doc(), &c.lastSavedLive, "the live reports' records")
 }
 
 // saveChanged saves doc in store unless it encodes to what the save whose
@@ -232,13 +245,13 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// load reads the checkpoint into the engine's records and starts the
+// load reads the checkpoint into the records and starts the
 // metadata caches they read, waiting (within SyncWait) until they synced.
 // Whatever happens, replays may go on once it returns.
 func (c *Checkpointer) load(ctx context.Context) {
 	defer func() {
 		c.loadedAt = time.Now()
-		close(c.Engine.restored)
+		close(c.Records.restored)
 	}()
 	log := ctrl.LoggerFrom(ctx)
 	start := time.Now()
@@ -248,7 +261,7 @@ func (c *Checkpointer) load(ctx context.Context) {
 	if !loadDoc(ctx, lctx, c.Store, &doc, "settled objects' records", "every object's first pass runs in full") {
 		return
 	}
-	now, loaded := c.Engine.now(), 0
+	now, loaded := c.now(), 0
 	for _, en := range doc.Entries {
 		if en.Reads == nil || en.Kind == "" || en.Name == "" || (en.Until != nil && !now.Before(*en.Until)) {
 			continue // its pass runs in full
@@ -257,25 +270,25 @@ func (c *Checkpointer) load(ctx context.Context) {
 		if en.Until != nil {
 			m.until = *en.Until
 		}
-		if err := c.Engine.Memo.Warm(m.reads); err != nil {
+		if err := c.View.Warm(m.reads); err != nil {
 			log.V(1).Info("A settled object's record reads where no cache can start: its first pass runs in full", "kind", en.Kind, "namespace", en.Namespace, "name", en.Name, "reason", err.Error())
 			continue
 		}
-		k := en.Kind + "/" + client.ObjectKey{Namespace: en.Namespace, Name: en.Name}.String()
-		if _, had := c.Engine.memos.LoadOrStore(k, m); had {
+		k := Key(en.Kind, client.ObjectKey{Namespace: en.Namespace, Name: en.Name})
+		if _, had := c.Records.memos.LoadOrStore(k, m); had {
 			continue // a pass already remembered a newer one
 		}
-		c.Engine.restores.Store(k, orEmpty(en.Series))
+		c.Records.restores.Store(k, orEmpty(en.Series))
 		// A Forget while this loaded (its tombstone is stored before its
 		// delete) wins.
-		if _, gone := c.Engine.tombstones.Load(k); gone {
-			c.Engine.restores.Delete(k)
-			c.Engine.memos.CompareAndDelete(k, m)
+		if _, gone := c.Records.tombstones.Load(k); gone {
+			c.Records.restores.Delete(k)
+			c.Records.memos.CompareAndDelete(k, m)
 			continue
 		}
 		loaded++
 	}
-	synced := c.Engine.Memo.WaitForSync(lctx)
+	synced := c.View.WaitForSync(lctx)
 	log.Info("Loaded the settled objects' records", "records", loaded, "metadataCachesSynced", synced, "took", time.Since(start).Round(time.Millisecond).String())
 }
 
@@ -294,22 +307,22 @@ func (c *Checkpointer) expire() {
 	if c.loadedAt.IsZero() || time.Since(c.loadedAt) < orDefault(c.Expire, 30*time.Minute) {
 		return
 	}
-	c.Engine.live.Expire()
-	c.Engine.restores.Range(func(k, _ any) bool {
-		c.Engine.forget(k.(string))
+	c.Reports.Expire()
+	c.Records.restores.Range(func(k, _ any) bool {
+		c.Records.Forget(k.(string))
 		return true
 	})
 }
 
-// save writes every record the engine holds, with the objects' series,
+// save writes every record Records hold, with the objects' series,
 // unless it is what the last save wrote.
 func (c *Checkpointer) save(ctx context.Context) error {
 	series := metrics.Series()
 	var doc checkpointDoc
-	c.Engine.memos.Range(func(k, v any) bool {
+	c.Records.memos.Range(func(k, v any) bool {
 		m := v.(memo)
 		en := checkpointEntry{Kind: m.obj.Kind, Namespace: m.obj.Namespace, Name: m.obj.Name, Reads: m.reads, Series: series[m.obj]}
-		if r, ok := c.Engine.restores.Load(k); ok {
+		if r, ok := c.Records.restores.Load(k); ok {
 			en.Series = r.(map[string]float64) // loaded, not replayed yet: not published
 		}
 		if !m.until.IsZero() {
@@ -323,4 +336,12 @@ func (c *Checkpointer) save(ctx context.Context) error {
 		return a.Kind+"/"+a.Namespace+"/"+a.Name < b.Kind+"/"+b.Namespace+"/"+b.Name
 	})
 	return saveChanged(ctx, c.Store, doc, &c.lastSaved, "the settled objects' records")
+}
+
+// now is the Checkpointer's clock.
+func (c *Checkpointer) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
