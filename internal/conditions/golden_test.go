@@ -128,6 +128,36 @@ func reports() []struct {
 		{"state: unreadable", func() ([]metav1.Condition, []Event) {
 			return conds(StateReadable(withState(func(f *StateFacts) { f.Unreadable = infrav1.StateEncryptedReason })))
 		}},
+		{"dependencies: met", func() ([]metav1.Condition, []Event) { return conds(DependenciesMet) }},
+		{"dependencies: rendered when provisioned", func() ([]metav1.Condition, []Event) { return conds(DependenciesRendered(nil)) }},
+		{"dependencies: a variables source not found", func() ([]metav1.Condition, []Event) {
+			return conds(InputsUnavailable(SourceNotFound, "(the inputs' error)"))
+		}},
+		{"dependencies: invalid variables", func() ([]metav1.Condition, []Event) {
+			return conds(InputsUnavailable(VariablesInvalid, "(the inputs' error)"))
+		}},
+		{"dependencies: waiting for the cluster's exports", func() ([]metav1.Condition, []Event) {
+			return conds(InputsUnavailable(WaitingForExports, "(the inputs' error)"))
+		}},
+		{"dependencies: waiting for bootstrap data", func() ([]metav1.Condition, []Event) {
+			return conds(InputsUnavailable(WaitingForBootstrap, "(the inputs' error)"))
+		}},
+		{"apply: a pool's exports change held", func() ([]metav1.Condition, []Event) { return conds(ExportsHeld("(the engine's message)")) }},
+		{"apply: the last apply said again, succeeded", func() ([]metav1.Condition, []Event) {
+			return conds(AppliedBefore(decide.FinishedJob{Name: name, Succeeded: true}, "the change planned (TerraformPlan tfp-c-0abc) was withdrawn"))
+		}},
+		{"apply: the last apply said again, failed", func() ([]metav1.Condition, []Event) {
+			return conds(AppliedBefore(decide.FinishedJob{Name: name}, "the change planned (TerraformPlan tfp-c-0abc) was withdrawn"))
+		}},
+		{"apply: no Job kept, the state holds the inputs", func() ([]metav1.Condition, []Event) { return conds(AppliedInState(7)) }},
+		{"restore: the backup is not found", func() ([]metav1.Condition, []Event) {
+			return conds(RestoreBackupNotFound("(the engine's message)"))
+		}},
+		{"health: a null provider_id, first reading", func() ([]metav1.Condition, []Event) { return conds(ProviderIDHealth(nil, true)) }},
+		{"health: a null provider_id, second reading", func() ([]metav1.Condition, []Event) {
+			first := ProviderIDHealth(nil, true)
+			return conds(ProviderIDHealth(&first, true))
+		}},
 		{"drift: found, to remediate", func() ([]metav1.Condition, []Event) { return conds(found) }},
 		{"drift: remediation backing off", func() ([]metav1.Condition, []Event) {
 			return conds(DriftBackingOff(found, time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)))

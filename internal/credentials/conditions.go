@@ -165,3 +165,23 @@ func knownReason(r metav1.StatusReason) bool {
 	}
 	return false
 }
+
+// LocalSecretConditions are IdentityAllowed and CredentialsMirrored of an
+// identityRef of kind Secret: Secret name of namespace ns, delivered as
+// it is, without a mirror, once found.
+func LocalSecretConditions(ns, name string, found bool) []metav1.Condition {
+	if !found {
+		return []metav1.Condition{
+			{Type: infrav1.IdentityAllowedCondition, Status: metav1.ConditionFalse, Reason: infrav1.SecretNotFoundReason,
+				Message: fmt.Sprintf("Secret %s/%s named by identityRef does not exist; create it", ns, name)},
+			{Type: infrav1.CredentialsMirroredCondition, Status: metav1.ConditionUnknown, Reason: infrav1.MirrorPendingReason,
+				Message: "The credentials wait for IdentityAllowed to be True"},
+		}
+	}
+	return []metav1.Condition{
+		{Type: infrav1.IdentityAllowedCondition, Status: metav1.ConditionTrue, Reason: infrav1.LocalSecretReason,
+			Message: fmt.Sprintf("Jobs use Secret %s of the object's namespace", name)},
+		{Type: infrav1.CredentialsMirroredCondition, Status: metav1.ConditionTrue, Reason: infrav1.MirroredReason,
+			Message: fmt.Sprintf("Secret %s is delivered as it is; a local Secret needs no mirror", name)},
+	}
+}

@@ -133,3 +133,24 @@ func TestResultEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalSecretConditions: a local Secret is allowed and needs no
+// mirror once it exists; a missing one says to create it, naming it.
+func TestLocalSecretConditions(t *testing.T) {
+	for _, tc := range []struct {
+		found              bool
+		allowed, mirrored  metav1.ConditionStatus
+		allowedReason, say string
+	}{
+		{true, metav1.ConditionTrue, metav1.ConditionTrue, infrav1.LocalSecretReason, "Jobs use Secret cloud"},
+		{false, metav1.ConditionFalse, metav1.ConditionUnknown, infrav1.SecretNotFoundReason, "Secret team-a/cloud named by identityRef does not exist; create it"},
+	} {
+		got := LocalSecretConditions("team-a", "cloud", tc.found)
+		if len(got) != 2 || got[0].Type != infrav1.IdentityAllowedCondition || got[1].Type != infrav1.CredentialsMirroredCondition {
+			t.Fatalf("found=%v: %+v, want IdentityAllowed then CredentialsMirrored", tc.found, got)
+		}
+		if got[0].Status != tc.allowed || got[0].Reason != tc.allowedReason || !strings.Contains(got[0].Message, tc.say) || got[1].Status != tc.mirrored {
+			t.Errorf("found=%v: %+v, want IdentityAllowed %s/%s saying %q and CredentialsMirrored %s", tc.found, got, tc.allowed, tc.allowedReason, tc.say, tc.mirrored)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -139,22 +138,12 @@ func (e *Engine) localSecret(ctx context.Context, ns, name string) (creds, error
 	err := e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		out.Conditions = []metav1.Condition{
-			{Type: infrav1.IdentityAllowedCondition, Status: metav1.ConditionFalse, Reason: infrav1.SecretNotFoundReason,
-				Message: fmt.Sprintf("Secret %s/%s named by identityRef does not exist; create it", ns, name)},
-			{Type: infrav1.CredentialsMirroredCondition, Status: metav1.ConditionUnknown, Reason: infrav1.MirrorPendingReason,
-				Message: "The credentials wait for IdentityAllowed to be True"},
-		}
+		out.Conditions = credentials.LocalSecretConditions(ns, name, false)
 		return out, nil
 	case err != nil:
 		return out, err
 	}
 	out.Ready, out.Secret = true, name
-	out.Conditions = []metav1.Condition{
-		{Type: infrav1.IdentityAllowedCondition, Status: metav1.ConditionTrue, Reason: infrav1.LocalSecretReason,
-			Message: fmt.Sprintf("Jobs use Secret %s of the object's namespace", name)},
-		{Type: infrav1.CredentialsMirroredCondition, Status: metav1.ConditionTrue, Reason: infrav1.MirroredReason,
-			Message: fmt.Sprintf("Secret %s is delivered as it is; a local Secret needs no mirror", name)},
-	}
+	out.Conditions = credentials.LocalSecretConditions(ns, name, true)
 	return out, nil
 }

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/records"
@@ -121,8 +120,7 @@ func (p *pass) observeHold() {
 		doc = string(raw)
 		// A failed rotation apply keeps its own report.
 		if j := (decide.Snapshot{History: p.history()}).Newest(decide.OpApply); j == nil || !j.CountsAsFailure() {
-			p.set(metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.DestructivePlanBlockedReason,
-				Message: p.blockedMessage() + "; meanwhile the pool keeps the cluster exports of its last successful apply (bootstrap data rotations still apply)"})
+			p.set(conditions.ExportsHeld(p.blockedMessage()))
 		}
 	}
 	p.inputs.holdDoc, p.inputs.holdDue = doc, a.PendingExports != doc

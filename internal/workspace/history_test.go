@@ -11,8 +11,6 @@ import (
 	"captf.io/captf/internal/decide"
 )
 
-func ptrTo[T any](v T) *T { return &v }
-
 // TestBlockEnded: a blocked apply holds while its plan is live; once the
 // plan is terminal, or gone a minute after the Job ended, it no longer
 // does. A plan not found within the minute makes the pass look again once

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/inputs"
@@ -70,13 +68,7 @@ func (p *pass) buildInputs(ctx context.Context) error {
 		// Nothing to build: its inputs were rendered once. An owner
 		// problem it reported since (engine.go) is over; a True stays as
 		// it was said.
-		switch c := p.current(infrav1.DependenciesReadyCondition); {
-		case c != nil && c.Status == metav1.ConditionTrue:
-			p.set(*c)
-		default:
-			p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
-				Message: "Its owners are there; its inputs were rendered when it was provisioned"})
-		}
+		p.set(conditions.DependenciesRendered(p.current(infrav1.DependenciesReadyCondition)))
 		return nil
 	}
 	var recorded []byte
@@ -117,8 +109,7 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	if err := contract.ValidateInputs(p.role.Contract(), roleTfvars); err != nil {
 		return fmt.Errorf("the rendered inputs break the module contract (a CAPTF bug): %w", err)
 	}
-	p.set(metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.DependenciesReadyReason,
-		Message: "Everything the inputs need is there"})
+	p.set(conditions.DependenciesMet)
 	metrics.InputsBytes.WithLabelValues(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()).Set(float64(inputs.Size(r.mainTF, r.tfvars)))
 	if err := inputs.CheckSize(r.mainTF, r.tfvars); err != nil {
 		p.inputs.tooLarge = err
@@ -164,22 +155,22 @@ func (p *pass) inputsFailed(err error) error {
 	var notFound *inputs.SourceNotFoundError
 	var invalid *inputs.InvalidVariableError
 	var number *inputs.NumberError
-	cond := metav1.Condition{Type: infrav1.DependenciesReadyCondition, Status: metav1.ConditionFalse, Message: err.Error()}
+	var problem conditions.InputsProblem
 	switch {
 	case errors.As(err, &notFound):
-		cond.Reason = infrav1.VariablesSourceNotFoundReason
+		problem = conditions.SourceNotFound
 	case errors.As(err, &invalid):
-		cond.Reason = infrav1.VariablesInvalidReason
+		problem = conditions.VariablesInvalid
 	case errors.As(err, &number) && number.FromExports():
-		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.WaitingForClusterExportsReason
+		problem = conditions.WaitingForExports
 	case errors.As(err, &number):
-		cond.Reason = infrav1.VariablesInvalidReason
+		problem = conditions.VariablesInvalid
 	case errors.Is(err, inputs.ErrBootstrapFormat):
-		cond.Status, cond.Reason = metav1.ConditionUnknown, infrav1.WaitingForBootstrapDataReason
+		problem = conditions.WaitingForBootstrap
 	default:
 		return err
 	}
-	p.set(cond)
+	p.set(conditions.InputsUnavailable(problem, err.Error()))
 	return nil
 }
 

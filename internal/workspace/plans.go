@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/plan"
@@ -251,7 +251,7 @@ func (p *pass) reportWithdrawn() {
 	if withdrawn != "" {
 		change = fmt.Sprintf("the change Job %s stopped before (%s)", withdrawn, plan)
 	}
-	p.set(appliedBefore(last, change+" was withdrawn"))
+	p.set(conditions.AppliedBefore(last, change+" was withdrawn"))
 }
 
 // approvalAwaited says again that a change waits for an approval while a
@@ -290,17 +290,6 @@ func (p *pass) lastRealApply() (last decide.FinishedJob, withdrawn string, found
 		return j, withdrawn, true
 	}
 	return last, withdrawn, false
-}
-
-// appliedBefore is ApplyJobSucceeded saying again the outcome of the
-// apply Job j, and then (after "; ") what became of the change since.
-func appliedBefore(j decide.FinishedJob, since string) metav1.Condition {
-	if !j.Succeeded {
-		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.ApplyFailedReason,
-			Message: fmt.Sprintf("The last apply, Job %s, failed; %s", j.Name, since)}
-	}
-	return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-		Message: fmt.Sprintf("Job %s applied the current inputs; %s", j.Name, since)}
 }
 
 // setPendingPlanRef names the live plan in the status.

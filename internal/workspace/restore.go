@@ -5,9 +5,9 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -45,7 +45,7 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 		return nil
 	}
 	notFound := func(msg string) {
-		p.set(metav1.Condition{Type: infrav1.RestoreJobSucceededCondition, Status: metav1.ConditionFalse, Reason: infrav1.RestoreBackupNotFoundReason, Message: msg})
+		p.set(conditions.RestoreBackupNotFound(msg))
 	}
 	serial, msg := custody.RestoreSerial(value, p.w.Status.LastRestoredSerial)
 	if serial == 0 {

@@ -169,8 +169,7 @@ func (p *pass) applyFromState(ok bool) metav1.Condition {
 	a := p.inputs.attempt
 	settled := a == nil || (a.UnconfirmedApply == "" && !a.MayHaveApplied && a.PartialExports == "")
 	if ok && settled && p.st != nil && p.inputsInState() {
-		return metav1.Condition{Type: infrav1.ApplyJobSucceededCondition, Status: metav1.ConditionTrue, Reason: infrav1.ApplySucceededReason,
-			Message: fmt.Sprintf("State serial %d holds an apply of the current inputs; no Job of it is kept here (moved, or its Jobs were deleted)", p.st.Serial)}
+		return conditions.AppliedInState(p.st.Serial)
 	}
 	return conditions.NoApplyYet
 }
