@@ -29,8 +29,9 @@ type WaitFacts struct {
 // (StateReadable says why), OwnerMismatch and InputsUnavailable
 // (DependenciesReady), CredentialsNotReady (the credentials step's
 // conditions), DependentsExist (DeletionBlocked, which the count of the
-// dependents says on every pass that makes it). Inputs over the cap are reported whatever else waits, last,
-// so that they have ApplyJobSucceeded's last word. The waits a Job's start
+// dependents says on every pass that makes it). Inputs over the cap are
+// reported whatever else waits, last, so that they have
+// ApplyJobSucceeded's last word. The waits a Job's start
 // meets (decide.Stopped: a recorded identity, a new image's runtime, a Job
 // slot, the run lease, the cluster gate, a refused Job) are reported on
 // the operation's condition, with the engine's message. Which of

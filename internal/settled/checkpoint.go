@@ -20,7 +20,7 @@ import (
 	"captf.io/captf/internal/readset"
 )
 
-// Checkpointer keeps the settled passes' records (memo.go) across a
+// Checkpointer keeps the settled passes' records (Records) across a
 // restart of the manager or a change of leader: it saves them in a
 // checkpoint while the manager runs, and loads them when it starts, so
 // that a restarted manager replays a settled object's reads against its

@@ -59,8 +59,9 @@ func (r *Records) Len() int {
 
 // Recall returns the result of the object's last settled pass when
 // everything it read still reads the same in view and its requeue has not
-// come by now; it waits for a checkpoint being loaded first.
-func (r *Records) Recall(ctx context.Context, view *readset.View, k string, now time.Time) (ctrl.Result, bool) {
+// come by the clock's now, read once a checkpoint being loaded is (the
+// load may take a while).
+func (r *Records) Recall(ctx context.Context, view *readset.View, k string, clock func() time.Time) (ctrl.Result, bool) {
 	if view == nil {
 		return ctrl.Result{}, false
 	}
@@ -76,6 +77,7 @@ func (r *Records) Recall(ctx context.Context, view *readset.View, k string, now 
 		return ctrl.Result{}, false
 	}
 	m := v.(memo)
+	now := clock()
 	if (!m.until.IsZero() && !now.Before(m.until)) || !view.Holds(ctx, m.reads) {
 		r.Forget(k)
 		return ctrl.Result{}, false

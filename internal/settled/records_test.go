@@ -3,6 +3,7 @@ package settled
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,14 +104,14 @@ func TestASettledPassIsSkippedWhileItsReadsHold(t *testing.T) {
 	if r.Len() != 1 {
 		t.Fatalf("a settled pass left %d records, want 1", r.Len())
 	}
-	res, skipped := r.Recall(ctx, view, k, at.Add(4*time.Minute))
+	res, skipped := r.Recall(ctx, view, k, clockAt(at.Add(4*time.Minute)))
 	if !skipped || res.RequeueAfter != 6*time.Minute {
 		t.Fatalf("Recall 4m later = %v, %v; want the pass skipped, looking again in the 6m left of its requeue", res, skipped)
 	}
 	if r.Skips() != 1 {
 		t.Errorf("Skips = %d, want 1", r.Skips())
 	}
-	if _, skipped := r.Recall(ctx, view, k, at.Add(10*time.Minute)); skipped {
+	if _, skipped := r.Recall(ctx, view, k, clockAt(at.Add(10*time.Minute))); skipped {
 		t.Error("the pass was skipped once its own requeue came")
 	}
 	if r.Len() != 0 {
@@ -122,7 +123,7 @@ func TestASettledPassIsSkippedWhileItsReadsHold(t *testing.T) {
 	if err := env.Client.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	if _, skipped := r.Recall(ctx, view, k, at.Add(time.Hour)); skipped {
+	if _, skipped := r.Recall(ctx, view, k, clockAt(at.Add(time.Hour))); skipped {
 		t.Error("the pass was skipped after what it read changed")
 	}
 	if r.Len() != 0 {
@@ -136,11 +137,58 @@ func TestASettledPassIsSkippedWhileItsReadsHold(t *testing.T) {
 	} {
 		r := &Records{}
 		pass(r, k, said, 0)
-		if _, skipped := r.Recall(ctx, view, k, at); skipped || r.Len() != 0 {
+		if _, skipped := r.Recall(ctx, view, k, clockAt(at)); skipped || r.Len() != 0 {
 			t.Errorf("%s left a record that skips the next pass", name)
 		}
 	}
-	if _, skipped := (&Records{}).Recall(ctx, nil, k, at); skipped {
+	if _, skipped := (&Records{}).Recall(ctx, nil, k, clockAt(at)); skipped {
 		t.Error("an engine without a view skipped a pass")
+	}
+}
+
+func clockAt(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+// TestARecallWaitingForTheLoadReadsTheClockAfterIt: a replay queued while
+// the checkpoint loads judges the record's requeue by the time the load
+// ended, not by when it began to wait: a record due meanwhile runs its
+// pass; one still holding is replayed.
+func TestARecallWaitingForTheLoadReadsTheClockAfterIt(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "settled-load-"}}
+	if err := env.Client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	view := &readset.View{Live: env.Client, Scheme: env.Scheme}
+	rctx, reads := readset.Start(ctx)
+	if err := readset.Reader(env.Client, env.Scheme).Get(rctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	r := &Records{restored: make(chan struct{})}
+	k := Key("TerraformCluster", client.ObjectKey{Namespace: ns.Name, Name: "c"})
+	r.memos.Store(k, memo{reads: reads.Record(), until: at.Add(time.Minute)})
+	var now atomic.Pointer[time.Time]
+	now.Store(&at)
+	clock := func() time.Time { return *now.Load() }
+	done := make(chan bool)
+	go func() {
+		_, skipped := r.Recall(ctx, view, k, clock)
+		done <- skipped
+	}()
+	select {
+	case <-done:
+		t.Fatal("a replay did not wait for the checkpoint's load")
+	case <-time.After(50 * time.Millisecond):
+	}
+	later := at.Add(2 * time.Minute) // the load took longer than the requeue
+	now.Store(&later)
+	close(r.restored)
+	if <-done {
+		t.Error("a record whose requeue came while the checkpoint loaded was replayed")
+	}
+	r.memos.Store(k, memo{reads: reads.Record(), until: at.Add(time.Hour)})
+	if _, skipped := r.Recall(ctx, view, k, clock); !skipped {
+		t.Error("a record that holds, its requeue not come, was not replayed once loaded")
 	}
 }

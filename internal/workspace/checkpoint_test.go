@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"captf.io/captf/internal/checkpoint"
+	"captf.io/captf/internal/readset"
 	"captf.io/captf/internal/settled"
 )
 
@@ -33,5 +35,21 @@ func TestFingerprint(t *testing.T) {
 		if got == want {
 			t.Errorf("%s: same fingerprint %s: a checkpoint it did not save would be loaded", name, got)
 		}
+	}
+}
+
+// TestTheCheckpointerCarriesTheEngine: the engine's Checkpointer saves
+// and loads the engine's own records (settled and live), replays through
+// its view, and fingerprints the engine's options as they are when it
+// starts, not when it was made.
+func TestTheCheckpointerCarriesTheEngine(t *testing.T) {
+	e := &Engine{Memo: &readset.View{}, Options: Options{RunnerImage: "captf:v1"}}
+	c := e.NewCheckpointer(checkpoint.Store{Name: "settled-test"}, "build-1")
+	if c.Records != &e.memos || c.Reports != &e.live || c.View != e.Memo || c.Now == nil || c.Build != "build-1" || c.Store.Name != "settled-test" {
+		t.Fatalf("the Checkpointer does not carry the engine's records, view, clock, build and store: %+v", c)
+	}
+	e.Options.RunnerImage = "captf:v2"
+	if o, ok := c.Config().(Options); !ok || o.RunnerImage != "captf:v2" {
+		t.Errorf("the fingerprinted configuration is %+v, want the engine's options as they are now", c.Config())
 	}
 }

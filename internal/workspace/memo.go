@@ -28,7 +28,7 @@ func (e *Engine) Settled() int { return e.memos.Len() }
 // recall returns the result of the object's last settled pass when
 // everything it read still reads the same and its requeue has not come.
 func (e *Engine) recall(ctx context.Context, role roles.Role, key client.ObjectKey) (ctrl.Result, bool) {
-	return e.memos.Recall(ctx, e.Memo, settled.Key(role.Kind(), key), e.now())
+	return e.memos.Recall(ctx, e.Memo, settled.Key(role.Kind(), key), e.now)
 }
 
 // Forget drops the record of the object's last settled pass: its next
