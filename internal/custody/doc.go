@@ -14,10 +14,15 @@
 //     letting go of backups (ReleaseBackups) and of the state pieces
 //     Terraform deleted (ReleaseSurplus);
 //   - the state lock: who holds it (ReadLock) and whether its holder, one
-//     of the object's Jobs, can still write (LockHolderDead, LockSince).
+//     of the object's Jobs, can still write (LockHolderDead, LockSince);
+//   - the plan key: read, written and deleted (ReadPlanKey, WritePlanKey,
+//     DeletePlanKey);
+//   - the state a Job wrote, claimed: the inputs hash of the apply on its
+//     base Secret, the object's owner and protection on every piece
+//     (ClaimState).
 //
 // It writes only those Secrets, reads the lock, and knows the object only
 // as their owner; it decides nothing of the lifecycle: when to re-own,
-// back up, prune, retain, adopt or restore is the engine's
-// (internal/workspace).
+// back up, prune, retain, adopt, restore, make a plan key or claim the
+// state is the engine's (internal/workspace).
 package custody

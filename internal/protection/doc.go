@@ -11,5 +11,6 @@
 // Retain), removes the finalizer.
 //
 // The package holds no client state: it marks objects before CAPTF
-// writes them and releases them with the client it is given.
+// writes them and releases them with the client it is given, one by one
+// (Delete, DeleteEach: CAPTF never deletes a collection).
 package protection

@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -79,4 +81,20 @@ func Delete(ctx context.Context, c client.Client, obj client.Object, opts ...cli
 		return fmt.Errorf("deleting %s: %w", obj.GetName(), err)
 	}
 	return nil
+}
+
+// DeleteEach lists (live, with r) the objects list selects, and releases
+// and deletes them one by one (Delete): CAPTF never deletes a collection.
+// The items of a metadata list are Secrets' (state.SecretMetadataList).
+func DeleteEach(ctx context.Context, c client.Client, r client.Reader, list client.ObjectList, opts ...client.ListOption) error {
+	if err := r.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	return meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			pm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+		}
+		return Delete(ctx, c, obj)
+	})
 }

@@ -7,11 +7,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -20,7 +16,6 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/credentials"
-	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -122,7 +117,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 	ns := p.obj.GetNamespace()
 	suffix := p.suffix()
 	if ownState {
-		if err := p.deleteEach(ctx, state.SecretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+		if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, state.SecretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
 			return fmt.Errorf("deleting the state Secrets: %w", err)
 		}
 		crashpoint.Hit(crashpoint.DuringCleanup)
@@ -135,16 +130,14 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		}
 	}
 	// A plan key retained with the state stays with it.
-	notRetained, _ := labels.NewRequirement(infrav1.RetainedFromUIDLabel, selection.DoesNotExist, nil)
-	if err := p.deleteEach(ctx, state.SecretMetadataList(), client.InNamespace(ns), client.MatchingFields{"metadata.name": p.planKeyName()},
-		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notRetained)}); err != nil {
-		return fmt.Errorf("deleting the plan key Secret: %w", err)
+	if err := p.custody().DeletePlanKey(ctx, p.obj, p.role.Kind()); err != nil {
+		return err
 	}
 	// The run lease and (a cluster's) cluster lease carry the object's
 	// owner labels and their kind.
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
 	for _, kind := range []string{"run", "cluster"} {
-		if err := p.deleteEach(ctx, &coordinationv1.LeaseList{}, client.InNamespace(ns), client.MatchingLabels{
+		if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, &coordinationv1.LeaseList{}, client.InNamespace(ns), client.MatchingLabels{
 			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
 		}); err != nil {
 			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
@@ -163,21 +156,6 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		return p.releaseBackups(ctx)
 	}
 	return nil
-}
-
-// deleteEach lists (live), releases and deletes, one by one, the objects
-// list selects: CAPTF never deletes a collection.
-func (p *pass) deleteEach(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := p.e.APIReader.List(ctx, list, opts...); err != nil {
-		return err
-	}
-	return meta.EachListItem(list, func(o runtime.Object) error {
-		obj := o.(client.Object)
-		if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			pm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-		}
-		return protection.Delete(ctx, p.e.client(), obj)
-	})
 }
 
 func (p *pass) removeFinalizer(ctx context.Context) error {
@@ -266,45 +244,15 @@ func (p *pass) finishApply(ctx context.Context, o jobs.Outcome) error {
 	return p.adopt(ctx, o.Job.Annotations[infrav1.InputsHashAnnotation], false)
 }
 
-// adopt sets hash on the base state Secret (optimistic lock) and owns and
-// protects every chunk, read live. exact (a restore) also removes the hash when
-// hash is "": the restored state's inputs are unknown.
+// adopt makes the state the Job wrote the object's, with hash, the
+// inputs hash of the apply that wrote it (custody.Keeper.ClaimState), and
+// says so when the state took a new hash.
 func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
-	suffix := p.suffix()
-	// Metadata only: adopting writes no data, and Secrets that merely
-	// carry the state's labels must cost no memory.
-	list := state.SecretMetadataList()
-	if err := p.e.APIReader.List(ctx, list, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+	hashed, err := p.custody().ClaimState(ctx, p.obj, p.role.Kind(), p.suffix(), hash, exact)
+	if err != nil {
 		return err
 	}
-	adopted := false
-	for i := range list.Items {
-		s := &list.Items[i]
-		s.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-		patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		changed := false
-		if s.Name == state.SecretName(suffix) && (hash != "" || exact) && s.Annotations[infrav1.InputsHashAnnotation] != hash {
-			if s.Annotations == nil {
-				s.Annotations = map[string]string{}
-			}
-			s.Annotations[infrav1.InputsHashAnnotation] = hash
-			if hash == "" {
-				delete(s.Annotations, infrav1.InputsHashAnnotation)
-			}
-			changed, adopted = true, hash != ""
-		}
-		if !custody.HasOwner(s, p.obj) {
-			s.OwnerReferences = append(custody.OwnersOtherThan(s, p.obj), records.OwnerReference(p.obj, p.role.Kind()))
-			changed = true
-		}
-		changed = protection.Protect(s) || changed
-		if changed {
-			if err := p.e.client().Patch(ctx, s, patch); err != nil {
-				return fmt.Errorf("adopting state Secret %s: %w", s.Name, err)
-			}
-		}
-	}
-	if adopted {
+	if hashed {
 		p.eventf(corev1.EventTypeNormal, "StateAdopted", "Adopted the state written with inputs hash %s", hash)
 	}
 	return nil

@@ -5,22 +5,15 @@ import (
 	"crypto/rand"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/inputs"
-	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 )
 
-// The object's plan key (captf-plankey-<kindshort>-<name>, 32 random
-// bytes, never rotated) keys its plan hashes (the runner reads it) and
-// its inputs and approval hashes (the manager reads it), so that what a
-// reader of its Jobs and TerraformPlans sees confirms no guess of a
-// secret input.
+// The object's plan key keys its hashes (internal/custody reads and
+// writes it); the pass makes one in its memory when it has none, and the
+// chore MakePlanKey writes it before anything keyed leaves the pass.
 
 // planKeyName is the object's plan key Secret.
 func (p *pass) planKeyName() string {
@@ -33,22 +26,9 @@ func (p *pass) loadKey(ctx context.Context) error {
 	if p.inputs.key != nil {
 		return nil
 	}
-	s := &corev1.Secret{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: p.planKeyName()}, s)
-	switch {
-	case apierrors.IsNotFound(err):
-		p.inputs.key = nil
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading the plan key Secret %s: %w", p.planKeyName(), err)
-	}
-	key := s.Data[records.PlanKeyData]
-	if len(key) < inputs.MinKeyBytes {
-		return fmt.Errorf("the plan key Secret %s holds %d bytes under key, it needs %d: delete it and CAPTF makes a new one (the next apply then re-applies unchanged inputs once)",
-			p.planKeyName(), len(key), inputs.MinKeyBytes)
-	}
-	p.inputs.key = key
-	return nil
+	var err error
+	p.inputs.key, err = p.custody().ReadPlanKey(ctx, p.obj, p.role.Kind())
+	return err
 }
 
 // newPlanKey gives an object that has none a plan key in the pass's
@@ -105,40 +85,17 @@ func (p *pass) ensurePlanKey(ctx context.Context) (string, error) {
 
 // writePlanKey writes the unsaved key. In a namespace being deleted,
 // which takes no new Secret, a deleting object keeps it for this pass
-// only (ephemeral): it only destroys, and an h2 hash it would key is
-// dropped instead (keyed).
-//
-// A key made for an object being deleted is not protected (and
-// protectDeleting leaves plan keys alone): the pass may have read the
-// object before another manager's cleanup released it, and a protected
-// key made after that release would outlive its owner, held by
-// captf.io/state-protection once the garbage collector deletes it, and
-// hold its namespace's deletion for ever. Unprotected, it goes with its
-// owner; it keys only that object's destroy.
+// only (ephemeral, custody.Keeper.WritePlanKey): it only destroys, and an
+// h2 hash it would key is dropped instead (keyed).
 func (p *pass) writePlanKey(ctx context.Context) error {
 	if !p.inputs.unsaved {
 		return nil
 	}
-	deleting := !p.obj.GetDeletionTimestamp().IsZero()
-	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: p.planKeyName(),
-			Labels:          map[string]string{infrav1.ManagedLabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{records.OwnerReference(p.obj, p.role.Kind())}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{records.PlanKeyData: p.inputs.key},
-	}
-	if !deleting {
-		protection.Protect(s)
-	}
-	err := p.e.client().Create(ctx, s)
-	switch {
-	case apierrors.IsAlreadyExists(err):
+	ephemeral, err := p.custody().WritePlanKey(ctx, p.obj, p.role.Kind(), p.inputs.key)
+	if err != nil {
 		return err
-	case apierrors.IsForbidden(err) && deleting:
-		p.inputs.ephemeral = true
-	case err != nil:
-		return fmt.Errorf("creating the plan key Secret %s: %w", p.planKeyName(), err)
 	}
+	p.inputs.ephemeral = p.inputs.ephemeral || ephemeral
 	p.inputs.unsaved = false
 	return nil
 }

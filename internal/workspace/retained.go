@@ -11,6 +11,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/custody"
+	"captf.io/captf/internal/protection"
 	"captf.io/captf/pkg/state"
 )
 
@@ -23,7 +24,7 @@ func (p *pass) retain(ctx context.Context) error {
 		return err
 	}
 	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	if err := p.deleteEach(ctx, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
+	if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
 		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: "run",
 	}); err != nil {
 		return fmt.Errorf("deleting the run lease: %w", err)

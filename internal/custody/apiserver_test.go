@@ -1,0 +1,169 @@
+package custody
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/test/envtest"
+	"captf.io/captf/pkg/state"
+)
+
+// env is the real API server the Secrets are kept on.
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Main(m, &env, envtest.Options{}))
+}
+
+// cluster makes a TerraformCluster in a namespace of its own.
+func cluster(t *testing.T, prefix string) *infrav1.TerraformCluster {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := env.Client.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
+		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
+	if err := env.Client.Create(t.Context(), tc); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+// TestThePlanKeyIsKept: an object has no plan key until one is written;
+// the key written is the key read, owned by the object and protected; a
+// second write is refused as the API server refuses it (the pass that made
+// it keyed nothing with it yet); a key too short to key anything says how
+// to get a new one; a key retained with the state is not deleted with the
+// object, another is.
+func TestThePlanKeyIsKept(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	k := Keeper{Client: env.Client, Reader: env.Client}
+	const kind = "TerraformCluster"
+	tc := cluster(t, "plankey")
+	if key, err := k.ReadPlanKey(ctx, tc, kind); err != nil || key != nil {
+		t.Fatalf("before any write: ReadPlanKey = %v, %v; want no key", key, err)
+	}
+	key := []byte(strings.Repeat("k", inputs.MinKeyBytes))
+	if ephemeral, err := k.WritePlanKey(ctx, tc, kind, key); err != nil || ephemeral {
+		t.Fatalf("WritePlanKey = %v, %v; want it written", ephemeral, err)
+	}
+	if got, err := k.ReadPlanKey(ctx, tc, kind); err != nil || string(got) != string(key) {
+		t.Fatalf("ReadPlanKey = %q, %v; want the key written", got, err)
+	}
+	s := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tc.Namespace, Name: records.PlanKeyName(kind, tc.Name)}, s); err != nil {
+		t.Fatal(err)
+	}
+	if !protection.Protected(s) || !HasOwner(s, tc) {
+		t.Errorf("the plan key of a live object is not owned by it and protected: finalizers %v, owners %v", s.Finalizers, s.OwnerReferences)
+	}
+	if _, err := k.WritePlanKey(ctx, tc, kind, key); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("a second WritePlanKey = %v, want AlreadyExists", err)
+	}
+
+	s.Data[records.PlanKeyData] = []byte("short")
+	if err := env.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.ReadPlanKey(ctx, tc, kind); err == nil || !strings.Contains(err.Error(), "delete it and CAPTF makes a new one") {
+		t.Errorf("a short key: ReadPlanKey = %v, want an error saying to delete it", err)
+	}
+
+	s.Labels[infrav1.RetainedFromUIDLabel] = "5d0c2a1e"
+	if err := env.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.DeletePlanKey(ctx, tc, kind); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+		t.Fatalf("a plan key retained with the state was deleted: %v", err)
+	}
+	delete(s.Labels, infrav1.RetainedFromUIDLabel)
+	if err := env.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.DeletePlanKey(ctx, tc, kind); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s), s); !apierrors.IsNotFound(err) {
+		t.Errorf("the plan key is still there after DeletePlanKey (%v): finalizers %v", err, s.Finalizers)
+	}
+}
+
+// TestTheStateAJobWroteIsClaimed: after an apply, the base state Secret
+// carries the inputs hash of the apply and every piece the object's owner
+// reference and protection; claiming again changes nothing; a restore of
+// unknown inputs removes the hash.
+func TestTheStateAJobWroteIsClaimed(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	k := Keeper{Client: env.Client, Reader: env.Client}
+	const kind = "TerraformCluster"
+	tc := cluster(t, "claim")
+	suffix, err := state.Suffix(tc.Namespace, kind, tc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{state.SecretName(suffix), state.SecretName(suffix) + "-part-1"} {
+		piece := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name,
+			Labels: map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}}}
+		if err := env.Client.Create(ctx, piece); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pieces := func() []corev1.Secret {
+		t.Helper()
+		var l corev1.SecretList
+		if err := env.Client.List(ctx, &l, client.InNamespace(tc.Namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+			t.Fatal(err)
+		}
+		return l.Items
+	}
+	hashOf := func() string {
+		for _, s := range pieces() {
+			if s.Name == state.SecretName(suffix) {
+				return s.Annotations[infrav1.InputsHashAnnotation]
+			}
+		}
+		t.Fatal("no base state Secret")
+		return ""
+	}
+	if hashed, err := k.ClaimState(ctx, tc, kind, suffix, "h3:abc", false); err != nil || !hashed {
+		t.Fatalf("ClaimState = %v, %v; want the hash set", hashed, err)
+	}
+	if got := hashOf(); got != "h3:abc" {
+		t.Errorf("the base state Secret's inputs hash is %q, want h3:abc", got)
+	}
+	for _, s := range pieces() {
+		if !HasOwner(&s, tc) || !protection.Protected(&s) {
+			t.Errorf("state piece %s is not owned by the object and protected", s.Name)
+		}
+	}
+	if hashed, err := k.ClaimState(ctx, tc, kind, suffix, "h3:abc", false); err != nil || hashed {
+		t.Errorf("claiming again = %v, %v; want nothing new", hashed, err)
+	}
+	if hashed, err := k.ClaimState(ctx, tc, kind, suffix, "", false); err != nil || hashed || hashOf() != "h3:abc" {
+		t.Errorf("an apply of unknown inputs = %v, %v, hash %q; want the hash kept", hashed, err, hashOf())
+	}
+	if hashed, err := k.ClaimState(ctx, tc, kind, suffix, "", true); err != nil || hashed || hashOf() != "" {
+		t.Errorf("a restore of unknown inputs = %v, %v, hash %q; want the hash removed", hashed, err, hashOf())
+	}
+	for _, s := range pieces() {
+		if protection.Unprotect(&s) {
+			_ = env.Client.Update(ctx, &s)
+		}
+	}
+}
