@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -107,15 +108,37 @@ func jobLabels(s Spec) map[string]string {
 	return labels
 }
 
-// jobAnnotations name the object the Job runs for (its UID and name) and,
-// for an apply, plan or restore, the inputs hash.
+// jobAnnotations name the object the Job runs for (its UID and name),
+// for an apply or plan the inputs hash, for a restore the backup's serial
+// and inputs hash, and the run's marks.
 func jobAnnotations(s Spec) map[string]string {
 	ann := map[string]string{infrav1.OwnerUIDAnnotation: string(s.UID), infrav1.OwnerAnnotation: s.ObjectName}
 	switch s.Op {
-	case infrav1.OperationApply, infrav1.OperationPlan, infrav1.OperationRestore:
+	case infrav1.OperationApply, infrav1.OperationPlan:
 		if s.InputsHash != "" {
 			ann[infrav1.InputsHashAnnotation] = s.InputsHash
 		}
+	case infrav1.OperationRestore:
+		ann[infrav1.RestoreStateAnnotation] = strconv.FormatInt(s.Restore.Serial, 10)
+		ann[infrav1.InputsHashAnnotation] = s.Restore.InputsHash
+	}
+	m := s.Marks
+	if m.Exports != nil {
+		ann[infrav1.AppliedClusterOutputsHashAnnotation] = m.Exports.Applied
+		ann[infrav1.ApprovalHashAnnotation] = m.Exports.Approval
+	}
+	if m.ApprovedPlan != nil {
+		ann[infrav1.ApprovedPlanAnnotation] = m.ApprovedPlan.PlanHash
+		ann[infrav1.PlanAnnotation] = m.ApprovedPlan.Name
+	}
+	if len(m.Fallbacks) > 0 {
+		ann[infrav1.ImageFallbacksAnnotation] = strings.Join(m.Fallbacks, ",")
+	}
+	if m.DriftRemediation {
+		ann[infrav1.DriftRemediationAnnotation] = "true"
+	}
+	if m.AfterInterruptedApply != "" {
+		ann[infrav1.AfterInterruptedApplyAnnotation] = m.AfterInterruptedApply
 	}
 	return ann
 }

@@ -72,6 +72,12 @@ func TestBuildRejects(t *testing.T) {
 			want: "needs the backup's chunk Secrets"},
 		{name: "chunks on an apply", change: func(s *Spec) { s.Restore = &Restore{Chunks: []string{"b"}} }, want: "restore Jobs only"},
 		{name: "guard on a destroy", change: func(s *Spec) { s.Op, s.Guard.Deletes = infrav1.OperationDestroy, true }, want: "apply Jobs only"},
+		{name: "an approved plan on a refresh", change: func(s *Spec) {
+			s.Op, s.InputsHash, s.Marks.ApprovedPlan = infrav1.OperationRefresh, "", &ApprovedPlan{Name: "tfp", PlanHash: "p2:x"}
+		}, want: "marks apply to apply Jobs only"},
+		{name: "an interrupted apply's mark on a destroy", change: func(s *Spec) {
+			s.Op, s.InputsHash, s.Marks.AfterInterruptedApply = infrav1.OperationDestroy, "", "captf-m-m1-apply-a1-0a0b0c"
+		}, want: "marks apply to apply Jobs only"},
 		{name: "plan without key", change: func(s *Spec) { s.Op = infrav1.OperationPlan }, want: "needs the plan key Secret"},
 		{name: "guarded apply without key", change: func(s *Spec) { s.Guard.Deletes = true }, want: "needs the plan key Secret"},
 		{name: "plan key on a drift", change: func(s *Spec) { s.Op, s.PlanKeySecret = infrav1.OperationDrift, "k" }, want: "not on this drift Job"},

@@ -10,8 +10,9 @@
 //     behind the JobPolicyInvalid condition (Policy.Validate);
 //   - the Job itself (Build from a Spec): labels, owner reference, the
 //     runner init container, the module container with the runner's
-//     arguments and environment, the volumes, and the per-run Secret's
-//     metadata; the credentials delivery (WithCredentials); the per-run
+//     arguments and environment, the volumes, the annotations the Job
+//     carries for later passes (Marks, a restore's serial), and the
+//     per-run Secret's metadata; the credentials delivery (WithCredentials); the per-run
 //     Secret's ownership by its Job (OwnPerRunSecret);
 //   - the readers: Finished, the history of an object's Jobs (Op,
 //     Attempt, FinishedBefore, ToBookkeep, AppliesAfter, NextAttempt,

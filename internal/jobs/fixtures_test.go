@@ -61,6 +61,7 @@ func buildCases() []buildCase {
 
 	unguarded := newSpec(state.KindMachine, "prod-md-0-x7k2p", infrav1.OperationApply, 1, tuned, "")
 	unguarded.PullPolicy = corev1.PullAlways
+	unguarded.Marks = Marks{Fallbacks: []string{"registry.example/machine:v1", "registry.example/machine:v0"}, DriftRemediation: true}
 
 	guarded := newSpec(state.KindCluster, "prod", infrav1.OperationApply, 2, nil, "")
 	guarded.Guard = Guard{Deletes: true, InputsHash: testInputsHash}
@@ -74,6 +75,8 @@ func buildCases() []buildCase {
 	poolExports := newSpec(state.KindMachinePool, "prod-pool-0", infrav1.OperationApply, 1, nil, "")
 	poolExports.Guard = Guard{Deletes: true, InputsHash: "h2:pool-approval", AllowDeletesHash: "h2:pool-approval"}
 	poolExports.PlanKeySecret = "captf-plankey-mp-prod-pool-0"
+	poolExports.Marks = Marks{Exports: &Exports{Applied: "h2:pool-exports", Approval: "h2:pool-approval"},
+		ApprovedPlan: &ApprovedPlan{Name: "tfmp-prod-pool-0-0a1b2c", PlanHash: "p2:pool-plan"}, AfterInterruptedApply: "captf-mp-prod-pool-0-apply-a1-0f0e0d"}
 
 	plan := newSpec(state.KindCluster, "prod", infrav1.OperationPlan, 1, nil, "")
 	plan.PlanKeySecret = "captf-plankey-c-prod"
@@ -90,8 +93,10 @@ func buildCases() []buildCase {
 
 	restore := newSpec(state.KindCluster, "prod", infrav1.OperationRestore, 1, nil, "restore/captf-state-backup-5d2b9c4e1f0a3b6c-c-7")
 	restore.Restore = &Restore{
-		Chunks:    []string{"captf-state-backup-5d2b9c4e1f0a3b6c-c-7", "captf-state-backup-5d2b9c4e1f0a3b6c-c-7-part-1"},
-		Resources: 12,
+		Chunks:     []string{"captf-state-backup-5d2b9c4e1f0a3b6c-c-7", "captf-state-backup-5d2b9c4e1f0a3b6c-c-7-part-1"},
+		Resources:  12,
+		Serial:     7,
+		InputsHash: "h3:backup-inputs",
 	}
 
 	return []buildCase{

@@ -93,7 +93,38 @@ type Spec struct {
 	// RunnerEvents passes --event-object and --job-name so that the
 	// runner posts progress events (manager flag --runner-events).
 	RunnerEvents bool
+
+	// Marks are what the Job's annotations tell the manager's later
+	// passes of this run.
+	Marks Marks
 }
+
+// Marks are what a run's Job carries, in its annotations, for the passes
+// that read it later (its outcome, the evidence of an interrupted apply,
+// the plans, the image fallbacks).
+type Marks struct {
+	// Exports: a pool's apply, with the cluster exports hash it renders
+	// and its approval hash (nil for any other run).
+	Exports *Exports
+	// ApprovedPlan: an apply approved by this TerraformPlan (nil: none).
+	ApprovedPlan *ApprovedPlan
+	// Fallbacks are the images left to try, in order, should the pod
+	// fail to pull Image.
+	Fallbacks []string
+	// DriftRemediation: an apply that remediates the drift found (or, for
+	// an object whose applies are Manual, the plan of one).
+	DriftRemediation bool
+	// AfterInterruptedApply names the apply whose outcome was unknown when
+	// this apply started.
+	AfterInterruptedApply string
+}
+
+// Exports are a pool apply's cluster exports hash and approval hash.
+type Exports struct{ Applied, Approval string }
+
+// ApprovedPlan is the TerraformPlan an apply was approved by: its name
+// and plan hash.
+type ApprovedPlan struct{ Name, PlanHash string }
 
 // Guard holds the flags of a guarded or approved apply.
 type Guard struct {
@@ -124,6 +155,10 @@ func (g Guard) guarded() bool { return g.Deletes || g.ExpectPlan != "" }
 
 // Restore describes the backup a restore Job pushes.
 type Restore struct {
+	// Serial is the backup's serial, and InputsHash the inputs hash (keyed)
+	// the backup holds: the Job's annotations.
+	Serial     int64
+	InputsHash string
 	// Chunks are the backup's Secrets in chunk order; each one's tfstate
 	// key appears as <config>/restore/<index>, from 0.
 	Chunks []string
@@ -210,6 +245,9 @@ func (s Spec) validateOpInputs(bad func(string, ...any)) {
 	apply := s.Op == infrav1.OperationApply
 	if s.Guard.set() && !apply {
 		bad("guard flags apply to apply Jobs only, not %s", s.Op)
+	}
+	if m := s.Marks; !apply && (m.Exports != nil || m.ApprovedPlan != nil || m.AfterInterruptedApply != "") {
+		bad("exports, approval and interrupted apply marks apply to apply Jobs only, not %s", s.Op)
 	}
 	needsKey := s.Op == infrav1.OperationPlan || (apply && s.Guard.guarded())
 	switch {

@@ -3,8 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -184,7 +182,8 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		spec.RunNamespace = p.evacNS.Name
 	}
 	if op == decide.OpRestore {
-		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources}
+		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources,
+			Serial: p.restore.Serial, InputsHash: p.keyed(p.restore.InputsHash)}
 	}
 	var approved *infrav1.TerraformPlan
 	exportsGuard := op == decide.OpApply && p.exportsGuarded()
@@ -210,48 +209,20 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			spec.Guard = jobs.Guard{ExpectPlan: plan.EmptyPlanHash}
 		}
 	}
+	if op == decide.OpApply && p.caps().GuardsExports {
+		spec.Marks.Exports = &jobs.Exports{Applied: p.inputs.exports, Approval: p.inputs.approval}
+	}
+	if approved != nil {
+		spec.Marks.ApprovedPlan = &jobs.ApprovedPlan{Name: approved.Name, PlanHash: approved.Spec.PlanHash}
+	}
+	spec.Marks.Fallbacks = in.fallbacks
+	spec.Marks.DriftRemediation = d.Reason == decide.ReasonDriftRemediation
+	if op == decide.OpApply {
+		spec.Marks.AfterInterruptedApply = p.unconfirmed()
+	}
 	job, secret, err := jobs.Build(spec)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if op == decide.OpRestore {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[infrav1.RestoreStateAnnotation] = strconv.FormatInt(p.restore.Serial, 10)
-		job.Annotations[infrav1.InputsHashAnnotation] = p.keyed(p.restore.InputsHash)
-	}
-	if op == decide.OpApply && p.caps().GuardsExports {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation] = p.inputs.exports
-		job.Annotations[infrav1.ApprovalHashAnnotation] = p.inputs.approval
-	}
-	if approved != nil {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[infrav1.ApprovedPlanAnnotation] = approved.Spec.PlanHash
-		job.Annotations[infrav1.PlanAnnotation] = approved.Name
-	}
-	if len(in.fallbacks) > 0 {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[infrav1.ImageFallbacksAnnotation] = strings.Join(in.fallbacks, ",")
-	}
-	if d.Reason == decide.ReasonDriftRemediation {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[infrav1.DriftRemediationAnnotation] = "true"
-	}
-	if after := p.unconfirmed(); op == decide.OpApply && after != "" {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[infrav1.AfterInterruptedApplyAnnotation] = after
 	}
 	secret.Data = map[string][]byte{records.MainFile: in.mainTF, records.TfvarsFile: in.tfvars}
 	if err := p.setBlockMove(ctx); err != nil {
