@@ -4,7 +4,8 @@
 // of a plan (its creation, its phase label and its status conditions, the
 // pruning of terminal plans), and where a plan moves before the engine
 // decides (Move, LateApproval: an approval recorded, an outcome reached, a
-// plan superseded). When a plan is made, and the facts a move is chosen
-// from (the apply's outcome, why a plan no longer stands), are the
+// plan superseded). Which plan stands for the current inputs, and why one
+// no longer does, are internal/guard's rules; when a plan is made, and
+// the other facts a move is chosen from (the apply's outcome), the
 // engine's (internal/workspace).
 package approvals

@@ -31,11 +31,12 @@ const (
 
 // snapshot gathers what Decide needs from the pass.
 func (p *pass) snapshot(deleting bool) decide.Snapshot {
+	g := p.guard()
 	s := decide.Snapshot{
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: p.approvedPlan() != nil, PendingPlan: p.pendingPlan() != nil, Manual: p.manual(), Plan: p.planStatus(), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
+		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: g.Approved() != nil, PendingPlan: g.Pending() != nil, Manual: p.manual(), Plan: g.PlanStatus(p.history()), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Timing:                 p.e.Options.Timing,
 		Schedule: decide.Schedule{
@@ -264,11 +265,11 @@ func (p *pass) waitMessage(d decide.Decision) string {
 	case decide.ReasonNamespaceTerminating:
 		return p.namespaceTerminatingMessage(d.Op)
 	case decide.ReasonPlanAwaitingApproval:
-		return p.awaitingMessage()
+		return p.guard().AwaitingMessage()
 	case decide.ReasonStateRescued:
 		return p.rescuedMessage()
 	case decide.ReasonAwaitingApproval:
-		return p.blockedMessage()
+		return p.guard().BlockedMessage()
 	}
 	return ""
 }
@@ -281,7 +282,7 @@ func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
 		f.JobRunning, f.ActiveOp, f.ActiveJob = true, jobs.Op(p.active), p.active.Name
 	}
 	if p.inputs.held != nil {
-		f.HeldPlan = p.inputs.held.plan
+		f.HeldPlan = p.inputs.held.Plan
 	}
 	if c, ok := conditions.InputsApplied(f, d); ok {
 		p.set(c)

@@ -16,6 +16,10 @@
 //   - internal/custody: the state Secrets' ownership, backups, retained
 //     state and its adoption, restore requests and the state lock;
 //   - internal/approvals: the TerraformPlan lifecycle;
+//   - internal/guard: which plan stands for the current inputs (or why
+//     it no longer does), a Manual plan's status, a pool's guarded
+//     exports change and the one it holds back, what a waiting change
+//     says, and keying stored hashes with the plan key;
 //   - internal/livereport: which conditions are live reports, and the
 //     record each one covers, kept across passes and in the checkpoint;
 //   - internal/settled: the records of settled passes, replayed to skip

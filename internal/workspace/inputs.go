@@ -8,6 +8,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
@@ -26,7 +27,7 @@ type built struct {
 	approval, exports string
 	// held is the exports change a pool holds back (nil when none): the
 	// inputs above render the exports of its last successful apply.
-	held *heldChange
+	held *guard.Held
 	// holdDoc is captf.io/pending-cluster-outputs as it should be (see
 	// observeHold); holdDue while the attempt record says otherwise.
 	holdDoc string
@@ -95,10 +96,10 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	if err != nil {
 		return p.inputsFailed(err)
 	}
-	if h := p.holdBack(r); h != nil {
+	if h := p.guard().HoldBack(r.approval, r.exports); h != nil {
 		// The pool keeps rendering the exports of its last successful
 		// apply while the change waits for approval.
-		if roleTfvars, err = inputs.WithExports(roleTfvars, h.applied); err != nil {
+		if roleTfvars, err = inputs.WithExports(roleTfvars, h.Applied); err != nil {
 			return err
 		}
 		if r, err = p.render(roleTfvars, values, sensitive); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/records"
 )
@@ -100,25 +101,14 @@ func (p *pass) writePlanKey(ctx context.Context) error {
 	return nil
 }
 
-// keyedRecord is a copy of rec with its inputs hash keyed (nil for nil).
-func (p *pass) keyedRecord(rec *records.Record) *records.Record {
-	if rec == nil {
-		return nil
-	}
-	c := *rec
-	c.InputsHash = p.keyed(c.InputsHash)
-	return &c
+// keying keys stored hashes with the object's plan key (guard.Keying).
+func (p *pass) keying() guard.Keying {
+	return guard.Keying{Key: p.inputs.key, Ephemeral: p.inputs.ephemeral}
 }
 
-// keyed is a stored inputs or approval hash in the current scheme (an h2
-// digest of an earlier release is rekeyed), for comparing with the
-// current ones and for writing. Under an ephemeral key an h2 digest is
-// dropped: keyed with it, it would be written where nothing could ever
-// match it again, and as it is, it confirms guesses.
-func (p *pass) keyed(stored string) string {
-	keyed := inputs.Rekey(p.inputs.key, stored)
-	if p.inputs.ephemeral && keyed != stored {
-		return ""
-	}
-	return keyed
-}
+// keyedRecord is a copy of rec with its inputs hash keyed (nil for nil).
+func (p *pass) keyedRecord(rec *records.Record) *records.Record { return p.keying().Record(rec) }
+
+// keyed is a stored inputs or approval hash in the current scheme
+// (guard.Keying.Keyed).
+func (p *pass) keyed(stored string) string { return p.keying().Keyed(stored) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -12,6 +11,7 @@ import (
 	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/plan"
 )
@@ -32,17 +32,14 @@ func (p *pass) guarded() bool { return p.caps().GuardsEveryApply }
 // for an exports change).
 func (p *pass) planned() bool { return p.caps().Planned() }
 
-// planInputs is the hash a plan of the object's current inputs names: the
-// inputs hash, or a pool's approval hash (bootstrap data rotates) of the
-// inputs it holds back, if any.
-func (p *pass) planInputs() string {
-	if !p.caps().GuardsExports {
-		return p.inputs.hash
-	}
-	if h := p.inputs.held; h != nil {
-		return h.approval
-	}
-	return p.inputs.approval
+// guard is what the pass read, as the rules of its guarded changes read
+// it (internal/guard): its plans as moved so far, its input records, its
+// current inputs' hashes and the state's inputs hash.
+func (p *pass) guard() guard.Facts {
+	return guard.Facts{Keying: p.keying(), Plans: p.plans, GuardsExports: p.caps().GuardsExports, Manual: p.manual(),
+		InputsHash: p.inputs.hash, Approval: p.inputs.approval, Exports: p.inputs.exports, Held: p.inputs.held,
+		Attempt: p.inputs.attempt, Applied: p.inputs.applied,
+		StateAbsent: p.stateStatus() == decide.StateAbsent, StateInputsHash: p.stateInputsHash(), Target: p.approveTarget()}
 }
 
 // observePlans lists the object's TerraformPlans (from the cache).
@@ -57,27 +54,6 @@ func (p *pass) observePlans(ctx context.Context) error {
 
 // livePlan is the object's newest live plan (nil when none).
 func (p *pass) livePlan() *infrav1.TerraformPlan { return approvals.Newest(p.plans) }
-
-// approvedPlan is the live, approved plan of the current inputs (nil when
-// none): its apply runs with --expect-plan.
-func (p *pass) approvedPlan() *infrav1.TerraformPlan {
-	if pl := p.livePlan(); pl != nil && approvals.Approved(pl) && p.planInputs() != "" && p.keyed(pl.Spec.InputsHash) == p.planInputs() {
-		return pl
-	}
-	return nil
-}
-
-// pendingPlan is the live, unapproved Destructive or ExportsChange plan of
-// the current inputs (nil when none, or while a pool holds its exports
-// change back and applies rotations meanwhile).
-func (p *pass) pendingPlan() *infrav1.TerraformPlan {
-	pl := p.livePlan()
-	if pl == nil || approvals.Approved(pl) || pl.Spec.Reason == infrav1.PlanReasonManual || p.inputs.held != nil ||
-		p.planInputs() == "" || p.keyed(pl.Spec.InputsHash) != p.planInputs() {
-		return nil
-	}
-	return pl
-}
 
 // planMove is a phase a plan moves to, decided from what the pass read
 // (movePlans) and written by the chore SyncPlans (writePlanMoves). read is
@@ -112,7 +88,7 @@ func (p *pass) movePlans(frozen bool) {
 		return
 	}
 	var noApplyDue bool
-	if !frozen && p.active == nil && p.planInputs() != "" {
+	if !frozen && p.active == nil && p.guard().PlanInputs() != "" {
 		noApplyDue = p.snapshot(false).NoApplyDue()
 	}
 	newest := p.livePlan()
@@ -143,8 +119,8 @@ func (p *pass) movePlans(frozen bool) {
 			continue
 		}
 		f := approvals.MoveFacts{Frozen: frozen, Newest: pl == newest, Outcome: p.planOutcome(pl)}
-		if !frozen && f.Newest && f.Outcome == "" && p.active == nil && p.planInputs() != "" {
-			f.Moot = p.moot(pl, noApplyDue)
+		if g := p.guard(); !frozen && f.Newest && f.Outcome == "" && p.active == nil && g.PlanInputs() != "" {
+			f.Moot = g.Moot(pl, noApplyDue)
 		}
 		if to, why := approvals.Move(pl, f); to != "" {
 			move(i, planMove{to: to, why: why})
@@ -204,28 +180,6 @@ func (p *pass) writePlanMoves(ctx context.Context) error {
 	return nil
 }
 
-// moot says why a live plan no longer stands for an apply ("" while it
-// does): the inputs no longer hash to it, no apply is due any more (the
-// drift went away, the remediation cap was reached), the applyPolicy
-// changed, or a pool's exports change was withdrawn.
-func (p *pass) moot(pl *infrav1.TerraformPlan, noApplyDue bool) string {
-	switch {
-	case p.keyed(pl.Spec.InputsHash) != p.planInputs():
-		return "the inputs no longer hash to " + p.keyed(pl.Spec.InputsHash)
-	case p.exportsWithdrawn(pl):
-		return "the pool's inputs render the cluster exports of its last successful apply again"
-	case pl.Spec.Reason == infrav1.PlanReasonManual && !p.manual():
-		return "applyPolicy is no longer Manual"
-	case pl.Spec.Reason == infrav1.PlanReasonDestructive && p.manual():
-		return "applyPolicy is Manual now: a plan Job plans the next apply"
-	case !strings.HasPrefix(pl.Spec.PlanHash, plan.HashPrefix):
-		return "its plan hash is of an older scheme; the next apply plans again and asks for a fresh approval"
-	case noApplyDue && p.inputs.held == nil:
-		return "no apply of these inputs is due any more"
-	}
-	return ""
-}
-
 // reportWithdrawn: once the change a blocked apply (or a Manual plan)
 // waited for is moot and no apply is due, ApplyJobSucceeded reports the
 // last real outcome again, naming the withdrawn Job and plan, instead of
@@ -243,7 +197,7 @@ func (p *pass) reportWithdrawn() {
 			break
 		}
 	}
-	last, withdrawn, found := p.lastRealApply()
+	last, withdrawn, found := guard.LastRealApply(p.history())
 	if !found {
 		return
 	}
@@ -276,22 +230,6 @@ func (p *pass) waitsForApproval() bool {
 	return c != nil && (c.Reason == infrav1.DestructivePlanBlockedReason || c.Reason == infrav1.PlanAwaitingApprovalReason)
 }
 
-// lastRealApply is the newest apply Job of the history that applied or
-// failed, not one stopped before a destructive or changed plan, nor one
-// interrupted; withdrawn names the newest such stopped Job after it.
-func (p *pass) lastRealApply() (last decide.FinishedJob, withdrawn string, found bool) {
-	for _, j := range (decide.Snapshot{History: p.history()}).ByNewest(decide.OpApply) {
-		if j.Blocked || j.PlanChanged || j.Interrupted {
-			if withdrawn == "" && !j.Interrupted {
-				withdrawn = j.Name
-			}
-			continue
-		}
-		return j, withdrawn, true
-	}
-	return last, withdrawn, false
-}
-
 // setPendingPlanRef names the live plan in the status.
 func (p *pass) setPendingPlanRef() {
 	var ref *infrav1.PlanReference
@@ -301,25 +239,6 @@ func (p *pass) setPendingPlanRef() {
 	if p.w.PendingPlanRef != nil {
 		*p.w.PendingPlanRef = ref
 	}
-}
-
-// blockedMessage says why an apply waits for approval and how to give it.
-func (p *pass) blockedMessage() string {
-	pl := p.livePlan()
-	if pl == nil || p.keyed(pl.Spec.InputsHash) != p.planInputs() {
-		return "The newest apply of these inputs stopped before deleting or replacing resources and the runner reported no plan to approve; change the inputs, or wait for the next guarded apply"
-	}
-	var destructive []string
-	for _, r := range pl.Spec.Summary.Resources {
-		if strings.Contains(r, "delete") || strings.Contains(r, "replace") {
-			destructive = append(destructive, r)
-		}
-	}
-	if len(destructive) > 5 {
-		destructive = append(destructive[:5], "…")
-	}
-	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s (%s); nothing was applied%s. Approve it with kubectl captf approve %s, or change the inputs",
-		pl.Name, p.keyed(pl.Spec.InputsHash), approvals.Counts(pl.Spec.Summary), strings.Join(destructive, ", "), p.exportsNote(), p.approveTarget())
 }
 
 // manual: the object's applies wait for an approved plan (applyPolicy
@@ -337,46 +256,6 @@ func (p *pass) finishPlan(ctx context.Context, o jobs.Outcome) error {
 		return nil
 	}
 	return p.createPlan(ctx, o, infrav1.PlanReasonManual)
-}
-
-// planStatus is where the plan of the current inputs stands under Manual:
-// approved, pending approval, or planned empty by a plan Job newer than
-// the newest apply.
-func (p *pass) planStatus() decide.PlanStatus {
-	if !p.manual() || p.inputs.hash == "" {
-		return decide.PlanNone
-	}
-	if p.approvedPlan() != nil {
-		return decide.PlanApproved
-	}
-	if pl := p.livePlan(); pl != nil && p.keyed(pl.Spec.InputsHash) == p.inputs.hash {
-		return decide.PlanPending
-	}
-	h := decide.Snapshot{History: p.history()}
-	newestApply := h.Newest(decide.OpApply)
-	var newestPlan *decide.FinishedJob
-	for _, fj := range h.ByNewest(decide.OpPlan) {
-		if fj.Succeeded {
-			newestPlan = &fj
-			break
-		}
-	}
-	if newestPlan != nil && newestPlan.InputsHash == p.inputs.hash && newestPlan.PlanHash == plan.EmptyPlanHash &&
-		(newestApply == nil || newestApply.FinishedAt.Before(newestPlan.FinishedAt)) {
-		return decide.PlanEmpty
-	}
-	return decide.PlanNone
-}
-
-// awaitingMessage says which Manual plan waits for approval and how to
-// give it.
-func (p *pass) awaitingMessage() string {
-	pl := p.livePlan()
-	if pl == nil {
-		return "The plan of the current inputs waits for approval"
-	}
-	return fmt.Sprintf("TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
-		pl.Name, p.keyed(pl.Spec.InputsHash), approvals.Counts(pl.Spec.Summary), p.approveTarget())
 }
 
 // approveTarget is the object as kubectl captf approve names it.

@@ -186,7 +186,8 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			Serial: p.restore.Serial, InputsHash: p.keyed(p.restore.InputsHash)}
 	}
 	var approved *infrav1.TerraformPlan
-	exportsGuard := op == decide.OpApply && p.exportsGuarded()
+	g := p.guard()
+	exportsGuard := op == decide.OpApply && g.ExportsGuarded()
 	if ((op == decide.OpApply || op == decide.OpPlan) && p.guarded()) || exportsGuard {
 		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
 			return ctrl.Result{}, err
@@ -197,15 +198,15 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		// success stops before deletes and replaces until its
 		// ExportsChange plan is approved (by approval hash).
 		spec.Guard = jobs.Guard{Deletes: true, InputsHash: p.inputs.approval}
-		if approved = p.approvedPlan(); approved != nil {
+		if approved = g.Approved(); approved != nil {
 			spec.Guard.AllowDeletesHash = p.inputs.approval
 		}
 	}
 	if op == decide.OpApply && p.guarded() {
 		spec.Guard = jobs.Guard{Deletes: true, InputsHash: in.hash}
-		if approved = p.approvedPlan(); approved != nil {
+		if approved = g.Approved(); approved != nil {
 			spec.Guard = jobs.Guard{ExpectPlan: approved.Spec.PlanHash}
-		} else if p.planStatus() == decide.PlanEmpty {
+		} else if g.PlanStatus(p.history()) == decide.PlanEmpty {
 			spec.Guard = jobs.Guard{ExpectPlan: plan.EmptyPlanHash}
 		}
 	}

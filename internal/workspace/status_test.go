@@ -18,7 +18,9 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/livereport"
+	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 	"captf.io/captf/pkg/state"
@@ -71,6 +73,20 @@ func TestFailedPassKeepsObservedGeneration(t *testing.T) {
 		}
 		tc = got
 	}
+}
+
+// poolPass is a pass over a provisioned pool whose state holds inputs
+// hash h2:applied and whose applied record rendered exports E1.
+func poolPass() *pass {
+	tfvars := []byte(`{"bootstrap_data":"b","captf_cluster_outputs":{"network_id":"n-1"}}`)
+	tmp := &infrav1.TerraformMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool"}}
+	p := &pass{role: roles.MachinePool{}, obj: tmp, st: &state.State{}}
+	suffix, _ := state.Suffix("ns", state.KindMachinePool, "pool")
+	p.stSecrets = []corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: state.SecretName(suffix),
+		Annotations: map[string]string{infrav1.InputsHashAnnotation: "h2:applied"}}}}
+	p.inputs.attempt = &records.Record{AppliedExports: inputs.ExportsHash(tfvars)}
+	p.inputs.applied = &records.Record{InputsHash: "h2:applied", Tfvars: tfvars}
+	return p
 }
 
 // A pool whose Jobs are gone (moved by clusterctl, or deleted) reports its
