@@ -12,8 +12,9 @@
 //     runner init container, the module container with the runner's
 //     arguments and environment, the volumes, the annotations the Job
 //     carries for later passes (Marks, a restore's serial), and the
-//     per-run Secret's metadata; the credentials delivery (WithCredentials); the per-run
-//     Secret's ownership by its Job (OwnPerRunSecret);
+//     per-run Secret's metadata; the credentials delivery
+//     (WithCredentials); the per-run Secret's ownership by its Job
+//     (OwnPerRunSecret);
 //   - the readers: Finished, the history of an object's Jobs (Op,
 //     Attempt, FinishedBefore, ToBookkeep, AppliesAfter, NextAttempt,
 //     Prunable, Summary for the decision table), and a finished Job's

@@ -61,7 +61,7 @@ func buildCases() []buildCase {
 
 	unguarded := newSpec(state.KindMachine, "prod-md-0-x7k2p", infrav1.OperationApply, 1, tuned, "")
 	unguarded.PullPolicy = corev1.PullAlways
-	unguarded.Marks = Marks{Fallbacks: []string{"registry.example/machine:v1", "registry.example/machine:v0"}, DriftRemediation: true}
+	unguarded.Marks = Marks{DriftRemediation: true}
 
 	guarded := newSpec(state.KindCluster, "prod", infrav1.OperationApply, 2, nil, "")
 	guarded.Guard = Guard{Deletes: true, InputsHash: testInputsHash}
@@ -90,13 +90,14 @@ func buildCases() []buildCase {
 
 	drift := newSpec(state.KindMachine, "prod-md-0-x7k2p", infrav1.OperationDrift, 1, nil, "2026-11-29T14:00:00Z")
 	drift.Identity, drift.CredentialsSecret = "", ""
+	drift.Marks = Marks{Fallbacks: []string{"registry.example/machine:v1", "registry.example/machine:v0"}}
 
 	restore := newSpec(state.KindCluster, "prod", infrav1.OperationRestore, 1, nil, "restore/captf-state-backup-5d2b9c4e1f0a3b6c-c-7")
 	restore.Restore = &Restore{
 		Chunks:     []string{"captf-state-backup-5d2b9c4e1f0a3b6c-c-7", "captf-state-backup-5d2b9c4e1f0a3b6c-c-7-part-1"},
 		Resources:  12,
 		Serial:     7,
-		InputsHash: "h3:backup-inputs",
+		InputsHash: "", // a backup of unknown inputs: the annotation says so, empty
 	}
 
 	return []buildCase{

@@ -85,9 +85,10 @@ type Spec struct {
 	// Restore lists the backup to restore; required for restore only.
 	Restore *Restore
 
-	// InputsHash is the keyed h3: hash of the inputs the Job runs with (for
-	// restore: the backup's). It annotates apply, plan and restore Jobs
-	// and the per-run Secret; apply and plan need it.
+	// InputsHash is the keyed h3: hash of the inputs the Job runs with. It
+	// annotates apply and plan Jobs (which need it) and the per-run Secret
+	// of an apply, plan or restore; a restore Job is annotated with the
+	// backup's (Restore.InputsHash).
 	InputsHash string
 
 	// RunnerEvents passes --event-object and --job-name so that the

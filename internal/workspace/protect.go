@@ -121,7 +121,7 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // protectDeleting (the chore ProtectDeleting) protects, while the object
 // is being deleted and no Job runs, its state pieces, backups and records
 // that lack the protection (custody.Keeper.ProtectDeleting); the plan key
-// is left alone (see writePlanKey).
+// is left alone (see custody.Keeper.WritePlanKey).
 func (p *pass) protectDeleting(ctx context.Context) error {
 	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stSecrets)
 }
