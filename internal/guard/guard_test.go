@@ -235,3 +235,97 @@ func TestBlockedMessage(t *testing.T) {
 		t.Errorf("without a plan: %q", got)
 	}
 }
+
+// TestKeying: a stored h2 digest of an earlier release compares in the
+// current scheme (rekeyed with the plan key), an h3 hash stays as it is,
+// and under an ephemeral key an h2 digest is dropped, so that it is never
+// written keyed with a key nothing keeps.
+func TestKeying(t *testing.T) {
+	key := []byte(strings.Repeat("k", inputs.MinKeyBytes))
+	k := Keying{Key: key}
+	rekeyed := inputs.Rekey(key, "h2:old")
+	if !strings.HasPrefix(rekeyed, inputs.HashScheme+":") {
+		t.Fatalf("Rekey(h2:old) = %q, want the current scheme", rekeyed)
+	}
+	if got := k.Keyed("h2:old"); got != rekeyed {
+		t.Errorf("Keyed(h2:old) = %q, want %q", got, rekeyed)
+	}
+	if got := k.Keyed("h3:now"); got != "h3:now" {
+		t.Errorf("Keyed(h3:now) = %q, want it as it is", got)
+	}
+	if got := (Keying{Key: key, Ephemeral: true}).Keyed("h2:old"); got != "" {
+		t.Errorf("under an ephemeral key Keyed(h2:old) = %q, want it dropped", got)
+	}
+	if got := k.Record(&records.Record{InputsHash: "h2:old", Job: "j"}); got.InputsHash != rekeyed || got.Job != "j" {
+		t.Errorf("Record = %+v, want a copy with its hash rekeyed", got)
+	}
+	if k.Record(nil) != nil {
+		t.Error("Record(nil) is not nil")
+	}
+	// A plan approved under an earlier release still stands.
+	f := cluster(livePlan("p", "h2:old", infrav1.PlanReasonDestructive, true))
+	f.Keying, f.InputsHash = k, rekeyed
+	if f.Approved() == nil {
+		t.Error("a plan whose stored h2 hash rekeys to the current inputs does not stand")
+	}
+}
+
+// TestAnExportsChangeWithdrawnIsMoot: a pool's live ExportsChange plan no
+// longer stands once its inputs render the applied exports again; while
+// the pool holds a change back, no apply being due does not make it moot.
+func TestAnExportsChangeWithdrawnIsMoot(t *testing.T) {
+	pl := livePlan("tfmp-pool-0abc", "a2:change", infrav1.PlanReasonExportsChange, false)
+	f := pool()
+	f.Plans, f.Approval, f.Exports = []infrav1.TerraformPlan{*pl}, "a2:change", e1
+	if got := f.Moot(pl, false); got != "the pool's inputs render the cluster exports of its last successful apply again" {
+		t.Errorf("exports back to the applied ones: Moot = %q", got)
+	}
+	f.Exports = e2
+	if got := f.Moot(pl, false); got != "" {
+		t.Errorf("exports still changed: Moot = %q, want it standing", got)
+	}
+	f.Held = &Held{Plan: pl.Name, Approval: "a2:change", Exports: e2}
+	if got := f.Moot(pl, true); got != "" {
+		t.Errorf("held back, no apply due: Moot = %q, want it standing", got)
+	}
+	f.Held.Exports = e1
+	if !f.ExportsWithdrawn(pl) {
+		t.Error("a held change back to the applied exports is not withdrawn")
+	}
+}
+
+// TestLastRealApply: the newest apply that applied or failed, skipping
+// the ones stopped before a plan (the newest of which is the withdrawn
+// change) and the interrupted ones.
+func TestLastRealApply(t *testing.T) {
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	job := func(name string, ago time.Duration, change func(*decide.FinishedJob)) decide.FinishedJob {
+		j := decide.FinishedJob{Name: name, Op: decide.OpApply, FinishedAt: at.Add(-ago)}
+		change(&j)
+		return j
+	}
+	history := []decide.FinishedJob{
+		job("interrupted", time.Minute, func(j *decide.FinishedJob) { j.Interrupted = true }),
+		job("blocked", 2*time.Minute, func(j *decide.FinishedJob) { j.Blocked = true }),
+		job("changed", 3*time.Minute, func(j *decide.FinishedJob) { j.PlanChanged = true }),
+		job("applied", 4*time.Minute, func(j *decide.FinishedJob) { j.Succeeded = true }),
+	}
+	last, withdrawn, found := LastRealApply(history)
+	if !found || last.Name != "applied" || withdrawn != "blocked" {
+		t.Errorf("LastRealApply = %s, %q, %v; want applied, withdrawn blocked", last.Name, withdrawn, found)
+	}
+	if _, _, found := LastRealApply(history[:3]); found {
+		t.Error("found a real apply among stopped and interrupted ones")
+	}
+}
+
+// TestAwaitingMessage names the Manual plan and how to approve it.
+func TestAwaitingMessage(t *testing.T) {
+	f := cluster(livePlan("tfp-prod-0abc", "h3:now", infrav1.PlanReasonManual, false))
+	if got := f.AwaitingMessage(); !strings.Contains(got, "TerraformPlan tfp-prod-0abc plans inputs hash h3:now") || !strings.Contains(got, "kubectl captf approve tc/prod") {
+		t.Errorf("AwaitingMessage = %q", got)
+	}
+	if got := cluster(nil).AwaitingMessage(); got != "The plan of the current inputs waits for approval" {
+		t.Errorf("without a plan: %q", got)
+	}
+}

@@ -192,6 +192,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
+		g = p.guard() // as keyed now
 	}
 	if exportsGuard {
 		// A pool apply rendering other cluster exports than its last
