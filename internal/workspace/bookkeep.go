@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -20,7 +21,6 @@ import (
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
-	"captf.io/captf/internal/runner/result"
 )
 
 // readOutcome reads the finished Job's pods, live, for its outcome.
@@ -77,39 +77,16 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	if j.Annotations == nil {
 		j.Annotations = map[string]string{}
 	}
-	kind := infrav1.RunErrorKind("")
-	if o.Result != nil && o.Result.Error != nil {
-		kind = o.Result.Error.Kind
-	}
-	switch kind {
-	case infrav1.RunErrorBlocked:
-		j.Annotations[infrav1.DestructivePlanBlockedAnnotation] = "true"
-	case infrav1.RunErrorPlanChanged:
-		j.Annotations[infrav1.PlanChangedAnnotation] = "true"
-	case infrav1.RunErrorInterrupted:
-		if !o.Deadline {
-			j.Annotations[infrav1.InterruptedAnnotation] = "true"
-		}
-	}
-	if o.Result != nil && o.Result.Rescue != nil {
-		serial := fmt.Sprint(o.Result.Rescue.Serial)
-		j.Annotations[infrav1.RescuedSerialAnnotation] = serial
+	v := o.Verdict()
+	kind := v.Kind
+	maps.Copy(j.Annotations, v.Marks)
+	if v.Rescued != "" {
 		// Also on the attempt record, which outlives the Job (history
 		// pruning, a deleted Job, clusterctl move). The record lives in
 		// the object's namespace, also when the Job ran evacuated.
-		if _, err := records.MarkRescued(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), serial); err != nil {
+		if _, err := records.MarkRescued(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), v.Rescued); err != nil {
 			return fmt.Errorf("recording the rescued state of Job %s: %w", j.Name, err)
 		}
-	}
-	if o.Op == decide.OpPlan && o.Succeeded && o.PlanUnreadable() {
-		j.Annotations[infrav1.PlanUnreadableAnnotation] = "true"
-	}
-	if o.Result == nil && !o.Succeeded && !o.Deadline && !o.PodFound {
-		// No result and no pod: it was stopped from outside (pod deleted,
-		// node lost). A pod that ended without a result (killed for its
-		// memory, say) is a failure and backs off.
-		j.Annotations[infrav1.InterruptedAnnotation] = "true"
-		kind = infrav1.RunErrorInterrupted
 	}
 	p.observe(func() { p.observeJob(o, kind) })
 	cond, ev := conditions.Job(jobFacts(o, kind))
@@ -117,9 +94,7 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	// for a plan waiting for its approval (a live report: livereport.Live).
 	p.report(cond)
 	p.events = append(p.events, ev)
-	if o.Succeeded && (o.Op == decide.OpApply || o.Op == decide.OpRefresh || o.Op == decide.OpDrift) {
-		p.newSample = true
-	}
+	p.newSample = p.newSample || v.NewSample
 	if o.Succeeded {
 		switch o.Op {
 		case decide.OpApply:
@@ -185,12 +160,12 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	// A successful apply that finished after this Job settled what it may
 	// have done: its outcome, read late, marks nothing again.
 	settled := o.Op == decide.OpApply && len(jobs.AppliesAfter(p.jobs, j, true)) > 0
-	if unconfirmedOutcome(o) && !settled {
+	if o.Unconfirmed() && !settled {
 		if err := p.markUnconfirmed(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
 	}
-	if o.Op == decide.OpApply && !o.Succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && mayHaveApplied(o) {
+	if o.Op == decide.OpApply && !o.Succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && o.MayHaveApplied() {
 		if err := p.markMayHaveApplied(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
 			return err
 		}
@@ -271,20 +246,6 @@ func (p *pass) attempts(op decide.Operation, finished time.Time) int {
 	s := decide.Snapshot{History: slices.DeleteFunc(p.history(), func(fj decide.FinishedJob) bool { return !fj.FinishedAt.Before(finished) })}
 	n, _ := s.ConsecutiveFailures(op)
 	return n + 1
-}
-
-// mayHaveApplied: a failed apply whose apply step may have run: the
-// result lists it, or there is no result at all.
-func mayHaveApplied(o jobs.Outcome) bool {
-	if o.Result == nil {
-		return !neverStarted(o)
-	}
-	for _, s := range o.Result.Steps {
-		if s.Name == result.StepApply {
-			return true
-		}
-	}
-	return false
 }
 
 // markBookkept writes the bookkeeping annotations on the Jobs read this

@@ -35,18 +35,6 @@ func (p *pass) unconfirmed() string {
 	return ""
 }
 
-// unconfirmedOutcome: a newly failed apply that left no result although
-// its runner started, or whose pod is gone.
-func unconfirmedOutcome(o jobs.Outcome) bool {
-	return o.Op == decide.OpApply && !o.Succeeded && o.Result == nil && !neverStarted(o) && (!o.Started.IsZero() || !o.PodFound)
-}
-
-// neverStarted: the Job was stopped because its module image could not be
-// pulled, so its runner never ran (its pod may be gone since).
-func neverStarted(o jobs.Outcome) bool {
-	return o.Job.Annotations[infrav1.ImagePullFailedAnnotation] == "true"
-}
-
 // markUnconfirmed records job as an apply whose outcome is unknown; newer
 // are the apply Jobs that finished after it.
 func (p *pass) markUnconfirmed(ctx context.Context, job string, newer []string) error {

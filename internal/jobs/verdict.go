@@ -1,0 +1,88 @@
+package jobs
+
+import (
+	"fmt"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/runner/result"
+)
+
+// Verdict is what bookkeeping makes of a finished Job's outcome, before
+// any write: how the run failed, and the marks the Job takes.
+type Verdict struct {
+	// Kind is how the run failed ("" when it did not, or the result does
+	// not say): the result's error kind, or Interrupted for a Job that
+	// left no result and no pod (stopped from outside: its pod deleted,
+	// its node lost; a pod that ended without a result, killed for its
+	// memory say, is a failure and backs off).
+	Kind infrav1.RunErrorKind
+	// Marks are the annotations the Job takes: blocked before a
+	// destructive plan, stopped by a changed plan, interrupted (not by its
+	// deadline), the serial of the state the runner rescued, a plan Job
+	// whose plan is unreadable.
+	Marks map[string]string
+	// Rescued is the serial of the state the runner rescued ("" when
+	// none), which the attempt record keeps too.
+	Rescued string
+	// NewSample: a succeeded apply, refresh or drift Job, so the state's
+	// health output is a new reading.
+	NewSample bool
+}
+
+// Verdict is o's verdict.
+func (o Outcome) Verdict() Verdict {
+	v := Verdict{Marks: map[string]string{}}
+	if o.Result != nil && o.Result.Error != nil {
+		v.Kind = o.Result.Error.Kind
+	}
+	switch v.Kind {
+	case infrav1.RunErrorBlocked:
+		v.Marks[infrav1.DestructivePlanBlockedAnnotation] = "true"
+	case infrav1.RunErrorPlanChanged:
+		v.Marks[infrav1.PlanChangedAnnotation] = "true"
+	case infrav1.RunErrorInterrupted:
+		if !o.Deadline {
+			v.Marks[infrav1.InterruptedAnnotation] = "true"
+		}
+	}
+	if o.Result != nil && o.Result.Rescue != nil {
+		v.Rescued = fmt.Sprint(o.Result.Rescue.Serial)
+		v.Marks[infrav1.RescuedSerialAnnotation] = v.Rescued
+	}
+	if o.Op == decide.OpPlan && o.Succeeded && o.PlanUnreadable() {
+		v.Marks[infrav1.PlanUnreadableAnnotation] = "true"
+	}
+	if o.Result == nil && !o.Succeeded && !o.Deadline && !o.PodFound {
+		v.Marks[infrav1.InterruptedAnnotation] = "true"
+		v.Kind = infrav1.RunErrorInterrupted
+	}
+	v.NewSample = o.Succeeded && (o.Op == decide.OpApply || o.Op == decide.OpRefresh || o.Op == decide.OpDrift)
+	return v
+}
+
+// NeverStarted: the Job was stopped because its module image could not be
+// pulled, so its runner never ran (its pod may be gone since).
+func (o Outcome) NeverStarted() bool {
+	return o.Job.Annotations[infrav1.ImagePullFailedAnnotation] == "true"
+}
+
+// Unconfirmed: a failed apply that left no result although its runner
+// started, or whose pod is gone: whether it changed anything is unknown.
+func (o Outcome) Unconfirmed() bool {
+	return o.Op == decide.OpApply && !o.Succeeded && o.Result == nil && !o.NeverStarted() && (!o.Started.IsZero() || !o.PodFound)
+}
+
+// MayHaveApplied: a failed apply whose apply step may have run: the
+// result lists it, or there is no result at all.
+func (o Outcome) MayHaveApplied() bool {
+	if o.Result == nil {
+		return !o.NeverStarted()
+	}
+	for _, s := range o.Result.Steps {
+		if s.Name == result.StepApply {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,97 @@
+package jobs
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/runner/result"
+)
+
+// TestVerdict: what bookkeeping makes of each way a Job ends, before any
+// write: how it failed, the marks it takes, and whether it is a new
+// health reading.
+func TestVerdict(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "captf-c-prod-apply-a1-0a0b0c"}}
+	failed := func(kind infrav1.RunErrorKind) *result.Document {
+		return &result.Document{Error: &result.RunError{Kind: kind}}
+	}
+	testCases := []struct {
+		name      string
+		o         Outcome
+		kind      infrav1.RunErrorKind
+		marks     map[string]string
+		newSample bool
+	}{
+		{"a succeeded apply", Outcome{Job: job, Op: decide.OpApply, Succeeded: true, Result: &result.Document{}}, "", map[string]string{}, true},
+		{"a succeeded refresh", Outcome{Job: job, Op: decide.OpRefresh, Succeeded: true, Result: &result.Document{}}, "", map[string]string{}, true},
+		{"a succeeded destroy is no reading", Outcome{Job: job, Op: decide.OpDestroy, Succeeded: true, Result: &result.Document{}}, "", map[string]string{}, false},
+		{"blocked before a destructive plan", Outcome{Job: job, Op: decide.OpApply, Result: failed(infrav1.RunErrorBlocked), PodFound: true}, infrav1.RunErrorBlocked,
+			map[string]string{infrav1.DestructivePlanBlockedAnnotation: "true"}, false},
+		{"stopped by a changed plan", Outcome{Job: job, Op: decide.OpApply, Result: failed(infrav1.RunErrorPlanChanged), PodFound: true}, infrav1.RunErrorPlanChanged,
+			map[string]string{infrav1.PlanChangedAnnotation: "true"}, false},
+		{"interrupted", Outcome{Job: job, Op: decide.OpApply, Result: failed(infrav1.RunErrorInterrupted), PodFound: true}, infrav1.RunErrorInterrupted,
+			map[string]string{infrav1.InterruptedAnnotation: "true"}, false},
+		{"interrupted by its deadline: not marked", Outcome{Job: job, Op: decide.OpApply, Deadline: true, Result: failed(infrav1.RunErrorInterrupted), PodFound: true},
+			infrav1.RunErrorInterrupted, map[string]string{}, false},
+		{"no result and no pod: stopped from outside", Outcome{Job: job, Op: decide.OpApply}, infrav1.RunErrorInterrupted,
+			map[string]string{infrav1.InterruptedAnnotation: "true"}, false},
+		{"no result but a pod: a failure", Outcome{Job: job, Op: decide.OpApply, PodFound: true}, "", map[string]string{}, false},
+		{"no result, no pod, but its deadline: a failure", Outcome{Job: job, Op: decide.OpApply, Deadline: true}, "", map[string]string{}, false},
+		{"a rescued state", Outcome{Job: job, Op: decide.OpApply, PodFound: true, Result: &result.Document{Error: &result.RunError{Kind: infrav1.RunErrorStep}, Rescue: &result.Rescue{Serial: 12}}},
+			infrav1.RunErrorStep, map[string]string{infrav1.RescuedSerialAnnotation: "12"}, false},
+		{"a plan Job whose plan is unreadable", Outcome{Job: job, Op: decide.OpPlan, Succeeded: true, Result: &result.Document{}}, "",
+			map[string]string{infrav1.PlanUnreadableAnnotation: "true"}, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.o.Verdict()
+			if v.Kind != tc.kind || !maps.Equal(v.Marks, tc.marks) || v.NewSample != tc.newSample {
+				t.Errorf("Verdict = %+v, want kind %q, marks %v, new sample %v", v, tc.kind, tc.marks, tc.newSample)
+			}
+			if want := tc.marks[infrav1.RescuedSerialAnnotation]; v.Rescued != want {
+				t.Errorf("Rescued = %q, want %q", v.Rescued, want)
+			}
+		})
+	}
+}
+
+// TestWhetherAFailedApplyMayHaveApplied: an apply that left no result may
+// have applied, unless its image was never pulled; one whose result lists
+// the apply step did; and its outcome is unknown (unconfirmed) when its
+// runner started or its pod is gone.
+func TestWhetherAFailedApplyMayHaveApplied(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "captf-c-prod-apply-a1-0a0b0c"}}
+	unpulled := job.DeepCopy()
+	unpulled.Annotations = map[string]string{infrav1.ImagePullFailedAnnotation: "true"}
+	started := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	testCases := []struct {
+		name                        string
+		o                           Outcome
+		mayHaveApplied, unconfirmed bool
+	}{
+		{"no result, its runner started", Outcome{Job: job, Op: decide.OpApply, PodFound: true, Started: started}, true, true},
+		{"no result, its pod gone", Outcome{Job: job, Op: decide.OpApply}, true, true},
+		{"no result, its pod there and never started", Outcome{Job: job, Op: decide.OpApply, PodFound: true}, true, false},
+		{"its image never pulled", Outcome{Job: unpulled, Op: decide.OpApply}, false, false},
+		{"the apply step ran", Outcome{Job: job, Op: decide.OpApply, PodFound: true, Result: &result.Document{Steps: []result.Step{{Name: result.StepInit}, {Name: result.StepApply, Exit: 1}}}}, true, false},
+		{"it failed before the apply step", Outcome{Job: job, Op: decide.OpApply, PodFound: true, Result: &result.Document{Steps: []result.Step{{Name: result.StepInit, Exit: 1}}}}, false, false},
+		{"a destroy is never unconfirmed", Outcome{Job: job, Op: decide.OpDestroy}, true, false},
+		{"a success is never unconfirmed", Outcome{Job: job, Op: decide.OpApply, Succeeded: true}, true, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.o.MayHaveApplied(); got != tc.mayHaveApplied {
+				t.Errorf("MayHaveApplied = %v, want %v", got, tc.mayHaveApplied)
+			}
+			if got := tc.o.Unconfirmed(); got != tc.unconfirmed {
+				t.Errorf("Unconfirmed = %v, want %v", got, tc.unconfirmed)
+			}
+		})
+	}
+}
