@@ -20,7 +20,10 @@
 //     Prunable, Summary for the decision table), and a finished Job's
 //     outcome from its pods (OutcomeOf: the runner's result document,
 //     package internal/runner/result; the failure summary, status.lastRun
-//     and the image its report names).
+//     and the image its report names), and what bookkeeping makes of it
+//     before any write (Outcome.Verdict: the failure kind, the marks the
+//     Job takes, a new health reading; whether a failed apply may have
+//     applied, or is unconfirmed).
 //
 // The manager creates the Job, then the per-run Secret with its data and
 // owned by the Job. docs/reference/jobs.md describes the result.
