@@ -53,7 +53,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	s.SecurityInvalid = p.eff.Policy.ValidateSecurity() != nil
 	s.NamespaceTerminating = p.nsTerminating
 	if !deleting {
-		s.CredentialsNotReady = !p.creds.Ready || !p.rbacReady
+		s.CredentialsNotReady = !p.creds.Ready || !p.rbac.ready
 	}
 	// What a Job other than an apply, plan or restore renders (a destroy
 	// renders the same record, or the same current inputs, when there is
@@ -119,7 +119,7 @@ func (p *pass) decideAndAct(ctx context.Context, deleting bool) (ctrl.Result, er
 	if err := p.doChores(ctx, decide.Chores(s)); err != nil {
 		return ctrl.Result{}, err
 	}
-	if (!deleting && s.CredentialsNotReady != (!p.creds.Ready || !p.rbacReady)) || p.inputs.ephemeral != ephemeral {
+	if (!deleting && s.CredentialsNotReady != (!p.creds.Ready || !p.rbac.ready)) || p.inputs.ephemeral != ephemeral {
 		// A credentials chore could not write what the decision took as
 		// written, or the namespace refused the plan key (its stored h2
 		// hashes now compare as dropped): the pass decides again on what
@@ -187,7 +187,7 @@ func (p *pass) credentialsFor(ctx context.Context, name string, kind infrav1.Ide
 // that would be True after a write is reported by the write.
 func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReference) error {
 	var err error
-	p.binding, p.rbacReady = runnerrbac.Binding{}, false
+	p.rbac.binding, p.rbac.ready = runnerrbac.Binding{}, false
 	if p.creds, err = p.e.credentials(ctx, p.obj, ref); err != nil {
 		return fmt.Errorf("checking the identity: %w", err)
 	}
@@ -202,16 +202,16 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 	if !p.creds.Ready {
 		return nil
 	}
-	p.binding, err = runnerrbac.Check(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
-	if !p.binding.Due() || !p.binding.Ready() {
-		p.set(p.binding.Condition())
+	p.rbac.binding, err = runnerrbac.Check(ctx, p.e.client(), p.runNamespace(), p.runnerAccount())
+	if !p.rbac.binding.Due() || !p.rbac.binding.Ready() {
+		p.set(p.rbac.binding.Condition())
 	}
 	if err == nil {
 		// A binding due is written, and said, by the chore BindRunner (or
 		// by startJob) in the same pass.
 		p.stepRan(conditions.StepRunnerRBAC)
 	}
-	p.rbacReady = p.binding.Ready()
+	p.rbac.ready = p.rbac.binding.Ready()
 	return err
 }
 
@@ -219,14 +219,14 @@ func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReferen
 // writes the runner RBAC the credentials step found missing. A write that
 // fails leaves the runner not ready, so the pass starts no Job.
 func (p *pass) bindRunner(ctx context.Context) error {
-	if !p.binding.Due() {
+	if !p.rbac.binding.Due() {
 		return nil
 	}
-	cond, err := p.binding.Write(ctx, p.e.client())
+	cond, err := p.rbac.binding.Write(ctx, p.e.client())
 	p.set(cond)
-	p.rbacReady = cond.Status == metav1.ConditionTrue
+	p.rbac.ready = cond.Status == metav1.ConditionTrue
 	if err == nil {
-		p.binding = runnerrbac.Binding{} // written: nothing is due
+		p.rbac.binding = runnerrbac.Binding{} // written: nothing is due
 	}
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		// The namespace is going and takes no new account: the condition

@@ -59,7 +59,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 	}
 	// Stuck: the pass goes on as if it were gone (it never ran), and the
 	// chore DeleteStuckJob deletes it before the pass acts.
-	p.stuck, p.active, p.w.Status.ActiveJob = j, nil, nil
+	p.running.stuck, p.active, p.w.Status.ActiveJob = j, nil, nil
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (p *pass) checkActive(ctx context.Context) error {
 // Job checkActive found stuck, once status.activeJob no longer names it,
 // and releases its run lease.
 func (p *pass) deleteStuckJob(ctx context.Context) error {
-	j := p.stuck
+	j := p.running.stuck
 	if err := p.forgetActiveJob(ctx); err != nil {
 		return err
 	}
@@ -128,12 +128,12 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.
 		if attempt != nil {
 			// The pass goes on as if the Job were gone, and the chore
 			// FallBackImage deletes it before the pass acts.
-			p.fallback = &fallback{job: j, image: image, reason: w.Reason, next: next[0]}
+			p.running.fallback = &fallback{job: j, image: image, reason: w.Reason, next: next[0]}
 			p.active, p.w.Status.ActiveJob = nil, nil
 			return nil
 		}
 	}
-	p.unpulled = &unpulled{job: j, runner: runner}
+	p.running.unpulled = &unpulled{job: j, runner: runner}
 	return nil
 }
 
@@ -148,7 +148,7 @@ type fallback struct {
 // the pass's decision may choose (chooseImage), as the chore
 // FallBackImage records it.
 func (p *pass) unpullableNow() {
-	if f, a := p.fallback, p.inputs.attempt; f != nil && a != nil {
+	if f, a := p.running.fallback, p.inputs.attempt; f != nil && a != nil {
 		a.UnpullableImages = records.WithUnpullable(a.UnpullableImages, f.image)
 	}
 }
@@ -165,13 +165,13 @@ type unpulled struct {
 // history and counts toward the backoff; the annotation tells
 // bookkeeping why.
 func (p *pass) stopUnpulledJob(ctx context.Context) error {
-	j := p.unpulled.job
+	j := p.running.unpulled.job
 	patch := client.MergeFrom(j.DeepCopy())
 	if j.Annotations == nil {
 		j.Annotations = map[string]string{}
 	}
 	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
-	if p.unpulled.runner {
+	if p.running.unpulled.runner {
 		j.Annotations[infrav1.RunnerImagePullFailedAnnotation] = "true"
 	}
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
@@ -185,7 +185,7 @@ func (p *pass) stopUnpulledJob(ctx context.Context) error {
 // lease released; the pass, which decided without the image, starts it
 // again with the next one.
 func (p *pass) fallBackImage(ctx context.Context) error {
-	f := p.fallback
+	f := p.running.fallback
 	exists, err := records.AddUnpullableImage(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), f.image)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func (p *pass) readOutcomes(ctx context.Context) error {
 		}
 		read = append(read, o)
 	}
-	p.outcomes = read
+	p.books.outcomes = read
 	return nil
 }
 
@@ -55,14 +55,14 @@ func (p *pass) readOutcomes(ctx context.Context) error {
 // status.lastRun end with. The Jobs are marked bookkept after the status
 // patch (markBookkept).
 func (p *pass) bookkeep(ctx context.Context) error {
-	outcomes := p.outcomes
-	p.outcomes = nil
+	outcomes := p.books.outcomes
+	p.books.outcomes = nil
 	for _, o := range outcomes {
 		if err := p.recordOutcome(ctx, o); err != nil {
 			return err
 		}
 		crashpoint.Hit(crashpoint.AfterOutcomeRecorded)
-		p.bookkept = append(p.bookkept, o.Job)
+		p.books.bookkept = append(p.books.bookkept, o.Job)
 	}
 	if n := len(outcomes); n > 0 {
 		p.w.Status.LastRun = outcomes[n-1].LastRun()
@@ -94,7 +94,7 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	// for a plan waiting for its approval (a live report: livereport.Live).
 	p.report(cond)
 	p.events = append(p.events, ev)
-	p.newSample = p.newSample || v.NewSample
+	p.books.newSample = p.books.newSample || v.NewSample
 	if o.Succeeded {
 		switch o.Op {
 		case decide.OpApply:
@@ -254,7 +254,7 @@ func (p *pass) attempts(op decide.Operation, finished time.Time) int {
 // unless they make older Jobs prunable: the next pass prunes them.
 func (p *pass) markBookkept(ctx context.Context) error {
 	quiet := len(jobs.Prunable(p.jobsMarked(), int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit))) == 0
-	for _, j := range p.bookkept {
+	for _, j := range p.books.bookkept {
 		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
 		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
 		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation,
@@ -282,7 +282,7 @@ func (p *pass) jobsMarked() []batchv1.Job {
 	marked := make([]batchv1.Job, len(p.jobs))
 	for i := range p.jobs {
 		marked[i] = p.jobs[i]
-		for _, b := range p.bookkept {
+		for _, b := range p.books.bookkept {
 			if b.Namespace == p.jobs[i].Namespace && b.Name == p.jobs[i].Name {
 				marked[i] = *withAnnotations(&p.jobs[i], map[string]string{infrav1.BookkeptAnnotation: "true"})
 			}

@@ -171,7 +171,7 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 	if err != nil {
 		return p, ctrl.Result{}, err
 	}
-	if len(p.bookkept) > 0 {
+	if len(p.books.bookkept) > 0 {
 		crashpoint.Hit(crashpoint.AfterStatusPatch)
 	}
 	if err := p.markBookkept(ctx); err != nil {
@@ -228,13 +228,13 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	// Job's record and run lease; the state an evacuated Job left, copied
 	// back; then bookkeeping's records and adopted state (the plans it
 	// writes change in the pass's memory).
-	if err := p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished != nil}); err != nil {
+	if err := p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished.job != nil}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := p.observeEvacuation(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.doFirstChores(ctx, decide.Upkeep{EvacuatedCopy: p.evacCopy, EvacuationEnding: p.evacEnding}); err != nil {
+	if err := p.doFirstChores(ctx, decide.Upkeep{EvacuatedCopy: p.evac.copyBack, EvacuationEnding: p.evac.ending}); err != nil {
 		var hold *evacuationHold
 		if errors.As(err, &hold) {
 			return p.evacuationHeld(hold.msg)
@@ -251,7 +251,7 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	if err := p.readOutcomes(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := p.doFirstChores(ctx, decide.Upkeep{Unbookkept: len(p.outcomes)}); err != nil {
+	if err := p.doFirstChores(ctx, decide.Upkeep{Unbookkept: len(p.books.outcomes)}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if p.active != nil {

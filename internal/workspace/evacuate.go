@@ -23,8 +23,8 @@ func (p *pass) evacuating() bool { return p.nsTerminating && p.e.Options.Evacuat
 // runNamespace is where the object's Jobs, run lease and state lock live:
 // its evacuation namespace once there is one, else its own.
 func (p *pass) runNamespace() string {
-	if p.evacNS != nil {
-		return p.evacNS.Name
+	if p.evac.ns != nil {
+		return p.evac.ns.Name
 	}
 	return p.obj.GetNamespace()
 }
@@ -36,7 +36,7 @@ func (p *pass) findEvacuation(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	p.evacNS, err = evacuation.Find(ctx, p.e.APIReader, p.obj)
+	p.evac.ns, err = evacuation.Find(ctx, p.e.APIReader, p.obj)
 	return err
 }
 
@@ -46,18 +46,18 @@ func (p *pass) findEvacuation(ctx context.Context) error {
 // run lease: it may be writing the copy), and an evacuation namespace
 // being deleted to let go of.
 func (p *pass) observeEvacuation(ctx context.Context) error {
-	p.evacCopy, p.evacEnding = false, false
-	if p.evacNS == nil || p.active != nil {
+	p.evac.copyBack, p.evac.ending = false, false
+	if p.evac.ns == nil || p.active != nil {
 		return nil
 	}
-	if p.evacNS.Annotations[evacuation.StateCopiedAnnotation] == "true" {
+	if p.evac.ns.Annotations[evacuation.StateCopiedAnnotation] == "true" {
 		held, err := p.runLeaseHeld(ctx)
 		if err != nil || held {
 			return err
 		}
-		p.evacCopy = true
+		p.evac.copyBack = true
 	}
-	p.evacEnding = p.evacNS.DeletionTimestamp != nil
+	p.evac.ending = p.evac.ns.DeletionTimestamp != nil
 	return nil
 }
 
@@ -74,21 +74,21 @@ func (h *evacuationHold) Error() string { return h.msg }
 // that lost its base Secret is not copied back: the object's namespace
 // keeps the state it had, and the next Job copies it in again.
 func (p *pass) copyBack(ctx context.Context) error {
-	changed, err := evacuation.CopyBack(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name, p.obj.GetNamespace(), p.suffix())
+	changed, err := evacuation.CopyBack(ctx, p.e.client(), p.e.APIReader, p.evac.ns.Name, p.obj.GetNamespace(), p.suffix())
 	switch {
 	case errors.Is(err, evacuation.ErrCannotGrow):
-		return &evacuationHold{fmt.Sprintf("The state the destroy left in the evacuation namespace %s cannot be copied back (%s); it is kept there. ", p.evacNS.Name, err) +
+		return &evacuationHold{fmt.Sprintf("The state the destroy left in the evacuation namespace %s cannot be copied back (%s); it is kept there. ", p.evac.ns.Name, err) +
 			p.namespaceTerminatingMessage(decide.OpDestroy)}
 	case errors.Is(err, evacuation.ErrNoBase):
-		ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evacNS.Name)
-		if err := evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name); err != nil {
+		ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evac.ns.Name)
+		if err := evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evac.ns.Name); err != nil {
 			return err
 		}
-		return evacuation.UnmarkStateCopied(ctx, p.e.client(), p.evacNS)
+		return evacuation.UnmarkStateCopied(ctx, p.e.client(), p.evac.ns)
 	case err != nil:
-		return fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evacNS.Name, err)
+		return fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evac.ns.Name, err)
 	case changed:
-		ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "evacuation", p.evacNS.Name)
+		ctrl.LoggerFrom(ctx).Info("Copied the state back from the evacuation namespace", "evacuation", p.evac.ns.Name)
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func (p *pass) copyBack(ctx context.Context) error {
 // releaseEvacuation is the chore ReleaseEvacuation: it lets go of the
 // evacuation namespace being deleted.
 func (p *pass) releaseEvacuation(ctx context.Context) error {
-	return evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evacNS.Name)
+	return evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evac.ns.Name)
 }
 
 // prepareEvacuation makes the evacuation namespace of the destroy about to
@@ -106,11 +106,11 @@ func (p *pass) prepareEvacuation(ctx context.Context) (string, error) {
 	if err != nil || msg != "" {
 		return msg, err
 	}
-	if p.evacNS == nil {
+	if p.evac.ns == nil {
 		// No event: the terminating namespace refuses it.
 		ctrl.LoggerFrom(ctx).Info("The namespace is being deleted: the destroy runs in the evacuation namespace", "evacuation", ns.Name)
 	}
-	p.evacNS = ns
+	p.evac.ns = ns
 	return "", nil
 }
 
@@ -151,7 +151,7 @@ func (p *pass) evacuatedSecrets(ctx context.Context) (string, error) {
 		optional = append(optional, s.Name)
 	}
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(append(needed, optional...)))) {
-		found, err := evacuation.CopySecret(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, name)
+		found, err := evacuation.CopySecret(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evac.ns.Name, name)
 		if err != nil {
 			return "", err
 		}
@@ -173,10 +173,10 @@ func (p *pass) secretGoneMessage(name string) string {
 // before the Job that writes it there is created, and records that the
 // copy is whole.
 func (p *pass) evacuateState(ctx context.Context) error {
-	if _, err := evacuation.CopyIn(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evacNS.Name, p.suffix()); err != nil {
-		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", p.evacNS.Name, err)
+	if _, err := evacuation.CopyIn(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evac.ns.Name, p.suffix()); err != nil {
+		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", p.evac.ns.Name, err)
 	}
-	return evacuation.MarkStateCopied(ctx, p.e.client(), p.evacNS)
+	return evacuation.MarkStateCopied(ctx, p.e.client(), p.evac.ns)
 }
 
 // evacuationHeld reports an evacuated destroy that cannot start.
@@ -188,7 +188,7 @@ func (p *pass) evacuationHeld(msg string) (ctrl.Result, error) {
 // namespace, CAPTF's default one (a custom account lives in the object's
 // namespace only).
 func (p *pass) runnerAccount() string {
-	if p.evacNS != nil {
+	if p.evac.ns != nil {
 		return jobs.DefaultServiceAccountName
 	}
 	return p.eff.Policy.ServiceAccountName
@@ -205,8 +205,8 @@ func (p *pass) removeEvacuation(ctx context.Context) error {
 
 // evacuatedJobs lists the object's Jobs in its evacuation namespace.
 func (p *pass) evacuatedJobs(ctx context.Context, list client.ObjectList, labels client.MatchingLabels) error {
-	if p.evacNS == nil {
+	if p.evac.ns == nil {
 		return nil
 	}
-	return p.e.client().List(ctx, list, client.InNamespace(p.evacNS.Name), labels)
+	return p.e.client().List(ctx, list, client.InNamespace(p.evac.ns.Name), labels)
 }

@@ -68,7 +68,7 @@ func TestEvacuatedJobMarksTheRecordAtHome(t *testing.T) {
 
 	t.Run("an image that cannot be pulled", func(t *testing.T) {
 		p := newPass()
-		p.fallback = &fallback{job: evacJob("c-destroy-2", decide.OpDestroy), image: "example.test/cluster:1", reason: "ErrImagePull", next: "example.test/cluster:0"}
+		p.running.fallback = &fallback{job: evacJob("c-destroy-2", decide.OpDestroy), image: "example.test/cluster:1", reason: "ErrImagePull", next: "example.test/cluster:0"}
 		if err := p.fallBackImage(ctx); err != nil {
 			t.Fatalf("the fallback failed (%v): it looked for the attempt record in the evacuation namespace", err)
 		}

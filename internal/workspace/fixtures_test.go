@@ -46,7 +46,7 @@ func endPass(p *pass, st *infrav1.WorkspaceStatus, ok bool) {
 // after deciding.
 func doJobChores(t *testing.T, p *pass) {
 	t.Helper()
-	u := decide.Upkeep{StuckJob: p.stuck != nil, UnpulledJob: p.unpulled != nil}
+	u := decide.Upkeep{StuckJob: p.running.stuck != nil, UnpulledJob: p.running.unpulled != nil}
 	if err := p.doChores(t.Context(), decide.Chores(decide.Snapshot{JobActive: p.active != nil, Upkeep: u})); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func (e *Engine) gates() gates.Keeper {
 func (p *pass) subject() gates.Subject {
 	s := gates.Subject{
 		Kind: p.role.Kind(), Namespace: p.obj.GetNamespace(), Name: p.obj.GetName(), ClusterName: p.owner.ClusterName,
-		RunNamespace: p.runNamespace(), Evacuated: p.evacNS != nil, HasDependents: p.caps().Dependents,
+		RunNamespace: p.runNamespace(), Evacuated: p.evac.ns != nil, HasDependents: p.caps().Dependents,
 		Deadline: p.eff.Policy.ActiveDeadlineSeconds, UID: string(p.obj.GetUID()),
 	}
 	if tc := p.owner.Infra; tc != nil {

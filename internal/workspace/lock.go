@@ -54,7 +54,7 @@ func (p *pass) checkForeignLock(ctx context.Context) error {
 	if c == nil || c.Reason != infrav1.StateLockedReason {
 		return nil
 	}
-	if p.evacNS != nil {
+	if p.evac.ns != nil {
 		p.report(*c)
 		return nil
 	}

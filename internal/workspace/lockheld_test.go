@@ -94,7 +94,7 @@ func TestForeignLockReleasedDuringAJob(t *testing.T) {
 	if c := runPass(false); c.Reason != infrav1.StateLockedReason {
 		t.Fatalf("a foreign lock again: StateReadable = %+v, want StateLocked", c)
 	}
-	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), active: job, evacNS: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "captf-evac-x"}}}
+	p := &pass{e: e, role: role, obj: obj, w: role.View(obj), active: job, evac: evacuated{ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "captf-evac-x"}}}}
 	if err := p.checkForeignLock(ctx); err != nil {
 		t.Fatal(err)
 	}

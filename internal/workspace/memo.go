@@ -73,5 +73,5 @@ func (p *pass) quiet() bool {
 
 // settled: a quiet pass that bookkept no Job and has nothing to report.
 func (p *pass) settled() bool {
-	return p.quiet() && len(p.bookkept) == 0 && len(p.events) == 0
+	return p.quiet() && len(p.books.bookkept) == 0 && len(p.events) == 0
 }

@@ -29,7 +29,7 @@ func (p *pass) jobSelector() client.MatchingLabels {
 // observeJobs lists the object's Jobs (from the cache), in its evacuation
 // namespace too, and finds the running one.
 func (p *pass) observeJobs(ctx context.Context) error {
-	p.vanished, p.vanishedPodsDone = nil, false
+	p.vanished.job, p.vanished.podsDone = nil, false
 	var list batchv1.JobList
 	if err := p.e.client().List(ctx, &list, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
 		return fmt.Errorf("listing the object's Jobs: %w", err)
@@ -80,8 +80,8 @@ func (p *pass) catchUp(ctx context.Context) error {
 	}
 	j := &batchv1.Job{}
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: aj.Name}, j)
-	if apierrors.IsNotFound(err) && p.evacNS != nil {
-		err = p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.evacNS.Name, Name: aj.Name}, j)
+	if apierrors.IsNotFound(err) && p.evac.ns != nil {
+		err = p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.evac.ns.Name, Name: aj.Name}, j)
 	}
 	switch {
 	case apierrors.IsNotFound(err):

@@ -46,17 +46,10 @@ type pass struct {
 
 	jobs   []batchv1.Job
 	active *batchv1.Job
-	// stuck is the Job checkActive found stuck (no longer active), for
-	// the chore DeleteStuckJob.
-	stuck *batchv1.Job
-	// unpulled is the running Job checkActive gave up on for its image,
-	// for the chore StopUnpulledJob. choresDone: the pass did its chores
-	// (or tried).
-	unpulled   *unpulled
+	// running is what checkActive found of the running Job, for the
+	// chores. choresDone: the pass did its chores (or tried).
+	running    running
 	choresDone bool
-	// fallback is the running Job checkActive gave up on for its image,
-	// with another image left, for the chore FallBackImage.
-	fallback *fallback
 	// confirmedJob is the unconfirmed apply the user confirmed created
 	// nothing, for the chore ConfirmNoResources.
 	confirmedJob string
@@ -64,15 +57,11 @@ type pass struct {
 	// moved them (movePlans); planMoves are the moves to write.
 	plans     []infrav1.TerraformPlan
 	planMoves []planMove
-	// outcomes are the finished Jobs not bookkept yet, as read, until the
-	// chore Bookkeep takes them; bookkept the Jobs it recorded.
-	outcomes []jobs.Outcome
-	bookkept []*batchv1.Job
+	// books is the chore Bookkeep's: the outcomes it takes and the Jobs it
+	// recorded.
+	books books
 	// decided is the pass's decision, once made.
-	decided *decide.Decision
-	// newSample: a succeeded apply, refresh or drift Job was bookkept this
-	// pass, so the state's health output is a new reading.
-	newSample bool
+	decided   *decide.Decision
 	stSecrets []corev1.Secret
 	// surplus are the protected state pieces Terraform deleted, left out
 	// of stSecrets (setAsideSurplus).
@@ -87,9 +76,8 @@ type pass struct {
 
 	contract    roles.Contract
 	specChanged bool
-	rbacReady   bool
-	// binding is the runner RBAC the credentials step read.
-	binding    runnerrbac.Binding
+	// rbac is the runner RBAC the credentials step read.
+	rbac       runnerRBAC
 	dependents int
 	// dependentNames name the dependents, machines first.
 	dependentNames []string
@@ -101,15 +89,11 @@ type pass struct {
 	// nsTerminating: the namespace of a deleting object is being deleted.
 	nsTerminating bool
 	// vanished is the Job status.activeJob named, found gone before it
-	// was bookkept; vanishedPodsDone: every pod of it finished, so its
-	// run lease can go at once (observeJobs).
-	vanished         *infrav1.ActiveJob
-	vanishedPodsDone bool
-	// evacNS is the object's evacuation namespace, once found or made.
-	evacNS *corev1.Namespace
-	// evacCopy: an evacuated Job left its state to copy back; evacEnding:
-	// the evacuation namespace is being deleted (observeEvacuation).
-	evacCopy, evacEnding bool
+	// was bookkept (observeJobs).
+	vanished vanished
+	// evac is the object's evacuation, when its namespace is being
+	// deleted.
+	evac evacuated
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due).
@@ -126,6 +110,53 @@ type pass struct {
 	events  []conditions.Event
 	// observations record metrics once the status patch succeeded.
 	observations []func()
+}
+
+// running is what checkActive found of the running Job, for the chores.
+type running struct {
+	// stuck is the Job found stuck (no longer active), for the chore
+	// DeleteStuckJob.
+	stuck *batchv1.Job
+	// unpulled is the Job given up on for its image, for the chore
+	// StopUnpulledJob; fallback the one given up on with another image
+	// left, for the chore FallBackImage.
+	unpulled *unpulled
+	fallback *fallback
+}
+
+// books are the chore Bookkeep's.
+type books struct {
+	// outcomes are the finished Jobs not bookkept yet, as read, until the
+	// chore takes them; bookkept the Jobs it recorded.
+	outcomes []jobs.Outcome
+	bookkept []*batchv1.Job
+	// newSample: a succeeded apply, refresh or drift Job was bookkept this
+	// pass, so the state's health output is a new reading.
+	newSample bool
+}
+
+// runnerRBAC is the runner's ServiceAccount and RoleBinding as the
+// credentials step read them: ready, or due to be written.
+type runnerRBAC struct {
+	binding runnerrbac.Binding
+	ready   bool
+}
+
+// vanished is the Job status.activeJob named, found gone before it was
+// bookkept.
+type vanished struct {
+	job *infrav1.ActiveJob
+	// podsDone: every pod of it finished, so its run lease can go at once.
+	podsDone bool
+}
+
+// evacuated is the object's evacuation namespace (internal/evacuation).
+type evacuated struct {
+	// ns is the namespace, once found or made.
+	ns *corev1.Namespace
+	// copyBack: an evacuated Job left its state to copy back; ending: the
+	// namespace is being deleted (observeEvacuation).
+	copyBack, ending bool
 }
 
 // stepRan notes that the pass ran step s, which says the condition types

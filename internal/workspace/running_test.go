@@ -116,8 +116,8 @@ func TestAFailedPassStillDeletesAStuckJob(t *testing.T) {
 	if err := p.checkActive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if p.stuck == nil || p.active != nil {
-		t.Fatalf("the Job is not found stuck: stuck %v, active %v", p.stuck, p.active)
+	if p.running.stuck == nil || p.active != nil {
+		t.Fatalf("the Job is not found stuck: stuck %v, active %v", p.running.stuck, p.active)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); err != nil {
 		t.Fatalf("the stuck Job went before the pass's chores: %v", err)

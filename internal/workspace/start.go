@@ -110,7 +110,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		if err := p.bindRunner(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !p.creds.Ready && p.evacNS != nil {
+		if !p.creds.Ready && p.evac.ns != nil {
 			return p.evacuationHeld(fmt.Sprintf("The destroy's credentials are not available (%s), and namespace %s, being deleted, takes no new Secret. ",
 				firstMessage(p.creds.Conditions), p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy))
 		}
@@ -118,7 +118,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return p.stopped(d, decide.ObstacleCredentials, fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)))
 		}
 	}
-	if !p.creds.Ready || !p.rbacReady {
+	if !p.creds.Ready || !p.rbac.ready {
 		// The runner RBAC of the identity checked just above (a live
 		// object's own credentials are an admission row of Decide).
 		return ctrl.Result{RequeueAfter: p.e.Options.timing().Gate}, nil
@@ -129,7 +129,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		}
 		return p.stopped(d, o, msg)
 	}
-	if p.evacNS != nil {
+	if p.evac.ns != nil {
 		if why, err := p.homePodRuns(ctx); err != nil || why != "" {
 			if err != nil {
 				return ctrl.Result{}, err
@@ -178,8 +178,8 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	if op != decide.OpApply && op != decide.OpPlan && op != decide.OpRestore {
 		spec.InputsHash = ""
 	}
-	if p.evacNS != nil {
-		spec.RunNamespace = p.evacNS.Name
+	if p.evac.ns != nil {
+		spec.RunNamespace = p.evac.ns.Name
 	}
 	if op == decide.OpRestore {
 		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources,
@@ -230,7 +230,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	if err := p.setBlockMove(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if p.evacNS != nil {
+	if p.evac.ns != nil {
 		if err := p.evacuateState(ctx); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -26,7 +26,7 @@ func (p *pass) applyOutputs() {
 	p.contract = c
 	// A new reading is a new serial or a succeeded apply, refresh or drift
 	// Job; passes over the same reading, and failed Jobs, do not count.
-	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || p.newSample
+	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || p.books.newSample
 	for _, cond := range c.Conditions() {
 		if cond.Type == infrav1.InfrastructureHealthyCondition {
 			cond = p.providerIDHealth(cond, c, newReading)

@@ -86,8 +86,8 @@ func (p *pass) observeVanished(ctx context.Context, aj *infrav1.ActiveJob) error
 	if err != nil {
 		return err
 	}
-	p.vanished = aj.DeepCopy()
-	p.vanishedPodsDone = len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !gates.PodFinished(&pod) })
+	p.vanished.job = aj.DeepCopy()
+	p.vanished.podsDone = len(pods) > 0 && !slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return !gates.PodFinished(&pod) })
 	return nil
 }
 
@@ -98,10 +98,10 @@ func (p *pass) observeVanished(ctx context.Context, aj *infrav1.ActiveJob) error
 // pass finds it gone again and records it.
 func (p *pass) recordVanished(ctx context.Context) error {
 	if err := p.writeVanished(ctx); err != nil {
-		p.w.Status.ActiveJob = p.vanished.DeepCopy()
+		p.w.Status.ActiveJob = p.vanished.job.DeepCopy()
 		return err
 	}
-	c, ev := conditions.JobVanished(p.vanished.Name, decide.Operation(p.vanished.Operation))
+	c, ev := conditions.JobVanished(p.vanished.job.Name, decide.Operation(p.vanished.job.Operation))
 	p.set(c)
 	p.events = append(p.events, ev)
 	return nil
@@ -110,7 +110,7 @@ func (p *pass) recordVanished(ctx context.Context) error {
 // writeVanished marks a vanished apply as possibly applied, and releases
 // the vanished Job's run lease when every pod of it finished.
 func (p *pass) writeVanished(ctx context.Context) error {
-	aj := p.vanished
+	aj := p.vanished.job
 	if decide.Operation(aj.Operation) == decide.OpApply {
 		// It was the running Job: nothing of the object finished after it.
 		if err := p.markUnconfirmed(ctx, aj.Name, nil); err != nil {
@@ -121,7 +121,7 @@ func (p *pass) writeVanished(ctx context.Context) error {
 	// A pod still stopping, or gone without a trace (force-deleted, its
 	// node lost), may still write the state: the lease is waited out like
 	// any holder that ran (gates.LeaseTakeable), which it now says it is.
-	if p.vanishedPodsDone {
+	if p.vanished.podsDone {
 		return p.releaseRunLease(ctx, aj.Name)
 	}
 	// Whatever the gate's setting now, a cluster lease it holds is marked.

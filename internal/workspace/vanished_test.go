@@ -59,7 +59,7 @@ func TestAVanishedJobIsKeptUntilRecorded(t *testing.T) {
 		if err := p.observeJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return p, p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished != nil})
+		return p, p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished.job != nil})
 	}
 
 	p, err := pass()
