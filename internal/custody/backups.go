@@ -101,3 +101,35 @@ func Listed(sets []state.Backup) []infrav1.StateBackup {
 	}
 	return out
 }
+
+// BackupOf is the backup set of st, the state as read, its pieces with
+// their data in secrets (by name), as a spec naming its suffix, serial,
+// lineage, chunks in order and resource count; the caller adds where and
+// when. taken: sets, the object's backup sets, hold this serial with the
+// same content already (a restore writes a known serial), so there is
+// nothing to write. Another set of the serial with other content makes
+// the new one Disambiguate its name.
+func BackupOf(st *state.State, secrets []corev1.Secret, sets []state.Backup, suffix string) (spec state.BackupSpec, taken bool) {
+	byName := map[string]*corev1.Secret{}
+	for i := range secrets {
+		byName[secrets[i].Name] = &secrets[i]
+	}
+	chunks := make([][]byte, 0, len(st.Secrets))
+	for _, ref := range st.Secrets {
+		if s := byName[ref.Name]; s != nil {
+			chunks = append(chunks, s.Data[state.DataKey])
+		}
+	}
+	digest := state.BackupDigest(chunks)
+	spec = state.BackupSpec{Suffix: suffix, Serial: st.Serial, Lineage: st.Lineage, Chunks: chunks, Resources: st.ManagedResources}
+	for _, b := range sets {
+		if b.Serial != st.Serial {
+			continue
+		}
+		if b.Digest == digest {
+			return spec, true
+		}
+		spec.Disambiguate = spec.Disambiguate || b.Name == state.BackupSetName(suffix, st.Serial)
+	}
+	return spec, false
+}

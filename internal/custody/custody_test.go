@@ -125,3 +125,42 @@ func TestUnkept(t *testing.T) {
 		t.Errorf("OwnersOtherThan = %v, want the object's and the other owner's only", got)
 	}
 }
+
+// TestBackupOf: a backup holds the state's pieces in the state's order;
+// a set of the serial with the same content is the backup taken already;
+// one with other content under the same name makes the new one
+// disambiguate its name; sets of other serials do not matter.
+func TestBackupOf(t *testing.T) {
+	const suffix = "default-c-0a1b2c"
+	piece := func(name, data string) corev1.Secret {
+		return corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string][]byte{state.DataKey: []byte(data)}}
+	}
+	st := &state.State{Serial: 7, Lineage: "l-1", ManagedResources: 3,
+		Secrets: []state.SecretRef{{Name: "tfstate-" + suffix}, {Name: "tfstate-" + suffix + "-part-1"}}}
+	// Read in another order than the state's, with a stranger.
+	secrets := []corev1.Secret{piece("tfstate-"+suffix+"-part-1", "second"), piece("other", "x"), piece("tfstate-"+suffix, "first")}
+	spec, taken := BackupOf(st, secrets, nil, suffix)
+	if taken || len(spec.Chunks) != 2 || string(spec.Chunks[0]) != "first" || string(spec.Chunks[1]) != "second" {
+		t.Fatalf("BackupOf = %+v, %v; want the two pieces in the state's order", spec, taken)
+	}
+	if spec.Serial != 7 || spec.Lineage != "l-1" || spec.Resources != 3 || spec.Suffix != suffix || spec.Disambiguate {
+		t.Errorf("BackupOf = %+v, want serial 7, lineage l-1, 3 resources, the suffix, no disambiguation", spec)
+	}
+	digest := state.BackupDigest(spec.Chunks)
+	name := state.BackupSetName(suffix, 7)
+	for _, tc := range []struct {
+		name                string
+		sets                []state.Backup
+		taken, disambiguate bool
+	}{
+		{"the same content backed up", []state.Backup{{Name: name, Serial: 7, Digest: digest}}, true, false},
+		{"other content under the name", []state.Backup{{Name: name, Serial: 7, Digest: "other"}}, false, true},
+		{"other content, already disambiguated", []state.Backup{{Name: name + "-0f0e0d0c", Serial: 7, Digest: "other"}}, false, false},
+		{"another serial", []state.Backup{{Name: state.BackupSetName(suffix, 6), Serial: 6, Digest: digest}}, false, false},
+	} {
+		spec, taken := BackupOf(st, secrets, tc.sets, suffix)
+		if taken != tc.taken || spec.Disambiguate != tc.disambiguate {
+			t.Errorf("%s: taken %v, disambiguate %v; want %v, %v", tc.name, taken, spec.Disambiguate, tc.taken, tc.disambiguate)
+		}
+	}
+}

@@ -4,8 +4,9 @@
 // each new serial and pruned to the configured count. It owns:
 //   - ownership: which Secrets are the object's and lack its owner or
 //     protection (Unkept), and giving them back (Reown);
-//   - backups: listing, writing and pruning backup sets, and what
-//     status.stateBackups lists;
+//   - backups: what a backup of the state read holds, unless it is taken
+//     already (BackupOf), listing, writing and pruning backup sets, and
+//     what status.stateBackups lists;
 //   - retained state: the Secrets deletionPolicy Retain hands to the user
 //     (Kept, Retain) and a recreated object adopts (Adopt, RetainedFrom);
 //   - restore requests: which backup captf.io/restore-state names

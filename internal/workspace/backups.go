@@ -104,30 +104,12 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 		}
 		p.stSecrets, p.stData = secrets, true
 	}
-	chunks := make([][]byte, 0, len(p.st.Secrets))
-	byName := map[string]*corev1.Secret{}
-	for i := range p.stSecrets {
-		byName[p.stSecrets[i].Name] = &p.stSecrets[i]
+	spec, taken := custody.BackupOf(p.st, p.stSecrets, sets, p.suffix())
+	if taken {
+		return sets, nil
 	}
-	for _, ref := range p.st.Secrets {
-		if s := byName[ref.Name]; s != nil {
-			chunks = append(chunks, s.Data[state.DataKey])
-		}
-	}
-	digest := state.BackupDigest(chunks)
-	disambiguate := false
-	for _, b := range sets {
-		if b.Serial != p.st.Serial {
-			continue
-		}
-		if b.Digest == digest {
-			return sets, nil // already backed up (a restore writes a known serial)
-		}
-		disambiguate = disambiguate || b.Name == state.BackupSetName(p.suffix(), p.st.Serial)
-	}
-	spec := state.BackupSpec{Suffix: p.suffix(), Namespace: p.obj.GetNamespace(), Serial: p.st.Serial, Lineage: p.st.Lineage,
-		Chunks: chunks, Resources: p.st.ManagedResources, InputsHash: p.stateInputsHash(),
-		Labels: state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName), TakenAt: p.now, Disambiguate: disambiguate}
+	spec.Namespace, spec.InputsHash, spec.TakenAt = p.obj.GetNamespace(), p.stateInputsHash(), p.now
+	spec.Labels = state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
 	if lr := p.w.Status.LastRun; lr != nil {
 		spec.SourceJob = lr.Job
 	}
