@@ -31,12 +31,12 @@ const (
 
 // snapshot gathers what Decide needs from the pass.
 func (p *pass) snapshot(deleting bool) decide.Snapshot {
-	g := p.guard()
+	g, history := p.guard(), p.history()
 	s := decide.Snapshot{
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: g.Approved() != nil, PendingPlan: g.Pending() != nil, Manual: p.manual(), Plan: g.PlanStatus(p.history()), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
+		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: g.Approved() != nil, PendingPlan: g.Pending() != nil, Manual: p.manual(), Plan: g.PlanStatus(history), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Timing:                 p.e.Options.Timing,
 		Schedule: decide.Schedule{
@@ -65,7 +65,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	if deleting && p.caps().Dependents {
 		s.Dependents = p.dependents
 	}
-	s.History = p.history()
+	s.History = history
 	for _, fj := range s.History {
 		if fj.Succeeded && fj.Op == decide.OpApply && fj.FinishedAt.After(s.Schedule.LastSuccessfulApply) {
 			s.Schedule.LastSuccessfulApply = fj.FinishedAt
