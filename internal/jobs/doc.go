@@ -23,7 +23,12 @@
 //     and the image its report names), and what bookkeeping makes of it
 //     before any write (Outcome.Verdict: the failure kind, the marks the
 //     Job takes, a new health reading; whether a failed apply may have
-//     applied, or is unconfirmed).
+//     applied, or is unconfirmed);
+//   - the image of a Job that is not an apply (ChooseImage: the applied
+//     digest, then the tag, then spec.source.image, skipping unpullable
+//     ones), and what a running Job's pods say (PodsOf, Stuck, and Pull:
+//     wait out the image-pull grace, fall back to the next image, or give
+//     the Job up).
 //
 // The manager creates the Job, then the per-run Secret with its data and
 // owned by the Job. docs/reference/jobs.md describes the result.

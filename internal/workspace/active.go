@@ -39,18 +39,11 @@ func (p *pass) checkActive(ctx context.Context) error {
 	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
 		return err
 	}
-	started := false
-	for _, pod := range pods.Items {
-		if cs := jobs.ImagePullFailing(&pod); cs != nil {
-			return p.imagePullFailing(ctx, j, cs)
-		}
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.State.Running != nil || cs.State.Terminated != nil {
-				started = true
-			}
-		}
+	failing, started := jobs.PodsOf(pods.Items)
+	if failing != nil {
+		return p.imagePullFailing(ctx, j, failing)
 	}
-	if started || p.now.Sub(j.CreationTimestamp.Time) < p.e.Options.stuckJobAge() {
+	if !jobs.Stuck(j, started, p.now, p.e.Options.stuckJobAge()) {
 		return nil
 	}
 	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}, &corev1.Secret{})
@@ -109,16 +102,15 @@ func (p *pass) sayRunning() {
 // left, gives the Job up (the chore StopUnpulledJob). The runner image
 // (the init container's) never falls back: it is the manager's.
 func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.ContainerStatus) error {
-	op, image, w, runner := jobs.Op(j), cs.Image, cs.State.Waiting, cs.Name == jobs.RunnerContainer
-	p.reportLive(conditions.ImagePullFailing(j.Name, op, runner, image, w.Reason, w.Message))
-	if left := p.e.Options.imagePullGrace() - p.now.Sub(j.CreationTimestamp.Time); left > 0 {
-		p.lookAgainIn(left) // the grace ends before the Job's own requeue
+	v := jobs.Pull(j, cs, p.now, p.e.Options.imagePullGrace())
+	p.reportLive(conditions.ImagePullFailing(j.Name, jobs.Op(j), v.Runner, cs.Image, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+	switch {
+	case v.Wait > 0:
+		p.lookAgainIn(v.Wait) // the grace ends before the Job's own requeue
 		return nil
-	}
-	if j.Annotations[infrav1.ImagePullFailedAnnotation] == "true" {
+	case v.Stopped:
 		return nil
-	}
-	if next := records.SplitList(j.Annotations[infrav1.ImageFallbacksAnnotation]); len(next) > 0 && !runner {
+	case v.Next != "":
 		// The image is remembered on the attempt record: without one
 		// there is nothing to fall back with.
 		attempt, _, err := records.Load(ctx, p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName())
@@ -128,12 +120,12 @@ func (p *pass) imagePullFailing(ctx context.Context, j *batchv1.Job, cs *corev1.
 		if attempt != nil {
 			// The pass goes on as if the Job were gone, and the chore
 			// FallBackImage deletes it before the pass acts.
-			p.running.fallback = &fallback{job: j, image: image, reason: w.Reason, next: next[0]}
+			p.running.fallback = &fallback{job: j, image: cs.Image, reason: cs.State.Waiting.Reason, next: v.Next}
 			p.active, p.w.Status.ActiveJob = nil, nil
 			return nil
 		}
 	}
-	p.running.unpulled = &unpulled{job: j, runner: runner}
+	p.running.unpulled = &unpulled{job: j, runner: v.Runner}
 	return nil
 }
 
@@ -145,7 +137,7 @@ type fallback struct {
 }
 
 // unpullableNow leaves the image a fallback gives up on out of the images
-// the pass's decision may choose (chooseImage), as the chore
+// the pass's decision may choose (jobs.ChooseImage), as the chore
 // FallBackImage records it.
 func (p *pass) unpullableNow() {
 	if f, a := p.running.fallback, p.inputs.attempt; f != nil && a != nil {

@@ -356,3 +356,21 @@ func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.S
 	}
 	return p.e.client().Create(ctx, secret)
 }
+
+// pickImage sets the image of a non-apply Job rendering rec.
+func (p *pass) pickImage(ri *runInputs, rec *records.Record) {
+	var unpullable []string
+	if p.inputs.attempt != nil {
+		unpullable = p.inputs.attempt.UnpullableImages
+	}
+	c := jobs.ChooseImage(ranImage(rec), ranImage(p.inputs.applied), p.w.Source.Image, unpullable)
+	ri.image, ri.fallbacks, ri.digestUnknown = c.Image, c.Fallbacks, c.DigestUnknown
+}
+
+// ranImage is the image rec says its run ran (nil without a record).
+func ranImage(rec *records.Record) *jobs.RanImage {
+	if rec == nil {
+		return nil
+	}
+	return &jobs.RanImage{Image: rec.Image, ImageID: rec.ImageDigest}
+}
