@@ -2,14 +2,17 @@ package guard
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/inputs"
 	"captf.io/captf/internal/plan"
@@ -327,5 +330,100 @@ func TestAwaitingMessage(t *testing.T) {
 	}
 	if got := cluster(nil).AwaitingMessage(); got != "The plan of the current inputs waits for approval" {
 		t.Errorf("without a plan: %q", got)
+	}
+}
+
+// TestMovePlans: before the decision, the plans move in the pass's
+// memory: an approval is recorded, an older or moot live plan is
+// superseded (not while frozen, a Job runs or the inputs do not build), a
+// bookkept apply's outcome ends its plan, and a late approval is marked
+// naming the live plan; the plans as read are not changed.
+func TestMovePlans(t *testing.T) {
+	type want struct {
+		name string
+		to   infrav1.PlanPhase
+		why  string
+	}
+	superseded := func(name string) infrav1.TerraformPlan {
+		pl := livePlan(name, "h3:gone", infrav1.PlanReasonDestructive, true)
+		pl.Labels[infrav1.PlanPhaseLabel] = string(infrav1.PlanPhaseSuperseded)
+		return *pl
+	}
+	applyOf := func(plan string, succeeded bool) batchv1.Job {
+		c := batchv1.JobCondition{Type: batchv1.JobFailed, Status: "True"}
+		if succeeded {
+			c.Type = batchv1.JobComplete
+		}
+		return batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "apply-" + plan, Annotations: map[string]string{
+			infrav1.PlanAnnotation: plan, infrav1.BookkeptAnnotation: "true", infrav1.PlanChangedAnnotation: "true"}},
+			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{c}}}
+	}
+	testCases := []struct {
+		name  string
+		plans []infrav1.TerraformPlan
+		m     Moving
+		edit  func(*Facts)
+		want  []want
+	}{
+		{"a pending plan of the inputs stays", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, false)}, Moving{}, nil, nil},
+		{"an approval is recorded", []infrav1.TerraformPlan{*func() *infrav1.TerraformPlan {
+			pl := livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)
+			pl.Labels[infrav1.PlanPhaseLabel] = "Pending"
+			return pl
+		}()}, Moving{}, nil, []want{{"new", infrav1.PlanPhaseApproved, ""}}},
+		{"the inputs moved: superseded", []infrav1.TerraformPlan{*livePlan("new", "h3:old", infrav1.PlanReasonDestructive, false)}, Moving{}, nil,
+			[]want{{"new", infrav1.PlanPhaseSuperseded, "the inputs no longer hash to h3:old"}}},
+		{"an older live plan is superseded", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, false), *livePlan("old", "h3:now", infrav1.PlanReasonDestructive, false)},
+			Moving{}, nil, []want{{"old", infrav1.PlanPhaseSuperseded, "a newer plan replaced it"}}},
+		{"frozen: nothing is superseded", []infrav1.TerraformPlan{*livePlan("new", "h3:old", infrav1.PlanReasonDestructive, false), *livePlan("old", "h3:now", infrav1.PlanReasonDestructive, false)},
+			Moving{Frozen: true}, nil, nil},
+		{"a Job runs: no plan is moot", []infrav1.TerraformPlan{*livePlan("new", "h3:old", infrav1.PlanReasonDestructive, false)}, Moving{Running: true}, nil, nil},
+		{"the inputs do not build: no plan is moot", []infrav1.TerraformPlan{*livePlan("new", "h3:old", infrav1.PlanReasonDestructive, false)}, Moving{}, func(f *Facts) { f.InputsHash = "" }, nil},
+		{"no apply due: the plan is moot", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, false)}, Moving{NoApplyDue: true}, nil,
+			[]want{{"new", infrav1.PlanPhaseSuperseded, "no apply of these inputs is due any more"}}},
+		{"its apply succeeded, even frozen: Applied", []infrav1.TerraformPlan{*livePlan("new", "h3:old", infrav1.PlanReasonDestructive, true)},
+			Moving{Frozen: true, Jobs: []batchv1.Job{applyOf("new", true)}}, nil, []want{{"new", infrav1.PlanPhaseApplied, ""}}},
+		{"its apply found the plan changed: Failed", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
+			Moving{Jobs: []batchv1.Job{applyOf("new", false)}}, nil, []want{{"new", infrav1.PlanPhaseFailed, ""}}},
+		{"a late approval names the live plan", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, false), superseded("old")},
+			Moving{}, nil, []want{{"old", infrav1.PlanPhaseSuperseded, "late: the current plan is new"}}},
+		{"a late approval with no live plan", []infrav1.TerraformPlan{superseded("old")}, Moving{}, nil,
+			[]want{{"old", infrav1.PlanPhaseSuperseded, "late: no plan waits for approval now"}}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := cluster(nil)
+			f.Plans = tc.plans
+			if tc.edit != nil {
+				tc.edit(&f)
+			}
+			read := make([]string, len(tc.plans))
+			for i := range tc.plans {
+				read[i] = string(approvals.Phase(&tc.plans[i]))
+			}
+			plans, moves := f.MovePlans(tc.m)
+			var got []want
+			for _, mv := range moves {
+				w := want{mv.Read.Name, mv.To, mv.Why}
+				if mv.LateApproval {
+					w.why = "late: " + mv.Current
+				}
+				got = append(got, w)
+				if mv.Read.Name != plans[mv.I].Name {
+					t.Errorf("move %d indexes %s, want %s", mv.I, plans[mv.I].Name, mv.Read.Name)
+				}
+				if p := approvals.Phase(&plans[mv.I]); !mv.LateApproval && p != mv.To {
+					t.Errorf("%s is %s as moved, want %s", mv.Read.Name, p, mv.To)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("moves = %v, want %v", got, tc.want)
+			}
+			for i := range tc.plans {
+				if p := string(approvals.Phase(&tc.plans[i])); p != read[i] {
+					t.Errorf("the plan %s as read moved to %s", tc.plans[i].Name, p)
+				}
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/runnerrbac"
@@ -54,9 +55,10 @@ type pass struct {
 	// nothing, for the chore ConfirmNoResources.
 	confirmedJob string
 	// plans are the object's TerraformPlans, newest first, as the pass
-	// moved them (movePlans); planMoves are the moves to write.
+	// moved them (movePlans); planMoves are the moves to write (the chore
+	// SyncPlans).
 	plans     []infrav1.TerraformPlan
-	planMoves []planMove
+	planMoves []guard.Move
 	// books is the chore Bookkeep's: the outcomes it takes and the Jobs it
 	// recorded.
 	books books

@@ -9,6 +9,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
+	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 )
@@ -38,7 +39,7 @@ func TestAPlanMoveThatConflictsLeavesThePlanAsRead(t *testing.T) {
 	p.plans = []infrav1.TerraformPlan{*raced.DeepCopy(), *quiet.DeepCopy()}
 	p.planMoves = nil
 	for i := range p.plans {
-		p.planMoves = append(p.planMoves, planMove{i: i, read: p.plans[i].DeepCopy(), to: infrav1.PlanPhaseSuperseded, why: "the inputs no longer hash to h3:old"})
+		p.planMoves = append(p.planMoves, guard.Move{I: i, Read: p.plans[i].DeepCopy(), To: infrav1.PlanPhaseSuperseded, Why: "the inputs no longer hash to h3:old"})
 		p.plans[i].Labels = map[string]string{infrav1.PlanPhaseLabel: string(infrav1.PlanPhaseSuperseded)}
 	}
 	// The user approves the first plan between the pass's read and its write.

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -55,78 +54,23 @@ func (p *pass) observePlans(ctx context.Context) error {
 // livePlan is the object's newest live plan (nil when none).
 func (p *pass) livePlan() *infrav1.TerraformPlan { return approvals.Newest(p.plans) }
 
-// planMove is a phase a plan moves to, decided from what the pass read
-// (movePlans) and written by the chore SyncPlans (writePlanMoves). read is
-// the plan as read: the write's base, so that a plan changed meanwhile is
-// not written (the next pass decides again on it).
-type planMove struct {
-	// i indexes the plan in pass.plans.
-	i    int
-	read *infrav1.TerraformPlan
-	to   infrav1.PlanPhase
-	// why a live plan is superseded ("" otherwise).
-	why string
-	// lateApproval: the plan was superseded before its approval landed;
-	// its status says so, and current names the live plan then.
-	lateApproval bool
-	current      string
-}
-
 // movePlans moves the plans along before the decision, in the pass's
-// memory, as approvals.Move and LateApproval say from what the pass read:
-// an approval is recorded (PlanApproved), a moot plan is superseded, an
-// approval that raced a supersession is marked ignored, and
-// status.pendingPlanRef names the live plan. The decision sees the
-// plans as moved; the chore SyncPlans writes the moves, and PrunePlans
-// prunes the older terminal plans. A frozen pass (paused or deleting)
-// records approvals, outcomes and the reference, and supersedes nothing;
-// nor is a plan found moot while a Job runs or the inputs cannot be
-// built.
+// memory, as guard.MovePlans says from what the pass read, and names the
+// live plan in status.pendingPlanRef. The decision sees the plans as
+// moved; the chore SyncPlans writes the moves, and PrunePlans prunes the
+// older terminal plans. A frozen pass (paused or deleting) records
+// approvals, outcomes and the reference, and supersedes nothing.
 func (p *pass) movePlans(frozen bool) {
 	p.planMoves = nil
 	if !p.planned() {
 		return
 	}
-	var noApplyDue bool
+	m := guard.Moving{Frozen: frozen, Running: p.active != nil, Jobs: p.jobs}
 	if !frozen && p.active == nil && p.guard().PlanInputs() != "" {
-		noApplyDue = p.snapshot(false).NoApplyDue()
+		m.NoApplyDue = p.snapshot(false).NoApplyDue()
 	}
-	newest := p.livePlan()
-	move := func(i int, m planMove) {
-		pl := &p.plans[i]
-		m.i, m.read = i, pl.DeepCopy()
-		p.planMoves = append(p.planMoves, m)
-		if m.lateApproval {
-			return
-		}
-		pl.Labels = maps.Clone(pl.Labels)
-		if pl.Labels == nil {
-			pl.Labels = map[string]string{}
-		}
-		pl.Labels[infrav1.PlanPhaseLabel] = string(m.to)
-	}
-	for i := range p.plans {
-		pl := &p.plans[i]
-		if approvals.LateApproval(pl) {
-			current := "no plan waits for approval now"
-			if l := p.livePlan(); l != nil {
-				current = "the current plan is " + l.Name
-			}
-			move(i, planMove{to: infrav1.PlanPhaseSuperseded, lateApproval: true, current: current})
-			continue
-		}
-		if !approvals.Live(pl) {
-			continue
-		}
-		f := approvals.MoveFacts{Frozen: frozen, Newest: pl == newest, Outcome: p.planOutcome(pl)}
-		if g := p.guard(); !frozen && f.Newest && f.Outcome == "" && p.active == nil && g.PlanInputs() != "" {
-			f.Moot = g.Moot(pl, noApplyDue)
-		}
-		if to, why := approvals.Move(pl, f); to != "" {
-			move(i, planMove{to: to, why: why})
-		}
-	}
-	if noApplyDue && p.livePlan() == nil {
+	p.plans, p.planMoves = p.guard().MovePlans(m)
+	if m.NoApplyDue && p.livePlan() == nil {
 		p.reportWithdrawn()
 	}
 	p.setPendingPlanRef()
@@ -147,16 +91,16 @@ func (p *pass) prunablePlans(frozen bool) int {
 func (p *pass) writePlanMoves(ctx context.Context) error {
 	w := p.plansWriter()
 	for _, m := range p.planMoves {
-		pl := m.read
-		if m.lateApproval {
+		pl := m.Read
+		if m.LateApproval {
 			p.eventf(corev1.EventTypeWarning, "PlanSuperseded", "TerraformPlan %s was approved by %s after it was superseded; the approval is ignored and %s",
-				pl.Name, pl.Spec.ApprovedBy, m.current)
+				pl.Name, pl.Spec.ApprovedBy, m.Current)
 			if err := w.SetStatus(ctx, pl, infrav1.PlanPhaseSuperseded); err != nil {
 				return err
 			}
 			continue
 		}
-		changed, err := w.SetPhase(ctx, pl, m.to)
+		changed, err := w.SetPhase(ctx, pl, m.To)
 		if err != nil {
 			return err
 		}
@@ -164,16 +108,16 @@ func (p *pass) writePlanMoves(ctx context.Context) error {
 		case !changed:
 			// Changed meanwhile: the plan stays as read (pruning sees it
 			// so), and the next pass decides again on it.
-			if m.i < len(p.plans) && p.plans[m.i].Name == pl.Name {
-				p.plans[m.i] = *pl
+			if m.I < len(p.plans) && p.plans[m.I].Name == pl.Name {
+				p.plans[m.I] = *pl
 			}
-		case m.why != "":
+		case m.Why != "":
 			typ := corev1.EventTypeNormal
 			if approvals.Approved(pl) {
 				typ = corev1.EventTypeWarning
 			}
-			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, m.why)
-		case m.to == infrav1.PlanPhaseApproved:
+			p.eventf(typ, "PlanSuperseded", "TerraformPlan %s was superseded: %s", pl.Name, m.Why)
+		case m.To == infrav1.PlanPhaseApproved:
 			p.eventf(corev1.EventTypeNormal, "PlanApproved", "TerraformPlan %s was approved by %s", pl.Name, pl.Spec.ApprovedBy)
 		}
 	}

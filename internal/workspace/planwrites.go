@@ -92,23 +92,3 @@ func (p *pass) finishApprovedApply(ctx context.Context, o jobs.Outcome, kind inf
 	}
 	return nil
 }
-
-// planOutcome is the terminal phase a bookkept apply Job that ran a live
-// plan gave it ("" when none did): Applied after a success, Failed after
-// a plan-changed result. Bookkeeping sets it; this repairs a transition a
-// stale read made it skip.
-func (p *pass) planOutcome(pl *infrav1.TerraformPlan) infrav1.PlanPhase {
-	for i := range p.jobs {
-		j := &p.jobs[i]
-		if j.Annotations[infrav1.PlanAnnotation] != pl.Name || j.Annotations[infrav1.BookkeptAnnotation] != "true" {
-			continue
-		}
-		if _, succeeded, _, _ := jobs.Finished(j); succeeded {
-			return infrav1.PlanPhaseApplied
-		}
-		if j.Annotations[infrav1.PlanChangedAnnotation] == "true" {
-			return infrav1.PlanPhaseFailed
-		}
-	}
-	return ""
-}
