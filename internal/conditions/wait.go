@@ -1,6 +1,8 @@
 package conditions
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -102,4 +104,34 @@ var startWaits = map[decide.Reason]struct {
 	decide.ReasonWaitingForJobSlot:          {metav1.ConditionUnknown, infrav1.WaitingForJobSlotReason},
 	decide.ReasonWaitingForClusterOperation: {metav1.ConditionUnknown, infrav1.WaitingForClusterOperationReason},
 	decide.ReasonWaitingForMachineOps:       {metav1.ConditionUnknown, infrav1.WaitingForMachineOperationsReason},
+}
+
+// DurableInputsMissingMessage is the prose of a wait whose operation op cannot be
+// rendered: the durable inputs Secret record is missing.
+func DurableInputsMissingMessage(record string, op decide.Operation) string {
+	return fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
+		record, op)
+}
+
+// NamespaceTerminatingMessage is the prose of the Job of op that cannot run in
+// namespace, being deleted, and the way out: the state Secret and the
+// records are kept by finalizer. evacuation: the manager may run the
+// destroy in an evacuation namespace (not with --namespace).
+func NamespaceTerminatingMessage(namespace, stateSecret, finalizer string, op decide.Operation, evacuation bool) string {
+	elsewhere := ""
+	if !evacuation {
+		elsewhere = " (this manager watches one namespace, --namespace, so it runs no destroy in an evacuation namespace)"
+	}
+	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run%s. "+
+		"The state %s and the inputs records are kept, readable, by the finalizer %s: pause this object, run the destroy by hand "+
+		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain and unpause; the kept Secrets then wait for you to remove that finalizer",
+		namespace, op, elsewhere, stateSecret, finalizer)
+}
+
+// StateRescuedMessage is the prose of the wait after an apply whose state the
+// backend rejected was rescued as backup serial: why no apply runs, and
+// the way out.
+func StateRescuedMessage(serial string) string {
+	return fmt.Sprintf("The backend rejected the state the last apply wrote; it was saved as state backup serial %s. No apply or destroy runs until it is restored: "+
+		"if OpenTofu wrote it, switch spec.source.image to a Terraform image, then set %s=%s (see the size-limits runbook)", serial, infrav1.RestoreStateAnnotation, serial)
 }

@@ -7,6 +7,7 @@ package jobs
 import (
 	"sort"
 	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,4 +162,20 @@ func ObjectNamespace(job metav1.Object) string {
 		return ns
 	}
 	return job.GetNamespace()
+}
+
+// RescuedSerial is the state backup serial the newest finished apply of
+// all rescued ("" when it rescued none).
+func RescuedSerial(all []batchv1.Job) string {
+	var newest *batchv1.Job
+	var newestAt time.Time
+	for i := range all {
+		if fj, ok := Summary(&all[i]); ok && fj.Op == decide.OpApply && (newest == nil || fj.FinishedAt.After(newestAt)) {
+			newest, newestAt = &all[i], fj.FinishedAt
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return newest.Annotations[infrav1.RescuedSerialAnnotation]
 }

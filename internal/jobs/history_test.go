@@ -184,3 +184,30 @@ func TestAppliesAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestRescuedSerial: the rescued serial is the newest finished apply's,
+// none when that apply rescued nothing (an older rescue was restored and
+// applied after), and other operations' Jobs do not count.
+func TestRescuedSerial(t *testing.T) {
+	rescued := func(j batchv1.Job, serial string) batchv1.Job {
+		j.Annotations[infrav1.RescuedSerialAnnotation] = serial
+		return j
+	}
+	for _, tc := range []struct {
+		name string
+		all  []batchv1.Job
+		want string
+	}{
+		{"no Job", nil, ""},
+		{"the newest apply rescued its state", []batchv1.Job{job(decide.OpApply, 1, ptrTo(true), 9), rescued(job(decide.OpApply, 2, ptrTo(false), 3), "7")}, "7"},
+		{"an apply after the rescue", []batchv1.Job{rescued(job(decide.OpApply, 1, ptrTo(false), 9), "7"), job(decide.OpApply, 2, ptrTo(true), 3)}, ""},
+		{"a refresh after the rescue does not count", []batchv1.Job{rescued(job(decide.OpApply, 1, ptrTo(false), 9), "7"), job(decide.OpRefresh, 1, ptrTo(true), 3)}, "7"},
+		{"a running apply does not count", []batchv1.Job{rescued(job(decide.OpApply, 1, ptrTo(false), 9), "7"), job(decide.OpApply, 2, nil, 1)}, "7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RescuedSerial(tc.all); got != tc.want {
+				t.Errorf("RescuedSerial = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -36,7 +36,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 		Now: p.now, Mutable: p.role.Mutable(), Deleting: deleting,
 		Retain:    p.eff.DeletionPolicy == infrav1.DeletionPolicyRetain,
 		JobActive: p.active != nil, State: p.stateStatus(), StateInputsHash: p.stateInputsHash(),
-		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: g.Approved() != nil, PendingPlan: g.Pending() != nil, Manual: p.manual(), Plan: g.PlanStatus(history), InputsHash: p.inputs.hash, RestoreRequested: p.restore != nil,
+		EverApplied: p.everApplied(), UnconfirmedApply: p.unconfirmed() != "", RescueRecorded: p.inputs.attempt != nil && p.inputs.attempt.RescuedSerial != "", DriftFound: p.driftFound(), Remediate: p.remediates(), ApprovedPlan: g.Approved() != nil, PendingPlan: g.Pending() != nil, Manual: p.manual(), Plan: g.PlanStatus(history), InputsHash: p.inputs.hash, RestoreRequested: p.stored.restore != nil,
 		FailedJobsHistoryLimit: int(p.eff.Policy.FailedJobsHistoryLimit),
 		Timing:                 p.e.Options.Timing,
 		Schedule: decide.Schedule{
@@ -260,14 +260,17 @@ func (p *pass) reportWait(d decide.Decision) {
 func (p *pass) waitMessage(d decide.Decision) string {
 	switch d.Reason {
 	case decide.ReasonDurableInputsMissing:
-		return fmt.Sprintf("The durable inputs Secret %s is missing, so %s cannot be rendered; see <https://captf.io/docs/operator-guide/runbooks/stuck-destroy.html>",
-			records.AttemptName(p.role.Kind(), p.obj.GetName()), d.Op)
+		return conditions.DurableInputsMissingMessage(records.AttemptName(p.role.Kind(), p.obj.GetName()), d.Op)
 	case decide.ReasonNamespaceTerminating:
 		return p.namespaceTerminatingMessage(d.Op)
 	case decide.ReasonPlanAwaitingApproval:
 		return p.guard().AwaitingMessage()
 	case decide.ReasonStateRescued:
-		return p.rescuedMessage()
+		serial := jobs.RescuedSerial(p.jobs)
+		if a := p.inputs.attempt; serial == "" && a != nil {
+			serial = a.RescuedSerial
+		}
+		return conditions.StateRescuedMessage(serial)
 	case decide.ReasonAwaitingApproval:
 		return p.guard().BlockedMessage()
 	}
@@ -276,7 +279,7 @@ func (p *pass) waitMessage(d decide.Decision) string {
 
 // reportInputsApplied sets InputsApplied, for tools that wait on it.
 func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
-	f := conditions.InputsFacts{Deleting: deleting, StateObserved: p.st != nil || p.stErr != nil,
+	f := conditions.InputsFacts{Deleting: deleting, StateObserved: p.stored.state != nil || p.stored.err != nil,
 		InputsBuilt: p.inputs.hash != "", InState: p.inputsInState()}
 	if p.active != nil {
 		f.JobRunning, f.ActiveOp, f.ActiveJob = true, jobs.Op(p.active), p.active.Name

@@ -3,16 +3,12 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/custody"
-	"captf.io/captf/internal/decide"
-	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
@@ -28,10 +24,10 @@ func (p *pass) custody() custody.Keeper {
 // their metadata only.
 func (p *pass) readBackups(ctx context.Context) ([]state.Backup, error) {
 	var err error
-	if p.backupSecrets, err = p.custody().ListBackups(ctx, p.obj.GetNamespace(), p.suffix()); err != nil {
+	if p.stored.backups, err = p.custody().ListBackups(ctx, p.obj.GetNamespace(), p.suffix()); err != nil {
 		return nil, err
 	}
-	return state.Backups(p.backupSecrets), nil
+	return state.Backups(p.stored.backups), nil
 }
 
 // listBackups reads the backup sets and re-owns those that lack the
@@ -49,8 +45,8 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 // of the name). Sets retained for another object are not.
 func (p *pass) strayBackups() []*corev1.Secret {
 	var stray []*corev1.Secret
-	for i := range p.backupSecrets {
-		if s := &p.backupSecrets[i]; custody.Unkept(s, p.obj) {
+	for i := range p.stored.backups {
+		if s := &p.stored.backups[i]; custody.Unkept(s, p.obj) {
 			stray = append(stray, s)
 		}
 	}
@@ -73,7 +69,7 @@ func (p *pass) reownBackups(ctx context.Context) error {
 // serial read, so an unchanged state costs nothing.
 func (p *pass) backedUp() bool {
 	prev := p.role.View(p.before).Status
-	return p.st != nil && prev.ObservedStateSerial == p.st.Serial && len(prev.StateBackups) > 0
+	return p.stored.state != nil && prev.ObservedStateSerial == p.stored.state.Serial && len(prev.StateBackups) > 0
 }
 
 // backUp (the chore BackUpState, for a state serial the object has not
@@ -94,17 +90,17 @@ func (p *pass) backUp(ctx context.Context) error {
 }
 
 func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
-	if !p.stData {
+	if !p.stored.data {
 		secrets, err := roles.ListStateData(ctx, p.e.APIReader, p.obj.GetNamespace(), state.Selector(p.suffix()))
 		if err != nil {
 			return sets, fmt.Errorf("reading the state to back up: %w", err)
 		}
-		if state.Fingerprint(secrets) != p.st.Fingerprint {
+		if state.Fingerprint(secrets) != p.stored.state.Fingerprint {
 			return sets, nil // the state moved on: the next pass backs it up
 		}
-		p.stSecrets, p.stData = secrets, true
+		p.stored.secrets, p.stored.data = secrets, true
 	}
-	spec, taken := custody.BackupOf(p.st, p.stSecrets, sets, p.suffix())
+	spec, taken := custody.BackupOf(p.stored.state, p.stored.secrets, sets, p.suffix())
 	if taken {
 		return sets, nil
 	}
@@ -119,7 +115,7 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 	}
 	crashpoint.Hit(crashpoint.AfterBackup)
 	metrics.StateBackups.WithLabelValues(p.role.Kind(), "taken").Inc()
-	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.st.Serial, name, n)
+	p.eventf(corev1.EventTypeNormal, "StateBackedUp", "Backed up state serial %d as %s (%d Secrets)", p.stored.state.Serial, name, n)
 	if sets, err = p.listBackups(ctx); err != nil {
 		return nil, err
 	}
@@ -133,7 +129,7 @@ func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.B
 	kept, pruned := custody.Prunable(sets, p.e.Options.StateBackups, p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation])
 	for _, b := range pruned {
 		metrics.StateBackups.WithLabelValues(p.role.Kind(), "pruned").Inc()
-		if err := p.custody().DeleteBackup(ctx, b, p.backupSecrets); err != nil {
+		if err := p.custody().DeleteBackup(ctx, b, p.stored.backups); err != nil {
 			return nil, err
 		}
 	}
@@ -142,28 +138,3 @@ func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.B
 
 // listInStatus sets status.stateBackups to the complete sets, newest first.
 func (p *pass) listInStatus(sets []state.Backup) { p.w.Status.StateBackups = custody.Listed(sets) }
-
-// rescuedMessage says why no apply runs after a rescue, and the way out.
-func (p *pass) rescuedMessage() string {
-	var newest *batchv1.Job
-	for i := range p.jobs {
-		j := &p.jobs[i]
-		if fj, ok := jobs.Summary(j); ok && fj.Op == decide.OpApply && (newest == nil || fj.FinishedAt.After(jobFinishedAt(newest))) {
-			newest = j
-		}
-	}
-	serial := ""
-	if newest != nil {
-		serial = newest.Annotations[infrav1.RescuedSerialAnnotation]
-	}
-	if a := p.inputs.attempt; serial == "" && a != nil {
-		serial = a.RescuedSerial
-	}
-	return fmt.Sprintf("The backend rejected the state the last apply wrote; it was saved as state backup serial %s. No apply or destroy runs until it is restored: "+
-		"if OpenTofu wrote it, switch spec.source.image to a Terraform image, then set %s=%s (see the size-limits runbook)", serial, infrav1.RestoreStateAnnotation, serial)
-}
-
-func jobFinishedAt(j *batchv1.Job) time.Time {
-	_, _, at, _ := jobs.Finished(j)
-	return at
-}

@@ -11,15 +11,15 @@ import (
 
 // upkeep gathers what the pass's chores are chosen from (decide.Chores).
 func (p *pass) upkeep(paused bool) decide.Upkeep {
-	u := decide.Upkeep{Paused: paused, PlanKeyUnsaved: p.inputs.unsaved, HoldDue: p.inputs.holdDue, StuckJob: p.running.stuck != nil, NoResourcesConfirmed: p.confirmedJob != "", FallbackJob: p.running.fallback != nil, UnpulledJob: p.running.unpulled != nil, SurplusPieces: len(p.surplus), StraySecrets: len(p.strayState()) > 0,
+	u := decide.Upkeep{Paused: paused, PlanKeyUnsaved: p.inputs.unsaved, HoldDue: p.inputs.holdDue, StuckJob: p.running.stuck != nil, NoResourcesConfirmed: p.confirmedJob != "", FallbackJob: p.running.fallback != nil, UnpulledJob: p.running.unpulled != nil, SurplusPieces: len(p.stored.surplus), StraySecrets: len(p.strayState()) > 0,
 		StrayBackups: len(p.strayBackups()) > 0, BackedUp: p.backedUp()}
 	u.PrunableJobs = len(jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)))
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
 	_, u.Remediates = p.remediator()
 	u.SyncsOwner = p.caps().SyncsOwner
 	u.MirrorDue, u.RunnerUnbound = p.creds.mirrorDue() || p.creds.revokeDue(), p.rbac.binding.Due()
-	if p.st != nil {
-		u.StateSerial = p.st.Serial
+	if p.stored.state != nil {
+		u.StateSerial = p.stored.state.Serial
 	}
 	if prov := p.w.Status.Initialization.Provisioned; prov != nil && *prov {
 		u.Provisioned = true

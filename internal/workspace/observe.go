@@ -98,11 +98,11 @@ func (p *pass) catchUp(ctx context.Context) error {
 // stateStatus is what the state read found, for the decision table.
 func (p *pass) stateStatus() decide.StateStatus {
 	switch {
-	case p.retained:
+	case p.stored.retained:
 		return decide.StateRetained
-	case p.st != nil:
+	case p.stored.state != nil:
 		return decide.StateReadable
-	case errors.Is(p.stErr, state.ErrNotFound):
+	case errors.Is(p.stored.err, state.ErrNotFound):
 		return decide.StateAbsent
 	}
 	return decide.StateUnreadable
@@ -119,9 +119,9 @@ func (p *pass) stateInputsHash() string {
 
 func (p *pass) baseStateSecret() *corev1.Secret {
 	suffix := p.suffix()
-	for i := range p.stSecrets {
-		if p.stSecrets[i].Name == state.SecretName(suffix) {
-			return &p.stSecrets[i]
+	for i := range p.stored.secrets {
+		if p.stored.secrets[i].Name == state.SecretName(suffix) {
+			return &p.stored.secrets[i]
 		}
 	}
 	return nil
@@ -141,7 +141,7 @@ func (p *pass) observeState(ctx context.Context) error {
 	}
 	chores := p.firstChores(decide.Upkeep{AdoptsRetained: p.w.AdoptRetainedState}, true)
 	if len(chores) == 0 {
-		p.retained = true
+		p.stored.retained = true
 		p.set(conditions.StateReadable(conditions.StateFacts{Secret: state.SecretName(p.suffix()), RetainedFrom: p.retainedFrom()}))
 		p.stepRan(conditions.StepState)
 		return nil
@@ -165,27 +165,27 @@ func (p *pass) readState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.stSecrets, p.stData, err = p.e.listState(ctx, p.obj.GetUID(), p.obj.GetNamespace(), suffix); err != nil {
+	if p.stored.secrets, p.stored.data, err = p.e.listState(ctx, p.obj.GetUID(), p.obj.GetNamespace(), suffix); err != nil {
 		return err
 	}
 	if p.retainedFrom() != "" {
 		return nil
 	}
 	p.setAsideSurplus()
-	p.st, p.stErr = p.e.decode(p.obj.GetUID(), suffix, p.stSecrets, p.stData)
-	if errors.Is(p.stErr, errStateMoved) {
-		return p.stErr
+	p.stored.state, p.stored.err = p.e.decode(p.obj.GetUID(), suffix, p.stored.secrets, p.stored.data)
+	if errors.Is(p.stored.err, errStateMoved) {
+		return p.stored.err
 	}
 	p.w.Status.StateSecretSuffix = suffix
 	f := conditions.StateFacts{Secret: state.SecretName(suffix), Deleting: !p.obj.GetDeletionTimestamp().IsZero()}
 	switch {
-	case p.st != nil:
-		f.Read, f.Serial, f.Resources, f.CompressedBytes = true, p.st.Serial, p.st.ManagedResources, p.st.CompressedBytes
-		p.w.Status.ObservedStateSerial = p.st.Serial
-		p.w.Status.StateBytes = p.st.CompressedBytes
-		metrics.ObserveState(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName(), p.st)
+	case p.stored.state != nil:
+		f.Read, f.Serial, f.Resources, f.CompressedBytes = true, p.stored.state.Serial, p.stored.state.ManagedResources, p.stored.state.CompressedBytes
+		p.w.Status.ObservedStateSerial = p.stored.state.Serial
+		p.w.Status.StateBytes = p.stored.state.CompressedBytes
+		metrics.ObserveState(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName(), p.stored.state)
 		p.applyOutputs()
-	case errors.Is(p.stErr, state.ErrNotFound):
+	case errors.Is(p.stored.err, state.ErrNotFound):
 		f.NotFound, f.EverApplied, f.UnconfirmedJob = true, p.everApplied(), p.unconfirmed()
 		if c := p.current(infrav1.InfrastructureHealthyCondition); c != nil && c.Reason == infrav1.ProvisioningReason {
 			// The first apply ended without a state: nothing provisions now
@@ -193,7 +193,7 @@ func (p *pass) readState(ctx context.Context) error {
 			p.set(conditions.NotProvisioned)
 		}
 	default:
-		reason, _ := state.ReasonOf(p.stErr)
+		reason, _ := state.ReasonOf(p.stored.err)
 		f.Unreadable = string(reason)
 	}
 	p.set(conditions.StateReadable(f))

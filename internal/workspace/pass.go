@@ -63,16 +63,9 @@ type pass struct {
 	// recorded.
 	books books
 	// decided is the pass's decision, once made.
-	decided   *decide.Decision
-	stSecrets []corev1.Secret
-	// surplus are the protected state pieces Terraform deleted, left out
-	// of stSecrets (setAsideSurplus).
-	surplus []corev1.Secret
-	// stData: stSecrets carry their data (else only their metadata: the
-	// state did not change since its last decode).
-	stData bool
-	st     *state.State
-	stErr  error
+	decided *decide.Decision
+	// stored is the object's state as the pass read it.
+	stored stored
 
 	inputs built
 
@@ -96,11 +89,6 @@ type pass struct {
 	// evac is the object's evacuation, when its namespace is being
 	// deleted.
 	evac evacuated
-	// retained: the state belongs to a deleted object of the same name.
-	retained bool
-	// restore is the backup a restore request names (nil: none due).
-	restore       *state.Backup
-	backupSecrets []corev1.Secret
 
 	conds []metav1.Condition
 	// ran are the steps that own condition types the pass ran
@@ -112,6 +100,30 @@ type pass struct {
 	events  []conditions.Event
 	// observations record metrics once the status patch succeeded.
 	observations []func()
+}
+
+// stored is the object's state as the pass read it (observeState), with
+// what the state steps found of it.
+type stored struct {
+	// secrets are the state Secrets; data: they carry their data (else
+	// only their metadata: the state did not change since its last
+	// decode).
+	secrets []corev1.Secret
+	data    bool
+	// surplus are the protected state pieces Terraform deleted, left out
+	// of secrets (setAsideSurplus).
+	surplus []corev1.Secret
+	// state is the state decoded (nil: none, or err says why it could
+	// not be read).
+	state *state.State
+	err   error
+	// retained: the state belongs to a deleted object of the same name.
+	retained bool
+	// restore is the backup a restore request names (nil: none due);
+	// backups are the object's backup Secrets as the restore step read
+	// them.
+	restore *state.Backup
+	backups []corev1.Secret
 }
 
 // running is what checkActive found of the running Job, for the chores.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/roles"
@@ -59,35 +60,35 @@ func (p *pass) releaseBackups(ctx context.Context) error {
 // them when the state was read in full (a shrink rewrites the base piece,
 // so a changed state is always read in full).
 func (p *pass) setAsideSurplus() {
-	p.surplus = nil
-	if !p.stData {
+	p.stored.surplus = nil
+	if !p.stored.data {
 		return
 	}
-	surplus := state.Surplus(p.suffix(), p.stSecrets)
+	surplus := state.Surplus(p.suffix(), p.stored.secrets)
 	if len(surplus) == 0 {
 		return
 	}
-	kept := p.stSecrets[:0]
-	for _, s := range p.stSecrets {
+	kept := p.stored.secrets[:0]
+	for _, s := range p.stored.secrets {
 		if slices.Contains(surplus, s.Name) {
-			p.surplus = append(p.surplus, s)
+			p.stored.surplus = append(p.stored.surplus, s)
 		} else {
 			kept = append(kept, s)
 		}
 	}
-	p.stSecrets = kept
+	p.stored.secrets = kept
 }
 
 // releaseSurplus lets go of the pieces setAsideSurplus left out.
 func (p *pass) releaseSurplus(ctx context.Context) error {
-	if len(p.surplus) == 0 {
+	if len(p.stored.surplus) == 0 {
 		return nil
 	}
-	names := make([]string, len(p.surplus))
-	for i := range p.surplus {
-		names[i] = p.surplus[i].Name
+	names := make([]string, len(p.stored.surplus))
+	for i := range p.stored.surplus {
+		names[i] = p.stored.surplus[i].Name
 	}
-	if err := p.custody().ReleaseSurplus(ctx, p.surplus); err != nil {
+	if err := p.custody().ReleaseSurplus(ctx, p.stored.surplus); err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Released the state pieces Terraform deleted", "secrets", names)
@@ -108,14 +109,7 @@ func (p *pass) namespaceTerminating(ctx context.Context) (bool, error) {
 // namespaceTerminatingMessage says why the Job of op cannot run and the
 // way out.
 func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
-	elsewhere := ""
-	if !p.e.Options.Evacuation {
-		elsewhere = " (this manager watches one namespace, --namespace, so it runs no destroy in an evacuation namespace)"
-	}
-	return fmt.Sprintf("Namespace %s is being deleted and Kubernetes refuses new Jobs in it, so the %s cannot run%s. "+
-		"The state %s and the inputs records are kept, readable, by the finalizer %s: pause this object, run the destroy by hand "+
-		"(see the stuck-destroy runbook), then set spec.deletionPolicy: Retain and unpause; the kept Secrets then wait for you to remove that finalizer",
-		p.obj.GetNamespace(), op, elsewhere, state.SecretName(p.suffix()), protection.Finalizer)
+	return conditions.NamespaceTerminatingMessage(p.obj.GetNamespace(), state.SecretName(p.suffix()), protection.Finalizer, op, p.e.Options.Evacuation)
 }
 
 // protectDeleting (the chore ProtectDeleting) protects, while the object
@@ -123,7 +117,7 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // that lack the protection (custody.Keeper.ProtectDeleting); the plan key
 // is left alone (see custody.Keeper.WritePlanKey).
 func (p *pass) protectDeleting(ctx context.Context) error {
-	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stSecrets)
+	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stored.secrets)
 }
 
 // sweepOrphanedJobs deletes, with their pods, the Jobs without an owner

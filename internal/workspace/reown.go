@@ -15,9 +15,9 @@ import (
 // reference or protection.
 func (p *pass) strayState() []*corev1.Secret {
 	var stray []*corev1.Secret
-	for i := range p.stSecrets {
-		if custody.Unkept(&p.stSecrets[i], p.obj) {
-			stray = append(stray, &p.stSecrets[i])
+	for i := range p.stored.secrets {
+		if custody.Unkept(&p.stored.secrets[i], p.obj) {
+			stray = append(stray, &p.stored.secrets[i])
 		}
 	}
 	return stray

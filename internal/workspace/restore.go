@@ -26,7 +26,7 @@ var (
 // found said goes once the request is another: a request that names a
 // backup found, or one consumed already.
 func (p *pass) restoreRequest(ctx context.Context) error {
-	p.restore = nil
+	p.stored.restore = nil
 	notFoundBefore := func() {
 		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason {
 			p.dropped = append(p.dropped, infrav1.RestoreJobSucceededCondition)
@@ -60,7 +60,7 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.restore, msg = custody.RestoreBackup(sets, serial); p.restore == nil {
+	if p.stored.restore, msg = custody.RestoreBackup(sets, serial); p.stored.restore == nil {
 		notFound(msg)
 	} else {
 		notFoundBefore()

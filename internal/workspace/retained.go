@@ -45,7 +45,7 @@ func (p *pass) retain(ctx context.Context) error {
 
 // retainedFrom returns the UID of the deleted object whose retained state
 // the object's state Secrets are ("" when they are its own).
-func (p *pass) retainedFrom() string { return custody.RetainedFrom(p.stSecrets, p.obj) }
+func (p *pass) retainedFrom() string { return custody.RetainedFrom(p.stored.secrets, p.obj) }
 
 // adoptRetained makes the retained state, records and backups of a
 // deleted object of the same name this object's (spec.adoptRetainedState,

@@ -26,7 +26,7 @@ func (p *pass) runtimeRefusal(ctx context.Context, op decide.Operation, img stri
 	if p.e.Images == nil || (op != decide.OpApply && op != decide.OpPlan) {
 		return "", "", nil
 	}
-	bytes, pieces := p.w.Status.StateBytes, len(p.stSecrets)
+	bytes, pieces := p.w.Status.StateBytes, len(p.stored.secrets)
 	if state.FitsOneSecret(bytes, pieces) {
 		return "", "", nil
 	}

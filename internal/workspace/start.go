@@ -55,7 +55,7 @@ type runInputs struct {
 // DurableInputsMissing).
 func (p *pass) inputsFor(op decide.Operation) (runInputs, bool) {
 	if op == decide.OpRestore {
-		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.keyed(p.restore.InputsHash), identity: p.creds.Identity, identityKind: p.creds.Kind}
+		ri := runInputs{mainTF: restoreRoot, tfvars: restoreTfvars, hash: p.keyed(p.stored.restore.InputsHash), identity: p.creds.Identity, identityKind: p.creds.Kind}
 		p.pickImage(&ri, p.inputs.applied)
 		return ri, true
 	}
@@ -182,8 +182,8 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		spec.RunNamespace = p.evac.ns.Name
 	}
 	if op == decide.OpRestore {
-		spec.Restore = &jobs.Restore{Chunks: p.restore.Chunks, Resources: p.restore.Resources,
-			Serial: p.restore.Serial, InputsHash: p.keyed(p.restore.InputsHash)}
+		spec.Restore = &jobs.Restore{Chunks: p.stored.restore.Chunks, Resources: p.stored.restore.Resources,
+			Serial: p.stored.restore.Serial, InputsHash: p.keyed(p.stored.restore.InputsHash)}
 	}
 	var approved *infrav1.TerraformPlan
 	g := p.guard()
@@ -316,7 +316,7 @@ func (p *pass) tick(op decide.Operation, r decide.Reason) string {
 			return t.UTC().Format(time.RFC3339)
 		}
 	case decide.OpRestore:
-		return "restore/" + p.restore.Name
+		return "restore/" + p.stored.restore.Name
 	}
 	return ""
 }

@@ -22,11 +22,11 @@ import (
 // outputs are valid and the health is not pending.
 func (p *pass) applyOutputs() {
 	p.stepRan(conditions.StepOutputs)
-	c := p.role.Outputs(p.obj, p.owner, p.st)
+	c := p.role.Outputs(p.obj, p.owner, p.stored.state)
 	p.contract = c
 	// A new reading is a new serial or a succeeded apply, refresh or drift
 	// Job; passes over the same reading, and failed Jobs, do not count.
-	newReading := p.st.Serial != p.role.View(p.before).Status.ObservedStateSerial || p.books.newSample
+	newReading := p.stored.state.Serial != p.role.View(p.before).Status.ObservedStateSerial || p.books.newSample
 	for _, cond := range c.Conditions() {
 		if cond.Type == infrav1.InfrastructureHealthyCondition {
 			cond = p.providerIDHealth(cond, c, newReading)
@@ -168,8 +168,8 @@ func (p *pass) statusPatch() (client.Patch, bool, error) {
 func (p *pass) applyFromState(ok bool) metav1.Condition {
 	a := p.inputs.attempt
 	settled := a == nil || (a.UnconfirmedApply == "" && !a.MayHaveApplied && a.PartialExports == "")
-	if ok && settled && p.st != nil && p.inputsInState() {
-		return conditions.AppliedInState(p.st.Serial)
+	if ok && settled && p.stored.state != nil && p.inputsInState() {
+		return conditions.AppliedInState(p.stored.state.Serial)
 	}
 	return conditions.NoApplyYet
 }

@@ -80,9 +80,9 @@ func TestFailedPassKeepsObservedGeneration(t *testing.T) {
 func poolPass() *pass {
 	tfvars := []byte(`{"bootstrap_data":"b","captf_cluster_outputs":{"network_id":"n-1"}}`)
 	tmp := &infrav1.TerraformMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool"}}
-	p := &pass{role: roles.MachinePool{}, obj: tmp, st: &state.State{}}
+	p := &pass{role: roles.MachinePool{}, obj: tmp, stored: stored{state: &state.State{}}}
 	suffix, _ := state.Suffix("ns", state.KindMachinePool, "pool")
-	p.stSecrets = []corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: state.SecretName(suffix),
+	p.stored.secrets = []corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: state.SecretName(suffix),
 		Annotations: map[string]string{infrav1.InputsHashAnnotation: "h2:applied"}}}}
 	p.inputs.attempt = &records.Record{AppliedExports: inputs.ExportsHash(tfvars)}
 	p.inputs.applied = &records.Record{InputsHash: "h2:applied", Tfvars: tfvars}
@@ -102,12 +102,12 @@ func TestApplyReportedFromState(t *testing.T) {
 		{"the pass failed", func(*pass) {}, metav1.ConditionUnknown, infrav1.NoApplyYetReason, true},
 		{"the state holds the current inputs", func(*pass) {}, metav1.ConditionTrue, infrav1.ApplySucceededReason, false},
 		{"the inputs changed since", func(p *pass) { p.inputs.hash = "h3:new" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
-		{"the state was not read", func(p *pass) { p.st = nil }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
+		{"the state was not read", func(p *pass) { p.stored.state = nil }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
 		{"a pool whose inputs cannot be built", func(p *pass) { p.inputs.hash = "" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
 		{"a machine never re-applies", func(p *pass) {
 			p.role, p.obj, p.inputs.hash = roles.Machine{}, &infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool"}}, ""
 			suffix, _ := state.Suffix("ns", state.KindMachine, "pool")
-			p.stSecrets[0].Name = state.SecretName(suffix)
+			p.stored.secrets[0].Name = state.SecretName(suffix)
 		}, metav1.ConditionTrue, infrav1.ApplySucceededReason, false},
 		{"an apply's outcome is unconfirmed", func(p *pass) { p.inputs.attempt.UnconfirmedApply = "job-a2" }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},
 		{"a failed apply may have applied", func(p *pass) { p.inputs.attempt.MayHaveApplied = true }, metav1.ConditionUnknown, infrav1.NoApplyYetReason, false},

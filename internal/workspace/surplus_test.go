@@ -50,10 +50,10 @@ func TestSurplusPiecesAreLetGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &pass{e: &Engine{Client: env.Client, APIReader: env.Client}, role: roles.Cluster{}, obj: tc, w: roles.Cluster{}.View(tc)}
-	p.stSecrets, p.stData = pieces.Items, true
+	p.stored.secrets, p.stored.data = pieces.Items, true
 	p.setAsideSurplus()
-	if len(p.stSecrets) != 1 || p.stSecrets[0].Name != base.Name || len(p.surplus) != 1 || p.surplus[0].Name != surplus.Name {
-		t.Fatalf("set aside %d pieces, read %d; want %s aside and %s read", len(p.surplus), len(p.stSecrets), surplus.Name, base.Name)
+	if len(p.stored.secrets) != 1 || p.stored.secrets[0].Name != base.Name || len(p.stored.surplus) != 1 || p.stored.surplus[0].Name != surplus.Name {
+		t.Fatalf("set aside %d pieces, read %d; want %s aside and %s read", len(p.stored.surplus), len(p.stored.secrets), surplus.Name, base.Name)
 	}
 	if err := p.releaseSurplus(ctx); err != nil {
 		t.Fatal(err)
