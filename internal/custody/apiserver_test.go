@@ -2,9 +2,11 @@ package custody
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,6 +166,66 @@ func TestTheStateAJobWroteIsClaimed(t *testing.T) {
 	for _, s := range pieces() {
 		if protection.Unprotect(&s) {
 			_ = env.Client.Update(ctx, &s)
+		}
+	}
+}
+
+// TestReleaseState: released on state another object retained, an object
+// deletes only its plan key; released on its own state, it deletes every
+// state piece, the lock and its input records too, protected or not.
+func TestReleaseState(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	k := Keeper{Client: env.Client, Reader: env.Client}
+	const kind = "TerraformCluster"
+	tc := cluster(t, "release")
+	suffix, err := state.Suffix(tc.Namespace, kind, tc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(name string, labels map[string]string) client.Object {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name, Labels: labels, Finalizers: []string{protection.Finalizer}}}
+	}
+	pieceLabels := map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}
+	stateKept := []client.Object{
+		secret(state.SecretName(suffix), pieceLabels),
+		secret(state.SecretName(suffix)+"-part-1", pieceLabels),
+		secret(records.AttemptName(kind, tc.Name), nil),
+		secret(records.AppliedName(kind, tc.Name), nil),
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: state.LockLeaseName(suffix)}},
+	}
+	planKey := secret(records.PlanKeyName(kind, tc.Name), nil)
+	for _, obj := range append(slices.Clone(stateKept), planKey) {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := func(obj client.Object) bool {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return apierrors.IsNotFound(err)
+	}
+
+	if err := k.ReleaseState(ctx, tc, kind, suffix, false); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(planKey) {
+		t.Error("the plan key is left after the release")
+	}
+	for _, obj := range stateKept {
+		if gone(obj) {
+			t.Errorf("%s went with an object released on state it does not own", obj.GetName())
+		}
+	}
+
+	if err := k.ReleaseState(ctx, tc, kind, suffix, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range stateKept {
+		if !gone(obj) {
+			t.Errorf("%s is left after the release of the object's own state", obj.GetName())
 		}
 	}
 }

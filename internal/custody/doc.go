@@ -12,8 +12,10 @@
 //   - restore requests: which backup captf.io/restore-state names
 //     (RestoreSerial, RestoreBackup);
 //   - protection while the object is deleted (ProtectDeleting), and
-//     letting go of backups (ReleaseBackups) and of the state pieces
-//     Terraform deleted (ReleaseSurplus);
+//     letting go of backups (ReleaseBackups), of the state pieces
+//     Terraform deleted (ReleaseSurplus), and of the state, its lock, its
+//     records and its plan key once the object is released
+//     (ReleaseState);
 //   - the state lock: who holds it (ReadLock) and whether its holder, one
 //     of the object's Jobs, can still write (LockHolderDead, LockSince);
 //   - the plan key: read, written and deleted (ReadPlanKey, WritePlanKey,

@@ -17,6 +17,8 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
+	"captf.io/captf/internal/protection"
+	"captf.io/captf/pkg/state"
 )
 
 // LeaseGrace is how long a run lease whose holder Job was never created
@@ -195,6 +197,20 @@ func (k Keeper) release(ctx context.Context, s Subject, name, jobName string) er
 	err := k.Client.Delete(ctx, lease, client.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("releasing Lease %s: %w", key.Name, err)
+	}
+	return nil
+}
+
+// DeleteLeases deletes, one by one, s's run lease and (a cluster's)
+// cluster lease in s's namespace: the leases that carry its owner labels.
+func (k Keeper) DeleteLeases(ctx context.Context, s Subject) error {
+	owner := s.labels()
+	for _, kind := range []string{"run", "cluster"} {
+		if err := protection.DeleteEach(ctx, k.Client, k.Reader, &coordinationv1.LeaseList{}, client.InNamespace(s.Namespace), client.MatchingLabels{
+			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
+		}); err != nil {
+			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
+		}
 	}
 	return nil
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -19,10 +17,8 @@ import (
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/runnerrbac"
-	"captf.io/captf/pkg/state"
 )
 
 // countDependents counts the machines and pools of a deleting cluster,
@@ -103,46 +99,25 @@ func (p *pass) release(ctx context.Context, d decide.Decision) error {
 	return p.deleteUnownedJobs(ctx)
 }
 
-// cleanup deletes, in order and one by one, the state Secrets (found by
-// label), the state lock, the input records, the plan key, the run and
-// cluster leases, and this object's owner reference on its credentials
-// mirror; it releases the state backups (the garbage collector takes them
-// with the object). Every protected Secret loses captf.io/state-protection
-// here (or on Retain) and nowhere else. The Jobs that ran without an owner
-// reference go once the finalizer is removed (deleteUnownedJobs).
+// cleanup deletes, in order and one by one, the state Secrets, the state
+// lock, the input records and the plan key (custody.Keeper.ReleaseState),
+// the run and cluster leases (gates.Keeper.DeleteLeases), and this
+// object's owner reference on its credentials mirror; it releases the
+// state backups (the garbage collector takes them with the object). Every
+// protected Secret loses captf.io/state-protection here (or on Retain)
+// and nowhere else. The Jobs that ran without an owner reference go once
+// the finalizer is removed (deleteUnownedJobs).
 //
 // An object released on state another object retained (ownState false)
 // touches none of that state, its records, its backups or its lock.
 func (p *pass) cleanup(ctx context.Context, ownState bool) error {
-	ns := p.obj.GetNamespace()
-	suffix := p.suffix()
-	if ownState {
-		if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, state.SecretMetadataList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
-			return fmt.Errorf("deleting the state Secrets: %w", err)
-		}
-		crashpoint.Hit(crashpoint.DuringCleanup)
-		lock := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: state.LockLeaseName(suffix)}}
-		if err := p.e.client().Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Lease %s: %w", lock.Name, err)
-		}
-		if err := records.Delete(ctx, p.e.client(), p.e.APIReader, ns, p.role.Kind(), p.obj.GetName()); err != nil {
-			return fmt.Errorf("deleting the input records: %w", err)
-		}
-	}
-	// A plan key retained with the state stays with it.
-	if err := p.custody().DeletePlanKey(ctx, p.obj, p.role.Kind()); err != nil {
+	if err := p.custody().ReleaseState(ctx, p.obj, p.role.Kind(), p.suffix(), ownState); err != nil {
 		return err
 	}
-	// The run lease and (a cluster's) cluster lease carry the object's
-	// owner labels and their kind.
-	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	for _, kind := range []string{"run", "cluster"} {
-		if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, &coordinationv1.LeaseList{}, client.InNamespace(ns), client.MatchingLabels{
-			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
-		}); err != nil {
-			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
-		}
+	if err := p.e.gates().DeleteLeases(ctx, p.subject()); err != nil {
+		return err
 	}
+	ns := p.obj.GetNamespace()
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
 		res, err := credentials.ReleaseMirror(ctx, p.e.client(), ns, ref.Name, p.obj)
 		if err != nil {
