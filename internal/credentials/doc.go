@@ -4,7 +4,10 @@
 // each namespace that uses it (EnsureMirror, ReleaseMirror, RevokeMirror),
 // its name and source hash (MirrorName, SourceHash), and the IdentityAllowed
 // and CredentialsMirrored conditions computed from what was observed
-// (IdentityAllowedCondition, CredentialsMirroredCondition).
+// (IdentityAllowedCondition, CredentialsMirroredCondition), and what an
+// object's credentials are as a pass reads them, writing nothing
+// (Resolve: an identity's check, or a local Secret; whether the mirror's
+// write or deletion is due).
 //
 // The source Secret and the mirror are read uncached, through the
 // client.Reader the caller passes (the manager's API reader): the manager

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
@@ -188,14 +189,14 @@ func (p *pass) credentialsFor(ctx context.Context, name string, kind infrav1.Ide
 func (p *pass) credentialsWith(ctx context.Context, ref *infrav1.IdentityReference) error {
 	var err error
 	p.rbac.binding, p.rbac.ready = runnerrbac.Binding{}, false
-	if p.creds, err = p.e.credentials(ctx, p.obj, ref); err != nil {
+	if p.creds, err = credentials.Resolve(ctx, p.e.client(), p.e.APIReader, p.obj, ref); err != nil {
 		return fmt.Errorf("checking the identity: %w", err)
 	}
 	// A mirror due is written, and said, by the chore MirrorCredentials
 	// (or by startJob) in the same pass.
 	p.stepRan(conditions.StepCredentials)
 	for _, c := range p.creds.Conditions {
-		if c.Type != infrav1.CredentialsMirroredCondition || !p.creds.mirrorDue() {
+		if c.Type != infrav1.CredentialsMirroredCondition || !p.creds.MirrorDue() {
 			p.set(c)
 		}
 	}

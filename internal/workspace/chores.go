@@ -17,7 +17,7 @@ func (p *pass) upkeep(paused bool) decide.Upkeep {
 	u.PlanMoves, u.PrunablePlans = len(p.planMoves), p.prunablePlans(paused || !p.obj.GetDeletionTimestamp().IsZero())
 	_, u.Remediates = p.remediator()
 	u.SyncsOwner = p.caps().SyncsOwner
-	u.MirrorDue, u.RunnerUnbound = p.creds.mirrorDue() || p.creds.revokeDue(), p.rbac.binding.Due()
+	u.MirrorDue, u.RunnerUnbound = p.creds.MirrorDue() || p.creds.RevokeDue(), p.rbac.binding.Due()
 	if p.stored.state != nil {
 		u.StateSerial = p.stored.state.Serial
 	}

@@ -10,6 +10,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/jobs"
@@ -43,7 +44,7 @@ type pass struct {
 
 	owner roles.Owner
 	eff   roles.Effective
-	creds creds
+	creds credentials.Resolved
 
 	jobs   []batchv1.Job
 	active *batchv1.Job
