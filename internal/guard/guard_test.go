@@ -387,6 +387,19 @@ func TestMovePlans(t *testing.T) {
 			Moving{Jobs: []batchv1.Job{applyOf("new", false)}}, nil, []want{{"new", infrav1.PlanPhaseFailed, ""}}},
 		{"a late approval names the live plan", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, false), superseded("old")},
 			Moving{}, nil, []want{{"old", infrav1.PlanPhaseSuperseded, "late: the current plan is new"}}},
+		{"a late approval names the live plan as moved", []infrav1.TerraformPlan{*livePlan("new", "h3:old", infrav1.PlanReasonDestructive, false), superseded("old")}, Moving{}, nil,
+			[]want{{"new", infrav1.PlanPhaseSuperseded, "the inputs no longer hash to h3:old"}, {"old", infrav1.PlanPhaseSuperseded, "late: no plan waits for approval now"}}},
+		{"a Job runs: an approval is recorded, an older plan superseded", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, false), *func() *infrav1.TerraformPlan {
+			pl := livePlan("old", "h3:now", infrav1.PlanReasonDestructive, true)
+			pl.Labels[infrav1.PlanPhaseLabel] = "Pending"
+			return pl
+		}()}, Moving{Running: true}, nil, []want{{"old", infrav1.PlanPhaseSuperseded, "a newer plan replaced it"}}},
+		{"an apply not bookkept yet ends nothing", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
+			Moving{Jobs: []batchv1.Job{func() batchv1.Job { j := applyOf("new", true); delete(j.Annotations, infrav1.BookkeptAnnotation); return j }()}}, nil, nil},
+		{"another plan's apply ends nothing", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
+			Moving{Jobs: []batchv1.Job{applyOf("other", true)}}, nil, nil},
+		{"a failed apply whose plan did not change ends nothing", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
+			Moving{Jobs: []batchv1.Job{func() batchv1.Job { j := applyOf("new", false); delete(j.Annotations, infrav1.PlanChangedAnnotation); return j }()}}, nil, nil},
 		{"a late approval with no live plan", []infrav1.TerraformPlan{superseded("old")}, Moving{}, nil,
 			[]want{{"old", infrav1.PlanPhaseSuperseded, "late: no plan waits for approval now"}}},
 	}

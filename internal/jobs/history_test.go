@@ -200,6 +200,7 @@ func TestRescuedSerial(t *testing.T) {
 	}{
 		{"no Job", nil, ""},
 		{"the newest apply rescued its state", []batchv1.Job{job(decide.OpApply, 1, ptrTo(true), 9), rescued(job(decide.OpApply, 2, ptrTo(false), 3), "7")}, "7"},
+		{"the newest apply, listed first, rescued its state", []batchv1.Job{rescued(job(decide.OpApply, 2, ptrTo(false), 3), "7"), job(decide.OpApply, 1, ptrTo(true), 9)}, "7"},
 		{"an apply after the rescue", []batchv1.Job{rescued(job(decide.OpApply, 1, ptrTo(false), 9), "7"), job(decide.OpApply, 2, ptrTo(true), 3)}, ""},
 		{"a refresh after the rescue does not count", []batchv1.Job{rescued(job(decide.OpApply, 1, ptrTo(false), 9), "7"), job(decide.OpRefresh, 1, ptrTo(true), 3)}, "7"},
 		{"a running apply does not count", []batchv1.Job{rescued(job(decide.OpApply, 1, ptrTo(false), 9), "7"), job(decide.OpApply, 2, nil, 1)}, "7"},

@@ -130,6 +130,8 @@ func TestPull(t *testing.T) {
 		{"the grace over, none left: give up", job(nil), module, 2 * time.Minute, PullVerdict{}},
 		{"the runner image never falls back", job(fallbacks), runner, 2 * time.Minute, PullVerdict{Runner: true}},
 		{"the runner image, within the grace", job(nil), runner, time.Minute, PullVerdict{Wait: time.Minute, Runner: true}},
+		{"stopped for its image, within the grace: wait", job(map[string]string{infrav1.ImagePullFailedAnnotation: "true"}), module, time.Minute, PullVerdict{Wait: time.Minute}},
+		{"fallbacks written with spaces and empty entries", job(map[string]string{infrav1.ImageFallbacksAnnotation: " , local/noop:v2 ,"}), module, time.Hour, PullVerdict{Next: "local/noop:v2"}},
 		{"stopped for its image already", job(map[string]string{infrav1.ImagePullFailedAnnotation: "true", infrav1.ImageFallbacksAnnotation: "local/noop:v1"}), module, time.Hour, PullVerdict{Stopped: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -104,7 +104,9 @@ type pass struct {
 }
 
 // stored is the object's state as the pass read it (observeState), with
-// what the state steps found of it.
+// what the steps after it found of it: a restore request's backup
+// (restoreRequest) and the backup Secrets (restoreRequest, and the chores
+// BackUpState and ReownBackups, which read them again).
 type stored struct {
 	// secrets are the state Secrets; data: they carry their data (else
 	// only their metadata: the state did not change since its last
@@ -121,8 +123,7 @@ type stored struct {
 	// retained: the state belongs to a deleted object of the same name.
 	retained bool
 	// restore is the backup a restore request names (nil: none due);
-	// backups are the object's backup Secrets as the restore step read
-	// them.
+	// backups are the object's backup Secrets as last read.
 	restore *state.Backup
 	backups []corev1.Secret
 }
