@@ -395,11 +395,19 @@ func TestMovePlans(t *testing.T) {
 			return pl
 		}()}, Moving{Running: true}, nil, []want{{"old", infrav1.PlanPhaseSuperseded, "a newer plan replaced it"}}},
 		{"an apply not bookkept yet ends nothing", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
-			Moving{Jobs: []batchv1.Job{func() batchv1.Job { j := applyOf("new", true); delete(j.Annotations, infrav1.BookkeptAnnotation); return j }()}}, nil, nil},
+			Moving{Jobs: []batchv1.Job{func() batchv1.Job {
+				j := applyOf("new", true)
+				delete(j.Annotations, infrav1.BookkeptAnnotation)
+				return j
+			}()}}, nil, nil},
 		{"another plan's apply ends nothing", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
 			Moving{Jobs: []batchv1.Job{applyOf("other", true)}}, nil, nil},
 		{"a failed apply whose plan did not change ends nothing", []infrav1.TerraformPlan{*livePlan("new", "h3:now", infrav1.PlanReasonDestructive, true)},
-			Moving{Jobs: []batchv1.Job{func() batchv1.Job { j := applyOf("new", false); delete(j.Annotations, infrav1.PlanChangedAnnotation); return j }()}}, nil, nil},
+			Moving{Jobs: []batchv1.Job{func() batchv1.Job {
+				j := applyOf("new", false)
+				delete(j.Annotations, infrav1.PlanChangedAnnotation)
+				return j
+			}()}}, nil, nil},
 		{"a late approval with no live plan", []infrav1.TerraformPlan{superseded("old")}, Moving{}, nil,
 			[]want{{"old", infrav1.PlanPhaseSuperseded, "late: no plan waits for approval now"}}},
 	}

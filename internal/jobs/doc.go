@@ -23,7 +23,9 @@
 //     and the image its report names), and what bookkeeping makes of it
 //     before any write (Outcome.Verdict: the failure kind, the marks the
 //     Job takes, a new health reading; whether a failed apply may have
-//     applied, or is unconfirmed);
+//     applied, or is unconfirmed; the labels the metrics give its end,
+//     MetricLabels), and the bookkept mark with the marks it carries
+//     (BookkeptMarks, Marked);
 //   - the image of a Job that is not an apply (ChooseImage: the applied
 //     digest, then the tag, then spec.source.image, skipping unpullable
 //     ones), and what a running Job's pods say (PodsOf, Stuck, and Pull:

@@ -3,6 +3,8 @@ package jobs
 import (
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/runner/result"
@@ -85,4 +87,78 @@ func (o Outcome) MayHaveApplied() bool {
 		}
 	}
 	return false
+}
+
+// MetricLabels are how the metrics name the end of o's Job, whose failure
+// kind is kind (Verdict): the result label of captf_jobs_total and, for a
+// failure, the error kind and the failed step of captf_job_errors_total.
+func (o Outcome) MetricLabels(kind infrav1.RunErrorKind) (res, errorKind, step string) {
+	switch {
+	case o.Succeeded:
+		return "succeeded", "", ""
+	case o.Deadline:
+		res, errorKind = "deadline", "deadline"
+	case kind == infrav1.RunErrorInterrupted:
+		res = "interrupted"
+	case kind == infrav1.RunErrorBlocked:
+		res = "blocked"
+	case kind == infrav1.RunErrorPlanChanged:
+		res = "plan_changed"
+	default:
+		res = "failed"
+	}
+	if errorKind == "" {
+		errorKind = string(kind)
+	}
+	if errorKind == "" {
+		errorKind = "unknown"
+	}
+	if o.Result != nil && o.Result.Error != nil {
+		step = o.Result.Error.Step
+	}
+	return res, errorKind, step
+}
+
+// keptMarks are the annotations bookkeeping gives a Job it recorded, when
+// its verdict (or its plan) set them: later passes read them of the Job
+// (Summary).
+var keptMarks = []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation,
+	infrav1.RescuedSerialAnnotation, infrav1.PlanHashAnnotation, infrav1.PlanUnreadableAnnotation}
+
+// BookkeptMarks are the annotations the bookkept mark writes on j: the
+// mark itself, and those of keptMarks j carries.
+func BookkeptMarks(j *batchv1.Job) map[string]string {
+	ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
+	for _, k := range keptMarks {
+		if v, ok := j.Annotations[k]; ok {
+			ann[k] = v
+		}
+	}
+	return ann
+}
+
+// Marked is all as the bookkept marks on bookkept leave them.
+func Marked(all []batchv1.Job, bookkept []*batchv1.Job) []batchv1.Job {
+	marked := make([]batchv1.Job, len(all))
+	for i := range all {
+		marked[i] = all[i]
+		for _, b := range bookkept {
+			if b.Namespace == all[i].Namespace && b.Name == all[i].Name {
+				marked[i] = *WithAnnotations(&all[i], map[string]string{infrav1.BookkeptAnnotation: "true"})
+			}
+		}
+	}
+	return marked
+}
+
+// WithAnnotations is a copy of j with ann set.
+func WithAnnotations(j *batchv1.Job, ann map[string]string) *batchv1.Job {
+	c := j.DeepCopy()
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	for k, v := range ann {
+		c.Annotations[k] = v
+	}
+	return c
 }

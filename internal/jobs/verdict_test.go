@@ -95,3 +95,63 @@ func TestWhetherAFailedApplyMayHaveApplied(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricLabels: how the metrics name each way a Job ends.
+func TestMetricLabels(t *testing.T) {
+	failedAt := func(kind infrav1.RunErrorKind, step string) *result.Document {
+		return &result.Document{Error: &result.RunError{Kind: kind, Step: step}}
+	}
+	for _, tc := range []struct {
+		name                 string
+		o                    Outcome
+		kind                 infrav1.RunErrorKind
+		res, errorKind, step string
+	}{
+		{"succeeded", Outcome{Succeeded: true, Result: &result.Document{}}, "", "succeeded", "", ""},
+		{"a failed step", Outcome{Result: failedAt(infrav1.RunErrorStep, "apply")}, infrav1.RunErrorStep, "failed", "step", "apply"},
+		{"its deadline", Outcome{Deadline: true, Result: failedAt(infrav1.RunErrorInterrupted, "apply")}, infrav1.RunErrorInterrupted, "deadline", "deadline", "apply"},
+		{"interrupted", Outcome{Result: failedAt(infrav1.RunErrorInterrupted, "plan")}, infrav1.RunErrorInterrupted, "interrupted", "interrupted", "plan"},
+		{"blocked", Outcome{Result: failedAt(infrav1.RunErrorBlocked, "plan")}, infrav1.RunErrorBlocked, "blocked", "blocked", "plan"},
+		{"the plan changed", Outcome{Result: failedAt(infrav1.RunErrorPlanChanged, "plan")}, infrav1.RunErrorPlanChanged, "plan_changed", "plan-changed", "plan"},
+		{"no result", Outcome{}, "", "failed", "unknown", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, errorKind, step := tc.o.MetricLabels(tc.kind)
+			if res != tc.res || errorKind != tc.errorKind || step != tc.step {
+				t.Errorf("MetricLabels = %q, %q, %q; want %q, %q, %q", res, errorKind, step, tc.res, tc.errorKind, tc.step)
+			}
+		})
+	}
+}
+
+// TestBookkeptMarks: the bookkept mark carries every mark a verdict can
+// give a Job, and its plan's hash, so that later passes read them of the
+// Job; nothing else of it.
+func TestBookkeptMarks(t *testing.T) {
+	failed := func(kind infrav1.RunErrorKind) *result.Document {
+		return &result.Document{Error: &result.RunError{Kind: kind}}
+	}
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: map[string]string{"example.test/other": "x", infrav1.PlanHashAnnotation: "p2:abc"}}}
+	for _, o := range []Outcome{
+		{Job: j, Op: decide.OpApply, Result: failed(infrav1.RunErrorBlocked)},
+		{Job: j, Op: decide.OpApply, Result: failed(infrav1.RunErrorPlanChanged)},
+		{Job: j, Op: decide.OpApply, Result: failed(infrav1.RunErrorInterrupted)},
+		{Job: j, Op: decide.OpApply, Result: &result.Document{Error: &result.RunError{Kind: infrav1.RunErrorStep}, Rescue: &result.Rescue{Serial: 7}}},
+		{Job: j, Op: decide.OpPlan, Succeeded: true, Result: &result.Document{}},
+	} {
+		maps.Copy(j.Annotations, o.Verdict().Marks)
+	}
+	got := BookkeptMarks(j)
+	want := map[string]string{infrav1.BookkeptAnnotation: "true", infrav1.PlanHashAnnotation: "p2:abc", infrav1.DestructivePlanBlockedAnnotation: "true",
+		infrav1.PlanChangedAnnotation: "true", infrav1.InterruptedAnnotation: "true", infrav1.RescuedSerialAnnotation: "7", infrav1.PlanUnreadableAnnotation: "true"}
+	if !maps.Equal(got, want) {
+		t.Errorf("BookkeptMarks = %v, want %v", got, want)
+	}
+	marked := Marked([]batchv1.Job{*j, {ObjectMeta: metav1.ObjectMeta{Name: "other"}}}, []*batchv1.Job{j})
+	if marked[0].Annotations[infrav1.BookkeptAnnotation] != "true" || marked[1].Annotations[infrav1.BookkeptAnnotation] != "" {
+		t.Errorf("Marked marks %v and %v, want only the bookkept Job", marked[0].Annotations, marked[1].Annotations)
+	}
+	if j.Annotations[infrav1.BookkeptAnnotation] != "" {
+		t.Error("Marked changed the Job it was given")
+	}
+}

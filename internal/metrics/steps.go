@@ -3,6 +3,8 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"captf.io/captf/internal/runner/result"
 )
 
 // Step label values: the runner's steps, `none` when no step failed and
@@ -108,5 +110,27 @@ type ResourceChanges struct {
 func ObserveResourcesChanged(kind, op string, c ResourceChanges) {
 	for action, n := range map[string]int{"create": c.Create, "update": c.Update, "delete": c.Delete, "import": c.Import} {
 		ResourcesChanged.WithLabelValues(kind, op, action).Add(float64(max(n, 0)))
+	}
+}
+
+// ObserveJobResult records what the runner's result document of a
+// finished Job says (nil: nothing): the duration of each step, the
+// resources changed, and the drift found.
+func ObserveJobResult(kind, op string, doc *result.Document) {
+	if doc == nil {
+		return
+	}
+	for _, st := range doc.Steps {
+		ObserveStep(kind, op, st.Name, st.Seconds)
+	}
+	if c := doc.Changes; c != nil {
+		rc := ResourceChanges{Create: c.Add, Update: c.Change, Delete: c.Destroy}
+		if c.Import != nil {
+			rc.Import = *c.Import
+		}
+		ObserveResourcesChanged(kind, op, rc)
+	}
+	if d := doc.Drift; d != nil {
+		ObserveDriftResources(kind, DriftChanges{Create: d.Create, Update: d.Update, Replace: d.Replace, Delete: d.Delete})
 	}
 }

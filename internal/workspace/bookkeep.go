@@ -187,22 +187,10 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 
 // observeJob records a finished Job's metrics.
 func (p *pass) observeJob(o jobs.Outcome, kind infrav1.RunErrorKind) {
-	result := "failed"
-	switch {
-	case o.Succeeded:
-		result = "succeeded"
-	case o.Deadline:
-		result = "deadline"
-	case kind == infrav1.RunErrorInterrupted:
-		result = "interrupted"
-	case kind == infrav1.RunErrorBlocked:
-		result = "blocked"
-	case kind == infrav1.RunErrorPlanChanged:
-		result = "plan_changed"
-	}
+	res, errorKind, step := o.MetricLabels(kind)
 	_, _, finished, _ := jobs.Finished(o.Job)
 	k, op := p.role.Kind(), string(o.Op)
-	metrics.ObserveJob(k, op, result, finished.Sub(o.Job.CreationTimestamp.Time))
+	metrics.ObserveJob(k, op, res, finished.Sub(o.Job.CreationTimestamp.Time))
 	if !o.Started.IsZero() {
 		metrics.JobQueue.WithLabelValues(k, op).Observe(o.Started.Sub(o.Job.CreationTimestamp.Time).Seconds())
 	}
@@ -210,34 +198,9 @@ func (p *pass) observeJob(o jobs.Outcome, kind infrav1.RunErrorKind) {
 		metrics.LastSuccess.WithLabelValues(k, p.obj.GetNamespace(), p.obj.GetName(), op).Set(float64(finished.Unix()))
 		metrics.ObserveAttempts(k, op, p.attempts(o.Op, finished))
 	} else {
-		errorKind, step := string(kind), ""
-		switch {
-		case o.Deadline:
-			errorKind = "deadline"
-		case errorKind == "":
-			errorKind = "unknown"
-		}
-		if o.Result != nil && o.Result.Error != nil {
-			step = o.Result.Error.Step
-		}
 		metrics.ObserveJobError(k, op, errorKind, step)
 	}
-	if o.Result == nil {
-		return
-	}
-	for _, st := range o.Result.Steps {
-		metrics.ObserveStep(k, op, st.Name, st.Seconds)
-	}
-	if c := o.Result.Changes; c != nil {
-		rc := metrics.ResourceChanges{Create: c.Add, Update: c.Change, Delete: c.Destroy}
-		if c.Import != nil {
-			rc.Import = *c.Import
-		}
-		metrics.ObserveResourcesChanged(k, op, rc)
-	}
-	if d := o.Result.Drift; d != nil {
-		metrics.ObserveDriftResources(k, metrics.DriftChanges{Create: d.Create, Update: d.Update, Replace: d.Replace, Delete: d.Delete})
-	}
+	metrics.ObserveJobResult(k, op, o.Result)
 }
 
 // attempts is the attempt number of a Job of op that succeeded at
@@ -253,19 +216,13 @@ func (p *pass) attempts(op decide.Operation, finished time.Time) int {
 // The marks wake no pass (the pass has recorded everything they say),
 // unless they make older Jobs prunable: the next pass prunes them.
 func (p *pass) markBookkept(ctx context.Context) error {
-	quiet := len(jobs.Prunable(p.jobsMarked(), int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit))) == 0
+	quiet := len(jobs.Prunable(jobs.Marked(p.jobs, p.books.bookkept), int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit))) == 0
 	for _, j := range p.books.bookkept {
 		patch := client.MergeFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{}})
-		ann := map[string]string{infrav1.BookkeptAnnotation: "true"}
-		for _, k := range []string{infrav1.InterruptedAnnotation, infrav1.DestructivePlanBlockedAnnotation, infrav1.PlanChangedAnnotation,
-			infrav1.RescuedSerialAnnotation, infrav1.PlanHashAnnotation, infrav1.PlanUnreadableAnnotation} {
-			if v, ok := j.Annotations[k]; ok {
-				ann[k] = v
-			}
-		}
+		ann := jobs.BookkeptMarks(j)
 		target := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name, Annotations: ann}}
 		if quiet {
-			p.e.ExpectJobUpdate(withAnnotations(j, ann))
+			p.e.ExpectJobUpdate(jobs.WithAnnotations(j, ann))
 		}
 		if err := p.e.client().Patch(ctx, target, patch); err != nil {
 			p.e.ForgetJobEcho(j)
@@ -275,30 +232,4 @@ func (p *pass) markBookkept(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// jobsMarked is the object's Jobs as the marks of this pass leave them.
-func (p *pass) jobsMarked() []batchv1.Job {
-	marked := make([]batchv1.Job, len(p.jobs))
-	for i := range p.jobs {
-		marked[i] = p.jobs[i]
-		for _, b := range p.books.bookkept {
-			if b.Namespace == p.jobs[i].Namespace && b.Name == p.jobs[i].Name {
-				marked[i] = *withAnnotations(&p.jobs[i], map[string]string{infrav1.BookkeptAnnotation: "true"})
-			}
-		}
-	}
-	return marked
-}
-
-// withAnnotations is a copy of j with ann set.
-func withAnnotations(j *batchv1.Job, ann map[string]string) *batchv1.Job {
-	c := j.DeepCopy()
-	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
-	}
-	for k, v := range ann {
-		c.Annotations[k] = v
-	}
-	return c
 }

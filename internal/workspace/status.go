@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -184,54 +182,12 @@ func (p *pass) inputsInState() bool {
 	return p.inputs.hash == stateHash
 }
 
-// stateReadErrorReasons name the StateReadable reasons in
-// captf_state_read_errors_total.
-var stateReadErrorReasons = map[string]string{
-	infrav1.StateInconsistentReason: "inconsistent", infrav1.StateEncryptedReason: "encrypted", infrav1.StateCorruptReason: "corrupt",
-	infrav1.StateLostReason: "lost", infrav1.StateLockedReason: "locked", infrav1.ApplyOutcomeUnknownReason: "lost",
-}
-
-// observeConditions exports the condition gauges and counts a state read
-// error when StateReadable enters one.
+// observeConditions exports the object's condition gauges and counts
+// what a condition entering False says (metrics.ObserveConditions), and a
+// machine's unhealthy samples.
 func (p *pass) observeConditions(conds []metav1.Condition) {
-	k, ns, name := p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()
-	for t, g := range map[string]*prometheus.GaugeVec{infrav1.ReadyCondition: metrics.Ready, infrav1.InfrastructureHealthyCondition: metrics.Healthy} {
-		if c := meta.FindStatusCondition(conds, t); c != nil {
-			g.WithLabelValues(k, ns, name).Set(metrics.ConditionValue(string(c.Status)))
-		}
-	}
-	drift := 0.0
-	if c := meta.FindStatusCondition(conds, infrav1.DriftDetectedCondition); c != nil && c.Status == metav1.ConditionTrue {
-		drift = 1
-	}
-	metrics.DriftDetected.WithLabelValues(k, ns, name).Set(drift)
+	metrics.ObserveConditions(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName(), p.role.View(p.before).Status.Conditions, conds)
 	if r, ok := p.remediator(); ok {
-		metrics.SetUnhealthySamples(ns, name, r.UnhealthySamples(p.obj))
+		metrics.SetUnhealthySamples(p.obj.GetNamespace(), p.obj.GetName(), r.UnhealthySamples(p.obj))
 	}
-	before := p.role.View(p.before).Status.Conditions
-	entered := func(t string) *metav1.Condition {
-		c, old := meta.FindStatusCondition(conds, t), meta.FindStatusCondition(before, t)
-		if c == nil || c.Status != metav1.ConditionFalse || (old != nil && old.Status == c.Status && old.Reason == c.Reason) {
-			return nil
-		}
-		return c
-	}
-	if c := entered(infrav1.StateReadableCondition); c != nil && stateReadErrorReasons[c.Reason] != "" {
-		metrics.StateReadErrors.WithLabelValues(k, stateReadErrorReasons[c.Reason]).Inc()
-	}
-	if c := entered(infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason {
-		metrics.ObserveStateRestore(k, "not_found")
-	}
-	if c := entered(infrav1.OutputsValidCondition); c != nil {
-		metrics.ObserveOutputsInvalid(k, c.Reason)
-	}
-	if c := entered(infrav1.IdentityAllowedCondition); c != nil && identityDeniedReasons[c.Reason] != "" {
-		metrics.ObserveIdentityDenied(identityDeniedReasons[c.Reason])
-	}
-}
-
-// identityDeniedReasons maps IdentityAllowed's False reasons to the
-// captf_identity_denied_total reasons.
-var identityDeniedReasons = map[string]string{
-	infrav1.IdentityNotFoundReason: "notfound", infrav1.CredentialsIncompleteReason: "incomplete", infrav1.NamespaceNotAllowedReason: "namespace",
 }
