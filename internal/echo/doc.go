@@ -10,7 +10,9 @@
 // (Filter.ExpectWrites), and the kind's controller drops an update that
 // shows exactly that (Filter.OwnEcho). A pass that writes a contract field
 // of the spec (a machine's spec.providerID) writes twice, the spec then
-// the status: both are remembered, in order. Any other update still wakes
+// the status: both are remembered, in order (the first is the object
+// with the status it read, WithStatusOf; whether the pass moved its
+// metadata or spec at all is Moved). Any other update still wakes
 // a pass: a write that met another change on the way, a status written by
 // another hand, a relist that folds the echo with a later change.
 //

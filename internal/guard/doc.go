@@ -4,10 +4,10 @@
 // (MovePlans: an approval recorded, an older or moot plan superseded, an
 // apply's outcome, a late approval marked), where a Manual object's plan
 // stands, when a pool's apply is guarded because the cluster exports it
-// renders change (and when it holds that change back), and what a
-// waiting change says to the user who must approve it. It also keys
-// stored hashes with the object's plan key (Keying), as every comparison
-// of them must.
+// renders change (and when it holds that change back), how a Job is
+// guarded as it starts (JobGuard), and what a waiting change says to the
+// user who must approve it. It also keys stored hashes with the object's
+// plan key (Keying), as every comparison of them must.
 //
 // It is pure: Facts are what a pass read (its plans, its input records,
 // its current inputs' hashes, its Job history, the state's inputs hash),

@@ -15,6 +15,7 @@ import (
 	"captf.io/captf/internal/approvals"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/inputs"
+	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
 )
@@ -444,6 +445,50 @@ func TestMovePlans(t *testing.T) {
 				if p := string(approvals.Phase(&tc.plans[i])); p != read[i] {
 					t.Errorf("the plan %s as read moved to %s", tc.plans[i].Name, p)
 				}
+			}
+		})
+	}
+}
+
+// TestJobGuard: a guarded apply stops before deletes unless it applies
+// its approved plan, or, under Manual, a plan Job planned it empty; a
+// pool's apply that changes its cluster exports stops before deletes
+// until its ExportsChange plan is approved; anything else runs
+// unguarded. The history is read only for an unapproved guarded apply.
+func TestJobGuard(t *testing.T) {
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	emptyPlan := []decide.FinishedJob{{Name: "plan", Op: decide.OpPlan, Succeeded: true, InputsHash: "h3:now", PlanHash: plan.EmptyPlanHash, FinishedAt: at}}
+	exportsPlan := func(approved bool) Facts {
+		f := cluster(livePlan("p", "a2:change", infrav1.PlanReasonExportsChange, approved))
+		f.GuardsExports, f.Approval = true, "a2:change"
+		return f
+	}
+	manual := cluster(nil)
+	manual.Manual = true
+	for _, tc := range []struct {
+		name                     string
+		f                        Facts
+		op                       decide.Operation
+		everyApply, exportsGuard bool
+		history                  []decide.FinishedJob
+		want                     jobs.Guard
+		approved, readHistory    bool
+	}{
+		{"a guarded apply", cluster(nil), decide.OpApply, true, false, nil, jobs.Guard{Deletes: true, InputsHash: "h3:in"}, false, true},
+		{"a guarded apply of its approved plan", cluster(livePlan("p", "h3:now", infrav1.PlanReasonDestructive, true)), decide.OpApply, true, false, nil,
+			jobs.Guard{ExpectPlan: plan.HashPrefix + "abc"}, true, false},
+		{"a Manual apply planned empty", manual, decide.OpApply, true, false, emptyPlan, jobs.Guard{ExpectPlan: plan.EmptyPlanHash}, false, true},
+		{"a guarded object's destroy", cluster(nil), decide.OpDestroy, true, false, nil, jobs.Guard{}, false, false},
+		{"a pool's apply changing its exports", exportsPlan(false), decide.OpApply, false, true, nil, jobs.Guard{Deletes: true, InputsHash: "a2:change"}, false, false},
+		{"a pool's exports change approved", exportsPlan(true), decide.OpApply, false, true, nil,
+			jobs.Guard{Deletes: true, InputsHash: "a2:change", AllowDeletesHash: "a2:change"}, true, false},
+		{"a pool's apply rendering its applied exports", exportsPlan(false), decide.OpApply, false, false, nil, jobs.Guard{}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read := false
+			got, approved := tc.f.JobGuard(tc.op, "h3:in", tc.everyApply, tc.exportsGuard, func() []decide.FinishedJob { read = true; return tc.history })
+			if got != tc.want || (approved != nil) != tc.approved || read != tc.readHistory {
+				t.Errorf("JobGuard = %+v, approved %v, history read %v; want %+v, %v, %v", got, approved != nil, read, tc.want, tc.approved, tc.readHistory)
 			}
 		})
 	}

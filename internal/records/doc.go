@@ -8,8 +8,9 @@
 //     the newest apply Job the manager created, written right before the
 //     Job is created (WriteAttempt), and marked when the object is known
 //     to have applied (MarkApplied). While it carries the evidence of a
-//     possible partial apply (MarkMayHaveApplied, MarkMayHaveAppliedWith)
-//     it holds that Job's files instead, until an apply is confirmed
+//     possible partial apply (MarkMayHaveApplied, MarkMayHaveAppliedWith;
+//     MarkJobMayHaveApplied picks one for a Job) it holds that Job's
+//     files instead, until an apply is confirmed
 //     (ConfirmApplied) or a restore or the user settles it
 //     (ClearUnconfirmedApply); evidence.go says why.
 //   - The applied record captf-applied-<kindshort>-<name> holds the files

@@ -2,15 +2,18 @@ package records
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/jobs"
 )
 
 // The evidence of a possible partial apply is the attempt record carrying
@@ -160,4 +163,36 @@ func ClearUnconfirmedApply(ctx context.Context, c client.Client, reader client.R
 		delete(s.Annotations, infrav1.MayHaveAppliedAnnotation)
 		return true
 	})
+}
+
+// MarkJobMayHaveApplied records that apply Job job of obj may have
+// changed resources. The attempt record may still hold an earlier Job's
+// evidence (WriteAttempt keeps it), so job's inputs come from its per-run
+// Secret in obj's namespace, which is deleted only after bookkeeping
+// (MarkMayHaveAppliedWith, newer as there); when that is gone too (the
+// Job vanished with it), or holds no files, only a record naming job is
+// marked (MarkMayHaveApplied).
+func MarkJobMayHaveApplied(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind, job string, newer []string) error {
+	ns := obj.GetNamespace()
+	perRun := &corev1.Secret{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobs.PerRunSecretName(job)}, perRun)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the per-run Secret of Job %s: %w", job, err)
+	}
+	if err == nil {
+		rec, ok, err := PerRunRecord(perRun, ns, job)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if _, err := MarkMayHaveAppliedWith(ctx, c, reader, obj, kind, rec, newer); err != nil {
+				return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
+			}
+			return nil
+		}
+	}
+	if _, err := MarkMayHaveApplied(ctx, c, reader, ns, kind, obj.GetName(), job); err != nil {
+		return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
+	}
+	return nil
 }

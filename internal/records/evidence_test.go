@@ -13,7 +13,8 @@ import (
 // until an apply is confirmed, whatever later attempts do: a create the API
 // refused, a Job failing before its apply step, an older Job's outcome read
 // late. A later Job that may have applied too takes the evidence over with
-// its own inputs; a successful apply ends it.
+// its own inputs (read from its per-run Secret), or, when that is gone,
+// marks the record naming it; a successful apply ends it.
 func TestEvidenceOfAPartialApplyOutlivesLaterAttempts(t *testing.T) {
 	envtest.Require(t, env)
 	ctx, ns := testContext(t), namespace(t)
@@ -32,13 +33,8 @@ func TestEvidenceOfAPartialApplyOutlivesLaterAttempts(t *testing.T) {
 	}
 	mayHaveApplied := func(job, hash string, newer ...string) {
 		t.Helper()
-		rec, ok, err := records.PerRunRecord(perRun(t, ns, job, image, hash, `{"module":{"role":{}}}`+job), ns, job)
-		check(t, err)
-		if !ok {
-			t.Fatalf("the per-run Secret of %s holds no files", job)
-		}
-		_, err = records.MarkMayHaveAppliedWith(ctx, env.Client, env.Client, m, kind, rec, newer)
-		check(t, err)
+		perRun(t, ns, job, image, hash, `{"module":{"role":{}}}`+job)
+		check(t, records.MarkJobMayHaveApplied(ctx, env.Client, env.Client, m, kind, job, newer))
 	}
 	testCases := []struct {
 		name string
@@ -102,6 +98,12 @@ func TestEvidenceOfAPartialApplyOutlivesLaterAttempts(t *testing.T) {
 		name:      "the next attempt is recorded again",
 		do:        func() { write("job-a7", "h2:seven") },
 		stateHash: "h2:six", wantDestroy: "job-a6", wantAttempt: "job-a7",
+	}, {
+		name: "that attempt vanished with its per-run Secret: the record naming it is marked",
+		do: func() {
+			check(t, records.MarkJobMayHaveApplied(ctx, env.Client, env.Client, m, kind, "job-a7", nil))
+		},
+		stateHash: "h2:six", wantDestroy: "job-a7", wantMarked: true, wantAttempt: "job-a7",
 	}}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {

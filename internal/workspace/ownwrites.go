@@ -1,9 +1,9 @@
 package workspace
 
 import (
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/echo"
 )
 
 // The object as each of a pass's own writes of it leaves it, for the
@@ -32,48 +32,11 @@ func (p *pass) expectOwnWrites(served int64, writeMain bool) {
 		p.e.ExpectWrites(final)
 		return
 	}
-	specWritten, err := p.withStatusOf(p.before)
+	specWritten, err := echo.WithStatusOf(p.obj, p.before, p.role.New())
 	if err != nil {
 		p.e.ForgetEcho(p.obj)
 		return
 	}
 	specWritten.SetGeneration(served)
 	p.e.ExpectWrites(specWritten, final)
-}
-
-// moved reports whether the pass changed the object's metadata, and its
-// spec (which moves its generation), between the object as read and as
-// the pass leaves it; both true when unsure.
-func (p *pass) moved() (metadata, spec bool) {
-	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)
-	if err != nil {
-		return true, true
-	}
-	after, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.obj)
-	if err != nil {
-		return true, true
-	}
-	return !equality.Semantic.DeepEqual(before["metadata"], after["metadata"]), !equality.Semantic.DeepEqual(before["spec"], after["spec"])
-}
-
-// withStatusOf is a copy of the object as the pass leaves it, with the
-// status of from.
-func (p *pass) withStatusOf(from client.Object) (client.Object, error) {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.obj)
-	if err != nil {
-		return nil, err
-	}
-	src, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
-	if err != nil {
-		return nil, err
-	}
-	delete(obj, "status")
-	if status, ok := src["status"]; ok {
-		obj["status"] = status
-	}
-	out := p.role.New()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -19,7 +19,6 @@ import (
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/internal/plan"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/pkg/state"
 )
@@ -185,7 +184,6 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		spec.Restore = &jobs.Restore{Chunks: p.stored.restore.Chunks, Resources: p.stored.restore.Resources,
 			Serial: p.stored.restore.Serial, InputsHash: p.keyed(p.stored.restore.InputsHash)}
 	}
-	var approved *infrav1.TerraformPlan
 	g := p.guard()
 	exportsGuard := op == decide.OpApply && g.ExportsGuarded()
 	if ((op == decide.OpApply || op == decide.OpPlan) && p.guarded()) || exportsGuard {
@@ -194,23 +192,8 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		}
 		g = p.guard() // as keyed now
 	}
-	if exportsGuard {
-		// A pool apply rendering other cluster exports than its last
-		// success stops before deletes and replaces until its
-		// ExportsChange plan is approved (by approval hash).
-		spec.Guard = jobs.Guard{Deletes: true, InputsHash: p.inputs.approval}
-		if approved = g.Approved(); approved != nil {
-			spec.Guard.AllowDeletesHash = p.inputs.approval
-		}
-	}
-	if op == decide.OpApply && p.guarded() {
-		spec.Guard = jobs.Guard{Deletes: true, InputsHash: in.hash}
-		if approved = g.Approved(); approved != nil {
-			spec.Guard = jobs.Guard{ExpectPlan: approved.Spec.PlanHash}
-		} else if g.PlanStatus(p.history()) == decide.PlanEmpty {
-			spec.Guard = jobs.Guard{ExpectPlan: plan.EmptyPlanHash}
-		}
-	}
+	var approved *infrav1.TerraformPlan
+	spec.Guard, approved = g.JobGuard(op, in.hash, p.guarded(), exportsGuard, p.history)
 	if op == decide.OpApply && p.caps().GuardsExports {
 		spec.Marks.Exports = &jobs.Exports{Applied: p.inputs.exports, Approval: p.inputs.approval}
 	}

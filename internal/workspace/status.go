@@ -12,6 +12,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/echo"
 	"captf.io/captf/internal/metrics"
 )
 
@@ -67,7 +68,7 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	// The object itself is written only when its metadata or spec moved
 	// (a contract field, the block-move annotation lifted): a write that
 	// changes nothing has no echo to expect.
-	metaMoved, specMoved := p.moved()
+	metaMoved, specMoved := echo.Moved(p.before, p.obj)
 	writeMain := p.specChanged && (metaMoved || specMoved)
 	served := p.obj.GetGeneration()
 	if writeMain && specMoved {

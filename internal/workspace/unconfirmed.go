@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,7 +13,6 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/gates"
-	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/records"
 )
 
@@ -49,33 +47,10 @@ func (p *pass) markUnconfirmed(ctx context.Context, job string, newer []string) 
 }
 
 // markMayHaveApplied records that apply Job job may have changed
-// resources. The attempt record may still hold an earlier Job's evidence
-// (records.WriteAttempt keeps it), so job's inputs come from its per-run
-// Secret, which is deleted only after bookkeeping; when that is gone too
-// (the Job vanished with it), only a record naming job is marked.
+// resources (records.MarkJobMayHaveApplied); newer are the apply Jobs
+// that finished after it.
 func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []string) error {
-	ns := p.obj.GetNamespace()
-	perRun := &corev1.Secret{}
-	err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobs.PerRunSecretName(job)}, perRun)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading the per-run Secret of Job %s: %w", job, err)
-	}
-	if err == nil {
-		rec, ok, err := records.PerRunRecord(perRun, ns, job)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if _, err := records.MarkMayHaveAppliedWith(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), rec, newer); err != nil {
-				return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
-			}
-			return nil
-		}
-	}
-	if _, err := records.MarkMayHaveApplied(ctx, p.e.client(), p.e.APIReader, ns, p.role.Kind(), p.obj.GetName(), job); err != nil {
-		return fmt.Errorf("marking the inputs of Job %s as possibly applied: %w", job, err)
-	}
-	return nil
+	return records.MarkJobMayHaveApplied(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), job, newer)
 }
 
 // observeVanished notes the Job status.activeJob names, found gone
