@@ -204,11 +204,10 @@ func (k Keeper) release(ctx context.Context, s Subject, name, jobName string) er
 // DeleteLeases deletes, one by one, s's run lease and (a cluster's)
 // cluster lease in s's namespace: the leases that carry its owner labels.
 func (k Keeper) DeleteLeases(ctx context.Context, s Subject) error {
-	owner := s.labels()
 	for _, kind := range []string{"run", "cluster"} {
-		if err := protection.DeleteEach(ctx, k.Client, k.Reader, &coordinationv1.LeaseList{}, client.InNamespace(s.Namespace), client.MatchingLabels{
-			infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: kind,
-		}); err != nil {
+		selector := client.MatchingLabels(state.OwnerSelector(s.Kind, s.Name))
+		selector[infrav1.LeaseLabel] = kind
+		if err := protection.DeleteEach(ctx, k.Client, k.Reader, &coordinationv1.LeaseList{}, client.InNamespace(s.Namespace), selector); err != nil {
 			return fmt.Errorf("deleting the object's %s Lease: %w", kind, err)
 		}
 	}

@@ -12,7 +12,9 @@
 //   - the inputs hash, keyed with the plan key over the h2 digest of a
 //     canonical JSON encoding (Hash, Digest, Rekey,
 //     ApprovalHash, Canonical);
-//   - the size cap of a run's inputs (MaxBytes, CheckSize).
+//   - the size cap of a run's inputs (MaxBytes, CheckSize);
+//   - which errors of building the inputs are a problem of the object's
+//     configuration, told on DependenciesReady (Problem).
 //
 // Errors never carry input values: bootstrap data and Secret-sourced
 // variables are in them.

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -153,22 +152,8 @@ func (p *pass) render(roleTfvars []byte, values map[string]json.RawMessage, sens
 // inputsFailed reports inputs that cannot be built: a problem of the
 // object's configuration, told on DependenciesReady; the pass goes on.
 func (p *pass) inputsFailed(err error) error {
-	var notFound *inputs.SourceNotFoundError
-	var invalid *inputs.InvalidVariableError
-	var number *inputs.NumberError
-	var problem conditions.InputsProblem
-	switch {
-	case errors.As(err, &notFound):
-		problem = conditions.SourceNotFound
-	case errors.As(err, &invalid):
-		problem = conditions.VariablesInvalid
-	case errors.As(err, &number) && number.FromExports():
-		problem = conditions.WaitingForExports
-	case errors.As(err, &number):
-		problem = conditions.VariablesInvalid
-	case errors.Is(err, inputs.ErrBootstrapFormat):
-		problem = conditions.WaitingForBootstrap
-	default:
+	problem, ok := inputs.Problem(err)
+	if !ok {
 		return err
 	}
 	p.set(conditions.InputsUnavailable(problem, err.Error()))

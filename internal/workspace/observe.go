@@ -22,8 +22,7 @@ import (
 
 // jobSelector selects the object's Jobs and their pods (with ownsJob).
 func (p *pass) jobSelector() client.MatchingLabels {
-	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	return client.MatchingLabels{infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName]}
+	return state.OwnerSelector(p.role.Kind(), p.obj.GetName())
 }
 
 // observeJobs lists the object's Jobs (from the cache), in its evacuation

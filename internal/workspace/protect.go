@@ -127,8 +127,7 @@ func (p *pass) protectDeleting(ctx context.Context) error {
 // deleting them (deleteUnownedJobs). The Job watch brings them here at
 // every start; their ttlSecondsAfterFinished is only the last resort.
 func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key client.ObjectKey) error {
-	owner := state.OwnerLabels(role.Kind(), key.Name, "")
-	selector := client.MatchingLabels{infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName]}
+	selector := client.MatchingLabels(state.OwnerSelector(role.Kind(), key.Name))
 	if e.Options.WatchFilter != "" {
 		selector[infrav1.WatchFilterLabel] = e.Options.WatchFilter // a gone object of another shard is not ours to sweep
 	}

@@ -23,10 +23,9 @@ func (p *pass) retain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	owner := state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), client.MatchingLabels{
-		infrav1.OwnerKindLabel: owner[state.LabelOwnerKind], infrav1.OwnerNameLabel: owner[state.LabelOwnerName], infrav1.LeaseLabel: "run",
-	}); err != nil {
+	runLease := client.MatchingLabels(state.OwnerSelector(p.role.Kind(), p.obj.GetName()))
+	runLease[infrav1.LeaseLabel] = "run"
+	if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), runLease); err != nil {
 		return fmt.Errorf("deleting the run lease: %w", err)
 	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {

@@ -74,6 +74,12 @@ func OwnerLabels(kind, name, clusterName string) map[string]string {
 	}
 }
 
+// OwnerSelector selects what CAPTF labelled for an object of kind and
+// name (OwnerLabels): its Jobs and their pods, its leases.
+func OwnerSelector(kind, name string) map[string]string {
+	return map[string]string{LabelOwnerKind: kind, LabelOwnerName: labelValue(name)}
+}
+
 // maxLabelValue is the longest value a Kubernetes label may carry.
 const maxLabelValue = 63
 

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func TestSuffix(t *testing.T) {
@@ -97,6 +99,21 @@ func TestOwnerLabels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOwnerSelector: the selector of an object's labelled objects matches
+// the labels OwnerLabels gives them, whatever the cluster, long names
+// included.
+func TestOwnerSelector(t *testing.T) {
+	for _, name := range []string{"m-0", strings.Repeat("a", 64)} {
+		sel := labels.SelectorFromSet(OwnerSelector(KindMachine, name))
+		if !sel.Matches(labels.Set(OwnerLabels(KindMachine, name, "prod"))) {
+			t.Errorf("OwnerSelector(%q) does not match its owner labels", name)
+		}
+		if sel.Matches(labels.Set(OwnerLabels(KindMachinePool, name, "prod"))) || sel.Matches(labels.Set(OwnerLabels(KindMachine, name+"x", "prod"))) {
+			t.Errorf("OwnerSelector(%q) matches another owner's labels", name)
+		}
 	}
 }
 
