@@ -22,10 +22,13 @@
 //     DeletePlanKey);
 //   - the state a Job wrote, claimed: the inputs hash of the apply on its
 //     base Secret, the object's owner and protection on every piece
-//     (ClaimState).
+//     (ClaimState);
+//   - the state read: listed live, its data fetched only when it changed
+//     and is plausible, decoded, and remembered per object (States), so
+//     that an idle pass transfers and decompresses nothing.
 //
-// It writes only those Secrets, reads the lock, and knows the object only
-// as their owner; it decides nothing of the lifecycle: when to re-own,
-// back up, prune, retain, adopt, restore, make a plan key or claim the
-// state is the engine's (internal/workspace).
+// It writes only those Secrets, reads them and the lock, and knows the
+// object only as their owner; it decides nothing of the lifecycle: when
+// to re-own, back up, prune, retain, adopt, restore, make a plan key or
+// claim the state is the engine's (internal/workspace).
 package custody

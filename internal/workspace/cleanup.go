@@ -145,7 +145,7 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 	p.released = true
 	metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
 	p.waitOver()
-	p.e.states.Delete(p.obj.GetUID())
+	p.e.states.Forget(p.obj.GetUID())
 	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
 	// The runner RBAC goes with the namespace's last object; pruning and
 	// a failure here wait for the periodic sweep.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
@@ -38,7 +39,7 @@ func TestDecodeSkipsUnchangedState(t *testing.T) {
 	suffix := "0123456789abcdef-c"
 	secrets := []corev1.Secret{stateSecret(t, suffix, 1, "10")}
 	for range 5 {
-		st, err := e.decode("uid-1", suffix, secrets, true)
+		st, err := e.states.Decode("uid-1", suffix, secrets, true)
 		if err != nil || st.Serial != 1 {
 			t.Fatalf("decode = %v, %v", st, err)
 		}
@@ -47,10 +48,10 @@ func TestDecodeSkipsUnchangedState(t *testing.T) {
 		t.Errorf("%d decompressions for 5 passes over an unchanged state, want 1", n)
 	}
 	changed := []corev1.Secret{stateSecret(t, suffix, 2, "11")}
-	if st, _ := e.decode("uid-1", suffix, changed, true); st.Serial != 2 || e.Decodes() != 2 {
+	if st, _ := e.states.Decode("uid-1", suffix, changed, true); st.Serial != 2 || e.Decodes() != 2 {
 		t.Errorf("a changed state read serial %d after %d decompressions, want serial 2 after 2", st.Serial, e.Decodes())
 	}
-	if _, _ = e.decode("uid-2", suffix, changed, true); e.Decodes() != 3 {
+	if _, _ = e.states.Decode("uid-2", suffix, changed, true); e.Decodes() != 3 {
 		t.Error("another object reused the first one's state")
 	}
 }
@@ -63,14 +64,14 @@ func BenchmarkObserveUnchangedState(b *testing.B) {
 	suffix := "0123456789abcdef-c"
 	secrets := []corev1.Secret{stateSecret(b, suffix, 1, "10")}
 	e := &Engine{}
-	if _, err := e.decode("uid", suffix, secrets, true); err != nil {
+	if _, err := e.states.Decode("uid", suffix, secrets, true); err != nil {
 		b.Fatal(err)
 	}
 	before := e.Decodes()
 	var pass, baseline time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if _, err := e.decode("uid", suffix, secrets, true); err != nil {
+		if _, err := e.states.Decode("uid", suffix, secrets, true); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()
@@ -124,11 +125,11 @@ func TestDecodeNeverRemembersMetadataAlone(t *testing.T) {
 	e := &Engine{}
 	suffix := "0123456789abcdef-c"
 	meta := []corev1.Secret{{ObjectMeta: stateSecret(t, suffix, 2, "20").ObjectMeta}}
-	if _, err := e.decode("uid", suffix, meta, false); !errors.Is(err, errStateMoved) {
-		t.Fatalf("decode of unknown Secrets without their data = %v, want errStateMoved", err)
+	if _, err := e.states.Decode("uid", suffix, meta, false); !errors.Is(err, custody.ErrStateMoved) {
+		t.Fatalf("decode of unknown Secrets without their data = %v, want custody.ErrStateMoved", err)
 	}
 	full := []corev1.Secret{stateSecret(t, suffix, 2, "20")}
-	if st, err := e.decode("uid", suffix, full, true); err != nil || st.Serial != 2 {
+	if st, err := e.states.Decode("uid", suffix, full, true); err != nil || st.Serial != 2 {
 		t.Fatalf("the read again = %v, %v; want serial 2", st, err)
 	}
 }

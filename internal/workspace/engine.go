@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +18,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/echo"
 	"captf.io/captf/internal/imagemeta"
@@ -55,10 +55,8 @@ type Engine struct {
 	live livereport.Store
 	// states holds, per object UID, the newest decoded state: a pass whose
 	// state Secrets have the same names and resourceVersions reuses it
-	// instead of decompressing again.
-	states sync.Map
-	// decodes counts state decompressions (for tests and benchmarks).
-	decodes atomic.Int64
+	// instead of decompressing again (custody.States).
+	states custody.States
 
 	// Memo, when set, replays what a settled object's last pass read and
 	// skips the pass while all of it reads the same (internal/settled).
@@ -77,7 +75,7 @@ type Engine struct {
 }
 
 // Decodes returns how many states the engine has decompressed.
-func (e *Engine) Decodes() int64 { return e.decodes.Load() }
+func (e *Engine) Decodes() int64 { return e.states.Decodes() }
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {
@@ -322,7 +320,7 @@ func (p *pass) releaseExternallyManaged(ctx context.Context) error {
 		return err
 	}
 	p.waitOver()
-	p.e.states.Delete(p.obj.GetUID())
+	p.e.states.Forget(p.obj.GetUID())
 	p.e.Recorder.Eventf(p.obj, nil, corev1.EventTypeNormal, "ExternallyManagedReleased", "Release",
 		"Removed the CAPTF finalizer of an externally managed object; its state and infrastructure are left alone")
 	return nil

@@ -101,14 +101,14 @@ func TestStateFloodIsRefusedOnMetadata(t *testing.T) {
 			reader := &measuring{Reader: env.Client}
 			e := &Engine{APIReader: reader}
 			for pass := range 3 {
-				secrets, withData, err := e.listState(ctx, "victim-uid", tc.ns, suffix)
+				secrets, withData, err := e.states.List(ctx, e.APIReader, "victim-uid", tc.ns, suffix)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if withData || len(secrets) != tc.n {
 					t.Fatalf("pass %d: %d Secrets listed, withData %v; want their %d metadata only", pass, len(secrets), withData, tc.n)
 				}
-				_, err = e.decode("victim-uid", suffix, secrets, withData)
+				_, err = e.states.Decode("victim-uid", suffix, secrets, withData)
 				if reason, _ := state.ReasonOf(err); reason != tc.reason || !strings.Contains(err.Error(), tc.message) {
 					t.Fatalf("pass %d: decode gave %v (%s), want %s: %q", pass, err, reason, tc.reason, tc.message)
 				}
@@ -147,11 +147,11 @@ func BenchmarkStatePassUnderFlood(b *testing.B) {
 		b.Fatal(err)
 	}
 	pass := func(e *Engine, ns string) {
-		secrets, withData, err := e.listState(ctx, "uid", ns, suffix)
+		secrets, withData, err := e.states.List(ctx, e.APIReader, "uid", ns, suffix)
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = e.decode("uid", suffix, secrets, withData)
+		_, _ = e.states.Decode("uid", suffix, secrets, withData)
 	}
 	// Bytes allocated per pass, after the first read of each state.
 	perPass := func(ns string) float64 {

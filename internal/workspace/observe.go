@@ -8,15 +8,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
+	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -164,15 +163,15 @@ func (p *pass) readState(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.stored.secrets, p.stored.data, err = p.e.listState(ctx, p.obj.GetUID(), p.obj.GetNamespace(), suffix); err != nil {
+	if p.stored.secrets, p.stored.data, err = p.e.states.List(ctx, p.e.APIReader, p.obj.GetUID(), p.obj.GetNamespace(), suffix); err != nil {
 		return err
 	}
 	if p.retainedFrom() != "" {
 		return nil
 	}
 	p.setAsideSurplus()
-	p.stored.state, p.stored.err = p.e.decode(p.obj.GetUID(), suffix, p.stored.secrets, p.stored.data)
-	if errors.Is(p.stored.err, errStateMoved) {
+	p.stored.state, p.stored.err = p.e.states.Decode(p.obj.GetUID(), suffix, p.stored.secrets, p.stored.data)
+	if errors.Is(p.stored.err, custody.ErrStateMoved) {
 		return p.stored.err
 	}
 	p.w.Status.StateSecretSuffix = suffix
@@ -208,35 +207,6 @@ func (p *pass) everApplied() bool {
 		(p.inputs.attempt != nil && p.inputs.attempt.Applied)
 }
 
-// listState reads the state Secrets of the object uid live: their metadata
-// first, and their data only when their names or resourceVersions changed
-// since the object's last decode and they are a plausible state
-// (state.Plausible), so that an idle pass transfers no state and Secrets
-// that merely carry the state's labels cost no memory. withData says
-// whether the Secrets carry their data; without it, decode answers from
-// what it remembers of these Secrets.
-func (e *Engine) listState(ctx context.Context, uid types.UID, namespace, suffix string) (secrets []corev1.Secret, withData bool, err error) {
-	metas := state.SecretMetadataList()
-	if err := e.APIReader.List(ctx, metas, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
-		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
-	}
-	secrets = state.MetadataOnly(metas.Items)
-	if len(metas.Items) == 0 {
-		return secrets, true, nil
-	}
-	if _, known := e.decoded(uid, state.Fingerprint(metas.Items)); known {
-		return secrets, false, nil
-	}
-	if err := state.Plausible(suffix, metas.Items); err != nil {
-		e.states.Store(uid, err) // refused on its metadata: decode answers with it
-		return secrets, false, nil
-	}
-	if secrets, err = roles.ListStateData(ctx, e.APIReader, namespace, state.Selector(suffix)); err != nil {
-		return nil, false, fmt.Errorf("listing the state Secrets: %w", err)
-	}
-	return secrets, true, nil
-}
-
 // rolesReader is the engine's API reader for the roles: it also serves a
 // TerraformCluster's decoded state to its machines and pools from the
 // engine's decode cache (roles.ClusterStateReader), so that their passes
@@ -248,63 +218,9 @@ type rolesReader struct {
 
 // ReadClusterState implements roles.ClusterStateReader.
 func (r rolesReader) ReadClusterState(ctx context.Context, tc *infrav1.TerraformCluster, suffix string) (*state.State, error) {
-	secrets, withData, err := r.e.listState(ctx, tc.UID, tc.Namespace, suffix)
+	secrets, withData, err := r.e.states.List(ctx, r.e.APIReader, tc.UID, tc.Namespace, suffix)
 	if err != nil {
 		return nil, err
 	}
-	return r.e.decode(tc.UID, suffix, secrets, withData)
-}
-
-// decode decodes a state, or answers as it did last for uid when its
-// Secrets did not change since: the state decoded then, or the error, so
-// that a state that cannot be read is not fetched and decoded again at
-// every pass.
-func (e *Engine) decode(uid types.UID, suffix string, secrets []corev1.Secret, withData bool) (*state.State, error) {
-	if len(secrets) == 0 {
-		return state.Decode(suffix, secrets)
-	}
-	fp := state.Fingerprint(secrets)
-	if known, ok := e.decoded(uid, fp); ok {
-		if st, isState := known.(*state.State); isState {
-			return st, nil
-		}
-		return nil, known.(error)
-	}
-	if !withData {
-		// Listed without data because they were known, and forgotten
-		// since (another pass of this state stored an older read): read
-		// again rather than take their metadata for a state.
-		return nil, errStateMoved
-	}
-	st, err := state.Decode(suffix, secrets)
-	e.decodes.Add(1)
-	if err != nil {
-		var refused *state.Error
-		if errors.As(err, &refused) {
-			e.states.Store(uid, refused)
-		}
-		return nil, err
-	}
-	e.states.Store(uid, st)
-	return st, nil
-}
-
-// errStateMoved: the pass read the state while another pass of it stored
-// an older read; the pass is retried.
-var errStateMoved = errors.New("the state Secrets' remembered read was replaced while they were listed; reading again")
-
-// decoded is what the engine remembers of uid's state Secrets of
-// fingerprint fp: a *state.State, or the *state.Error they gave.
-func (e *Engine) decoded(uid types.UID, fp string) (any, bool) {
-	known, ok := e.states.Load(uid)
-	if !ok {
-		return nil, false
-	}
-	switch v := known.(type) {
-	case *state.State:
-		return v, v.Fingerprint == fp
-	case *state.Error:
-		return v, v.Fingerprint == fp
-	}
-	return nil, false
+	return r.e.states.Decode(tc.UID, suffix, secrets, withData)
 }
