@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	tfplan "captf.io/captf/internal/plan"
+	"captf.io/captf/internal/runner/result"
 )
 
 // plan is a plan in phase ("" unlabelled), approved or not, made ago.
@@ -130,5 +132,38 @@ func TestPrunable(t *testing.T) {
 	}
 	if got := Prunable(plans[:11]); len(got) != 0 {
 		t.Errorf("ten terminal plans: Prunable = %d plans, want none", len(got))
+	}
+}
+
+// TestNew: the plan a Job reported becomes a TerraformPlan named for the
+// Job and the plan, targeting the object, labelled with its reason and
+// whether it is destructive.
+func TestNew(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		summary     tfplan.Summary
+		destructive string
+	}{
+		{"an update", tfplan.Summary{Update: 2, Resources: []string{"aws_sg.a (update)"}}, "false"},
+		{"a replace", tfplan.Summary{Replace: 1}, "true"},
+		{"a delete", tfplan.Summary{Create: 1, Delete: 1}, "true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp := &result.PlanSummary{Hash: "p2:abc", Summary: tc.summary}
+			pl := New("team-a", "TerraformCluster", "prod", "captf-c-prod-apply-a2-0a0b0c", rp, infrav1.PlanReasonDestructive, "h3:in")
+			if pl.Namespace != "team-a" || pl.Name != Name("prod", "captf-c-prod-apply-a2-0a0b0c", "p2:abc") {
+				t.Errorf("named %s/%s", pl.Namespace, pl.Name)
+			}
+			if pl.Spec.TargetRef != (infrav1.PlanTargetReference{Kind: "TerraformCluster", Name: "prod"}) || pl.Spec.PlanHash != "p2:abc" ||
+				pl.Spec.InputsHash != "h3:in" || pl.Spec.Reason != infrav1.PlanReasonDestructive {
+				t.Errorf("spec = %+v", pl.Spec)
+			}
+			if pl.Labels[infrav1.DestructiveLabel] != tc.destructive || pl.Labels[infrav1.PlanReasonLabel] != string(infrav1.PlanReasonDestructive) {
+				t.Errorf("labels = %v, want destructive %s", pl.Labels, tc.destructive)
+			}
+			if s := pl.Spec.Summary; s.Replace != int32(tc.summary.Replace) || s.Delete != int32(tc.summary.Delete) || len(s.Resources) != len(tc.summary.Resources) {
+				t.Errorf("summary = %+v, want the plan's", s)
+			}
+		})
 	}
 }

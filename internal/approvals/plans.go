@@ -106,3 +106,23 @@ func Summary(rp *result.PlanSummary) infrav1.PlanSummary {
 func Counts(s infrav1.PlanSummary) string {
 	return fmt.Sprintf("%d to create, %d to update, %d to replace, %d to delete", s.Create, s.Update, s.Replace, s.Delete)
 }
+
+// New is the TerraformPlan of the plan rp that Job job of the object
+// namespace/target (kind kind) reported, for reason, naming inputsHash
+// (InputsOf the Job, keyed): destructive when it replaces or deletes.
+func New(namespace, kind, target, job string, rp *result.PlanSummary, reason infrav1.PlanReason, inputsHash string) *infrav1.TerraformPlan {
+	return &infrav1.TerraformPlan{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: Name(target, job, rp.Hash),
+			Labels: map[string]string{
+				infrav1.PlanReasonLabel:  string(reason),
+				infrav1.DestructiveLabel: fmt.Sprint(rp.Replace+rp.Delete > 0),
+			}},
+		Spec: infrav1.TerraformPlanSpec{
+			TargetRef:  infrav1.PlanTargetReference{Kind: kind, Name: target},
+			PlanHash:   rp.Hash,
+			InputsHash: inputsHash,
+			Reason:     reason,
+			Summary:    Summary(rp),
+		},
+	}
+}

@@ -205,3 +205,20 @@ func update(ctx context.Context, c client.Client, src, d *corev1.Secret) error {
 	}
 	return nil
 }
+
+// CopySecrets copies the Secrets needed and optional from namespace from
+// into to, each once, in name order (CopySecret); gone names the first
+// needed one that is not in from ("" when none is missing), and nothing
+// is copied after it.
+func CopySecrets(ctx context.Context, c client.Client, r client.Reader, from, to string, needed, optional []string) (gone string, err error) {
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(needed), optional...)))) {
+		found, err := CopySecret(ctx, c, r, from, to, name)
+		if err != nil {
+			return "", err
+		}
+		if !found && slices.Contains(needed, name) {
+			return name, nil
+		}
+	}
+	return "", nil
+}

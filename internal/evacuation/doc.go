@@ -4,7 +4,7 @@
 // the manager read and update what is left there (the state and records
 // Secrets, kept by their finalizer). The destroy then runs in the
 // object's evacuation namespace, captf-evac-<random>, which this package
-// creates and records on the object (Ensure, Find), fills (CopySecret,
+// creates and records on the object (Ensure, Find), fills (CopySecrets,
 // CopyIn), empties (CopyBack, Release) and deletes with the object
 // (Remove). Only the namespace of the recorded name and UID is ever used
 // or deleted: nobody can make it in advance.

@@ -247,3 +247,35 @@ func TestForeignNamespaceIsLeftAlone(t *testing.T) {
 		t.Fatalf("the foreign namespace was deleted: %v", err)
 	}
 }
+
+// TestCopySecrets: the Secrets a destroy's pod reads are copied each once;
+// a needed one that is gone is named, and nothing after it is copied; an
+// optional one that is gone is skipped.
+func TestCopySecrets(t *testing.T) {
+	ctx := t.Context()
+	home := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "home-"}}
+	to := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "to-"}}
+	mustCreate(t, home, to)
+	secret := func(name string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: home.Name, Name: name}, Data: map[string][]byte{"k": []byte(name)}}
+	}
+	mustCreate(t, secret("creds"), secret("pull"))
+	copied := func(name string) bool {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: to.Name, Name: name}, &corev1.Secret{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	gone, err := evacuation.CopySecrets(ctx, env.Client, env.Client, home.Name, to.Name, []string{"creds", "gone-env"}, []string{"pull", "creds"})
+	if err != nil || gone != "gone-env" {
+		t.Fatalf("CopySecrets = %q, %v; want the needed gone-env named", gone, err)
+	}
+	if !copied("creds") || copied("pull") {
+		t.Errorf("copied creds %v, pull %v; want creds only (pull sorts after the gone one)", copied("creds"), copied("pull"))
+	}
+	gone, err = evacuation.CopySecrets(ctx, env.Client, env.Client, home.Name, to.Name, []string{"creds"}, []string{"pull", "gone-pull"})
+	if err != nil || gone != "" || !copied("pull") {
+		t.Errorf("CopySecrets = %q, %v, pull copied %v; want nothing missing and pull copied", gone, err, copied("pull"))
+	}
+}

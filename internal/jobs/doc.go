@@ -5,9 +5,12 @@
 // API server.
 //
 // It owns:
-//   - Job names (Name, Hash6) and per-run Secret names (PerRunSecretName);
-//   - the effective jobs policy of an object (MergePolicy) and the check
-//     behind the JobPolicyInvalid condition (Policy.Validate);
+//   - Job names (Name, Hash6, and the tick that tells runs of the same
+//     inputs apart, Ticks.Tick) and per-run Secret names
+//     (PerRunSecretName);
+//   - the effective jobs policy of an object (MergePolicy), the check
+//     behind the JobPolicyInvalid condition (Policy.Validate), and the
+//     Secrets a pod reads under it (Policy.Secrets);
 //   - the Job itself (Build from a Spec): labels, owner reference, the
 //     runner init container, the module container with the runner's
 //     arguments and environment, the volumes, the annotations the Job

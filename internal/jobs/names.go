@@ -6,6 +6,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"captf.io/captf/internal/decide"
 )
 
 // MaxNameLength is the longest Job name Name returns. The Job controller
@@ -73,4 +78,36 @@ func PodPattern(kindShort, objectName string) *regexp.Regexp {
 	names := regexp.QuoteMeta(objectName) + "|" + shortHash(objectName)
 	return regexp.MustCompile("^captf-" + regexp.QuoteMeta(kindShort) + "-(" + names +
 		")-(apply|plan|destroy|refresh|drift|restore)-a[0-9]+-[0-9a-f]{6}-[a-z0-9]{5}$")
+}
+
+// Ticks are what tells runs of the same inputs apart (Tick): the object's
+// last successful refresh and drift check, and the backup a restore
+// restores.
+type Ticks struct {
+	LastRefresh, LastDriftCheck *metav1.Time
+	Restore                     string
+}
+
+// Tick is the part of the name hash of a Job of op that tells runs of the
+// same inputs apart: a drift remediation (remediation) by the drift check
+// it answers, a refresh or drift by the last successful one, a restore by
+// its backup, any other run by nothing.
+func (t Ticks) Tick(op decide.Operation, remediation bool) string {
+	switch op {
+	case decide.OpApply:
+		if remediation && t.LastDriftCheck != nil {
+			return "remediate/" + t.LastDriftCheck.UTC().Format(time.RFC3339)
+		}
+	case decide.OpRefresh:
+		if t.LastRefresh != nil {
+			return t.LastRefresh.UTC().Format(time.RFC3339)
+		}
+	case decide.OpDrift:
+		if t.LastDriftCheck != nil {
+			return t.LastDriftCheck.UTC().Format(time.RFC3339)
+		}
+	case decide.OpRestore:
+		return "restore/" + t.Restore
+	}
+	return ""
 }

@@ -242,3 +242,26 @@ func podSecurityContext(user *corev1.PodSecurityContext) *corev1.PodSecurityCont
 	}
 	return psc
 }
+
+// Secrets are the Secrets a Job's pod reads under p, with credentials,
+// the Secret it receives ("" for none): needed ones (the credentials, the
+// env's required key references) and optional ones (optional key
+// references, the image pull Secrets).
+func (p Policy) Secrets(credentials string) (needed, optional []string) {
+	if credentials != "" {
+		needed = append(needed, credentials)
+	}
+	for _, e := range p.Env {
+		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+			if ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional {
+				optional = append(optional, ref.SecretKeyRef.Name)
+			} else {
+				needed = append(needed, ref.SecretKeyRef.Name)
+			}
+		}
+	}
+	for _, s := range p.ImagePullSecrets {
+		optional = append(optional, s.Name)
+	}
+	return needed, optional
+}

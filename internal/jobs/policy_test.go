@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,5 +246,22 @@ func expect[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
 	if !equality.Semantic.DeepEqual(got, want) {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
+	}
+}
+
+// TestPolicySecrets: the Secrets a pod reads, needed or optional.
+func TestPolicySecrets(t *testing.T) {
+	keyRef := func(name string, optional *bool) corev1.EnvVar {
+		return corev1.EnvVar{Name: "V_" + name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "k", Optional: optional}}}
+	}
+	p := Policy{Env: []corev1.EnvVar{{Name: "PLAIN", Value: "v"}, keyRef("env-required", nil), keyRef("env-false", ptr.To(false)), keyRef("env-optional", ptr.To(true))},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}}}
+	needed, optional := p.Secrets("creds")
+	if !slices.Equal(needed, []string{"creds", "env-required", "env-false"}) || !slices.Equal(optional, []string{"env-optional", "pull"}) {
+		t.Errorf("Secrets = %v, %v", needed, optional)
+	}
+	if needed, _ := p.Secrets(""); slices.Contains(needed, "") {
+		t.Errorf("no credentials Secret named %q", "")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -134,32 +133,12 @@ func (p *pass) homePodRuns(ctx context.Context) (string, error) {
 // destroy's pod reads (its credentials, the policy's env and pull
 // secrets); it returns a message naming one it needs that is gone.
 func (p *pass) evacuatedSecrets(ctx context.Context) (string, error) {
-	var needed, optional []string
-	if p.creds.Secret != "" {
-		needed = append(needed, p.creds.Secret)
+	needed, optional := p.eff.Policy.Secrets(p.creds.Secret)
+	gone, err := evacuation.CopySecrets(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evac.ns.Name, needed, optional)
+	if err != nil || gone == "" {
+		return "", err
 	}
-	for _, e := range p.eff.Policy.Env {
-		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
-			if ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional {
-				optional = append(optional, ref.SecretKeyRef.Name)
-			} else {
-				needed = append(needed, ref.SecretKeyRef.Name)
-			}
-		}
-	}
-	for _, s := range p.eff.Policy.ImagePullSecrets {
-		optional = append(optional, s.Name)
-	}
-	for _, name := range slices.Compact(slices.Sorted(slices.Values(append(needed, optional...)))) {
-		found, err := evacuation.CopySecret(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evac.ns.Name, name)
-		if err != nil {
-			return "", err
-		}
-		if !found && slices.Contains(needed, name) {
-			return p.secretGoneMessage(name), nil
-		}
-	}
-	return "", nil
+	return p.secretGoneMessage(gone), nil
 }
 
 // secretGoneMessage says that the Secret name the destroy needs went with

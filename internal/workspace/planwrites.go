@@ -7,10 +7,8 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
@@ -31,21 +29,7 @@ func (p *pass) createPlan(ctx context.Context, o jobs.Outcome, reason infrav1.Pl
 	if _, err := p.ensurePlanKey(ctx); err != nil {
 		return err
 	}
-	rp := o.Result.Plan
-	pl := &infrav1.TerraformPlan{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.obj.GetNamespace(), Name: approvals.Name(p.obj.GetName(), o.Job.Name, rp.Hash),
-			Labels: map[string]string{
-				infrav1.PlanReasonLabel:  string(reason),
-				infrav1.DestructiveLabel: fmt.Sprint(rp.Replace+rp.Delete > 0),
-			}},
-		Spec: infrav1.TerraformPlanSpec{
-			TargetRef:  infrav1.PlanTargetReference{Kind: p.role.Kind(), Name: p.obj.GetName()},
-			PlanHash:   rp.Hash,
-			InputsHash: p.keyed(approvals.InputsOf(o.Job)),
-			Reason:     reason,
-			Summary:    approvals.Summary(rp),
-		},
-	}
+	pl := approvals.New(p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), o.Job.Name, o.Result.Plan, reason, p.keyed(approvals.InputsOf(o.Job)))
 	w := p.plansWriter()
 	if created, err := w.Create(ctx, p.obj, pl); err != nil || !created {
 		return err // !created: made by an earlier pass over the same Job

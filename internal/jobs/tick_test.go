@@ -1,4 +1,4 @@
-package workspace
+package jobs
 
 import (
 	"testing"
@@ -6,9 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
-	"captf.io/captf/internal/roles"
 )
 
 // TestTick: the name hash of a Job tells apart runs of the same inputs
@@ -16,9 +14,7 @@ import (
 // check it answers, a refresh or drift by the last successful one, a plain
 // apply by nothing.
 func TestTick(t *testing.T) {
-	tc := &infrav1.TerraformCluster{}
-	p := &pass{obj: tc, w: roles.Workload{Status: &infrav1.WorkspaceStatus{
-		LastDriftCheck: &metav1.Time{Time: t0}, LastRefresh: &metav1.Time{Time: t0.Add(-time.Hour)}}}}
+	ticks := Ticks{LastDriftCheck: &metav1.Time{Time: t0}, LastRefresh: &metav1.Time{Time: t0.Add(-time.Hour)}, Restore: "tfstate-backup-abc-7"}
 	testCases := []struct {
 		op     decide.Operation
 		reason decide.Reason
@@ -29,9 +25,10 @@ func TestTick(t *testing.T) {
 		{decide.OpDrift, decide.ReasonDriftDue, "2026-11-29T12:00:00Z"},
 		{decide.OpRefresh, decide.ReasonHealthPending, "2026-11-29T11:00:00Z"},
 		{decide.OpDestroy, decide.ReasonDeleting, ""},
+		{decide.OpRestore, decide.ReasonRestoreRequested, "restore/tfstate-backup-abc-7"},
 	}
 	for _, tc := range testCases {
-		if got := p.tick(tc.op, tc.reason); got != tc.want {
+		if got := ticks.Tick(tc.op, tc.reason == decide.ReasonDriftRemediation); got != tc.want {
 			t.Errorf("tick(%s, %s) = %q, want %q", tc.op, tc.reason, got, tc.want)
 		}
 	}
