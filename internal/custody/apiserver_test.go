@@ -229,3 +229,40 @@ func TestReleaseState(t *testing.T) {
 		}
 	}
 }
+
+// TestUnkeptRecords: of an object's inputs records and plan key, read
+// live, those that lack its owner reference or protection are returned;
+// kept ones, missing ones and ones retained for another object are not.
+func TestUnkeptRecords(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	k := Keeper{Client: env.Client, Reader: env.Client}
+	const kind = "TerraformCluster"
+	tc := cluster(t, "unkept")
+	owned := []metav1.OwnerReference{{APIVersion: infrav1.GroupVersion.String(), Kind: kind, Name: tc.Name, UID: tc.UID}}
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Name: records.AttemptName(kind, tc.Name)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: records.AppliedName(kind, tc.Name), OwnerReferences: owned, Finalizers: []string{protection.Finalizer}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: records.PlanKeyName(kind, tc.Name), Labels: map[string]string{infrav1.RetainedFromUIDLabel: "old-uid"}}},
+	} {
+		s.Namespace = tc.Namespace
+		if err := env.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unkept, err := k.UnkeptRecords(ctx, tc, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unkept) != 1 || unkept[0].Name != records.AttemptName(kind, tc.Name) {
+		var names []string
+		for _, s := range unkept {
+			names = append(names, s.Name)
+		}
+		t.Errorf("UnkeptRecords = %v, want the attempt record only", names)
+	}
+	applied := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tc.Namespace, Name: records.AppliedName(kind, tc.Name)}, applied); err == nil && protection.Unprotect(applied) {
+		_ = env.Client.Update(ctx, applied)
+	}
+}

@@ -3,7 +3,8 @@
 // custody: owned by it and protected by CAPTF's finalizer, backed up at
 // each new serial and pruned to the configured count. It owns:
 //   - ownership: which Secrets are the object's and lack its owner or
-//     protection (Unkept), and giving them back (Reown);
+//     protection (Unkept, UnkeptOf; its records and plan key read live,
+//     UnkeptRecords), and giving them back (Reown);
 //   - backups: what a backup of the state read holds, unless it is taken
 //     already (BackupOf), listing, writing and pruning backup sets, and
 //     what status.stateBackups lists;

@@ -74,3 +74,35 @@ func (k Keeper) Reown(ctx context.Context, obj client.Object, kind string, secre
 	}
 	return n, nil
 }
+
+// UnkeptOf are the Secrets of secrets that are Unkept for obj.
+func UnkeptOf(secrets []corev1.Secret, obj client.Object) []*corev1.Secret {
+	var out []*corev1.Secret
+	for i := range secrets {
+		if Unkept(&secrets[i], obj) {
+			out = append(out, &secrets[i])
+		}
+	}
+	return out
+}
+
+// UnkeptRecords reads obj's inputs records and plan key live and returns
+// those that are Unkept (a state owned by an earlier UID says the object
+// was re-created, a restore or a move: its other Secrets are owned by
+// that UID too).
+func (k Keeper) UnkeptRecords(ctx context.Context, obj client.Object, kind string) ([]*corev1.Secret, error) {
+	var out []*corev1.Secret
+	for _, name := range []string{records.AttemptName(kind, obj.GetName()), records.AppliedName(kind, obj.GetName()), records.PlanKeyName(kind, obj.GetName())} {
+		s := &corev1.Secret{}
+		if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		if Unkept(s, obj) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}

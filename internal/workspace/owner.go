@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"captf.io/captf/internal/writecheck"
 )
 
 // errOwnerMoved voids a pass: the owner it read from the cache is not the
@@ -61,7 +62,7 @@ func (p *pass) armOwnerCheck(ctx context.Context) context.Context {
 	if p.ownerLive {
 		return ctx
 	}
-	return context.WithValue(ctx, ownerCheckKey{}, p)
+	return writecheck.Arm(ctx, p.confirmOwner)
 }
 
 // confirmOwner reads the owner live once and compares it with the cached
@@ -82,109 +83,10 @@ func (p *pass) confirmOwner(ctx context.Context) error {
 	return nil
 }
 
-type ownerCheckKey struct{}
-
-// checkOwner runs the armed pass's owner confirmation, if any.
-func checkOwner(ctx context.Context) error {
-	if p, ok := ctx.Value(ownerCheckKey{}).(*pass); ok {
-		return p.confirmOwner(ctx)
-	}
-	return nil
-}
-
 // client is the engine's client for the writes of a pass: each write
 // first runs the owner confirmation its context carries (armOwnerCheck).
-// Reads go to the engine's client unchanged.
-func (e *Engine) client() client.Client { return ownerChecked{Client: e.Client} }
-
-type ownerChecked struct{ client.Client }
-
-func (c ownerChecked) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return c.Client.Apply(ctx, obj, opts...)
-}
-
-func (c ownerChecked) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c ownerChecked) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return c.Client.Delete(ctx, obj, opts...)
-}
-
-func (c ownerChecked) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-func (c ownerChecked) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c ownerChecked) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return c.Client.DeleteAllOf(ctx, obj, opts...)
-}
-
-func (c ownerChecked) Status() client.SubResourceWriter {
-	return ownerCheckedStatus{c.Client.Status()}
-}
-
-func (c ownerChecked) SubResource(name string) client.SubResourceClient {
-	sc := c.Client.SubResource(name)
-	return ownerCheckedSub{SubResourceReader: sc, ownerCheckedStatus: ownerCheckedStatus{sc}}
-}
-
-type ownerCheckedSub struct {
-	client.SubResourceReader
-	ownerCheckedStatus
-}
-
-// ownerCheckedStatus checks the status and subresource writes. The
-// pass's own status and contract-field writes come after run, outside
-// the armed context: the engine confirms the owner before them when the
-// pass went past the gate (Engine.attempt).
-type ownerCheckedStatus struct{ w client.SubResourceWriter }
-
-func (w ownerCheckedStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return w.w.Create(ctx, obj, sub, opts...)
-}
-
-func (w ownerCheckedStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return w.w.Update(ctx, obj, opts...)
-}
-
-func (w ownerCheckedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return w.w.Patch(ctx, obj, patch, opts...)
-}
-
-func (w ownerCheckedStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	if err := checkOwner(ctx); err != nil {
-		return err
-	}
-	return w.w.Apply(ctx, obj, opts...)
-}
+// Reads go to the engine's client unchanged. The pass's own status and
+// contract-field writes come after run, outside the armed context: the
+// engine confirms the owner before them when the pass went past the gate
+// (Engine.attempt).
+func (e *Engine) client() client.Client { return writecheck.Client(e.Client) }

@@ -4,24 +4,13 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"captf.io/captf/internal/custody"
-	"captf.io/captf/internal/records"
 )
 
 // strayState are the object's state Secrets that lack its owner
 // reference or protection.
-func (p *pass) strayState() []*corev1.Secret {
-	var stray []*corev1.Secret
-	for i := range p.stored.secrets {
-		if custody.Unkept(&p.stored.secrets[i], p.obj) {
-			stray = append(stray, &p.stored.secrets[i])
-		}
-	}
-	return stray
-}
+func (p *pass) strayState() []*corev1.Secret { return custody.UnkeptOf(p.stored.secrets, p.obj) }
 
 // reownState (the chore ReownState) gives the object's owner reference and
 // protection back to state Secrets that lack either: chunks a refresh,
@@ -40,29 +29,15 @@ func (p *pass) reownState(ctx context.Context) error {
 	if held, err := p.runLeaseHeld(ctx); err != nil || held {
 		return err
 	}
-	// A state owned by an earlier UID says the object was re-created (a
-	// restore, a move): its other Secrets are owned by that UID too.
-	for _, name := range append(p.recordNames(), p.planKeyName()) {
-		s := &corev1.Secret{}
-		if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: name}, s); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return err
-		}
-		if custody.Unkept(s, p.obj) {
-			stray = append(stray, s)
-		}
+	records, err := p.custody().UnkeptRecords(ctx, p.obj, p.role.Kind())
+	if err != nil {
+		return err
 	}
+	stray = append(stray, records...)
 	n, err := p.custody().Reown(ctx, p.obj, p.role.Kind(), stray)
 	if err != nil || n == 0 {
 		return err
 	}
 	p.eventf(corev1.EventTypeNormal, "OwnerReferencesRepaired", "Re-owned %d Secrets (state, inputs records, plan key) that lacked an owner reference to this object or its protection", n)
 	return nil
-}
-
-// recordNames are the names of the object's attempt and applied records.
-func (p *pass) recordNames() []string {
-	return []string{records.AttemptName(p.role.Kind(), p.obj.GetName()), records.AppliedName(p.role.Kind(), p.obj.GetName())}
 }
