@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -149,7 +148,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return p.stopped(d, decide.ObstacleNoJobSlot, why)
 	}
 	attempt := jobs.NextAttempt(p.jobs, op)
-	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.tick(op, d.Reason)))
+	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.ticks().Tick(op, d.Reason == decide.ReasonDriftRemediation)))
 	ok, why, err := p.e.gates().AcquireRun(ctx, p.subject(), name, op, p.now)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -282,28 +281,6 @@ func firstMessage(conds []metav1.Condition) string {
 	return ""
 }
 
-// tick is the part of a Job's name hash that tells runs of the same
-// inputs apart; a drift remediation's names the drift check it answers.
-func (p *pass) tick(op decide.Operation, r decide.Reason) string {
-	switch op {
-	case decide.OpApply:
-		if t := p.w.Status.LastDriftCheck; r == decide.ReasonDriftRemediation && t != nil {
-			return "remediate/" + t.UTC().Format(time.RFC3339)
-		}
-	case decide.OpRefresh:
-		if t := p.w.Status.LastRefresh; t != nil {
-			return t.UTC().Format(time.RFC3339)
-		}
-	case decide.OpDrift:
-		if t := p.w.Status.LastDriftCheck; t != nil {
-			return t.UTC().Format(time.RFC3339)
-		}
-	case decide.OpRestore:
-		return "restore/" + p.stored.restore.Name
-	}
-	return ""
-}
-
 // createJob creates the Job, or adopts the one of that name, then its
 // per-run Secret owned by it; a Secret left by an older Job of the name is
 // replaced.
@@ -356,4 +333,13 @@ func ranImage(rec *records.Record) *jobs.RanImage {
 		return nil
 	}
 	return &jobs.RanImage{Image: rec.Image, ImageID: rec.ImageDigest}
+}
+
+// ticks are what tells the object's runs of the same inputs apart.
+func (p *pass) ticks() jobs.Ticks {
+	t := jobs.Ticks{LastRefresh: p.w.Status.LastRefresh, LastDriftCheck: p.w.Status.LastDriftCheck}
+	if p.stored.restore != nil {
+		t.Restore = p.stored.restore.Name
+	}
+	return t
 }
