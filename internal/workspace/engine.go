@@ -155,6 +155,9 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return p, ctrl.Result{}, err
 	}
 	if perr := p.patchStatus(ctx, err == nil); perr != nil {
+		// Nothing of the pass is said: its events wait for the next pass
+		// to find what they say again, the waits it announced included.
+		p.unannounce(0)
 		return p, ctrl.Result{}, perr
 	}
 	for _, f := range p.observations {

@@ -57,11 +57,19 @@ func (p *pass) eventf(typ, reason, format string, args ...any) {
 // What came after it did not: a wait it announced there is forgotten, so
 // that the pass made again, or the next, announces it.
 func (p *pass) voidEvents() {
-	for _, ev := range p.events[p.armedEvents:] {
-		p.e.waits.CompareAndDelete(p.obj.GetUID(), ev.Reason)
-	}
+	p.unannounce(p.armedEvents)
 	p.events = p.events[:p.armedEvents]
 	p.emit()
+}
+
+// unannounce forgets the waits that the pass's events from the i-th on
+// announced: those events do not go out (a void pass's past its gate, a
+// pass whose status patch failed), so the next pass that meets the same
+// wait announces it.
+func (p *pass) unannounce(i int) {
+	for _, ev := range p.events[i:] {
+		p.e.waits.CompareAndDelete(p.obj.GetUID(), ev.Reason)
+	}
 }
 
 // emit emits the pass's events, but those the void pass before it

@@ -32,3 +32,25 @@ func TestAVoidPassForgetsTheWaitItAnnouncedPastItsGate(t *testing.T) {
 		t.Errorf("the pass made again queued %d events for the wait, want it announced once: the void pass's announcement never went out", len(again.events))
 	}
 }
+
+// TestAPassWhoseStatusFailedAnnouncesNoWait: a pass whose status patch
+// fails emits nothing; the wait it met is not taken as announced, so the
+// next pass that meets it announces it.
+func TestAPassWhoseStatusFailedAnnouncesNoWait(t *testing.T) {
+	recorder := events.NewFakeRecorder(10)
+	e := &Engine{Recorder: recorder}
+	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "u1"}}
+	failed := &pass{e: e, role: roles.Cluster{}, obj: obj}
+	failed.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
+	failed.unannounce(0)
+	next := &pass{e: e, role: roles.Cluster{}, obj: obj}
+	next.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
+	if len(next.events) != 1 {
+		t.Errorf("the next pass queued %d events for the wait, want it announced: the failed pass's announcement never went out", len(next.events))
+	}
+	again := &pass{e: e, role: roles.Cluster{}, obj: obj}
+	again.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
+	if len(again.events) != 0 {
+		t.Errorf("a pass after an announced wait queued %d events for it, want none", len(again.events))
+	}
+}
