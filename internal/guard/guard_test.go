@@ -493,3 +493,69 @@ func TestJobGuard(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockEnded: a blocked apply holds while its plan is live; once the
+// plan is terminal, or gone a minute after the Job ended, it no longer
+// does. A plan not found within the minute makes the pass look again once
+// the minute is over (lookAgain), whatever it decides: nothing else would
+// wake a settled object then.
+func TestBlockEnded(t *testing.T) {
+	blocked := decide.FinishedJob{Name: "apply-a1", Op: decide.OpApply, Blocked: true, PlanHash: "p2:x", FinishedAt: blockT0.Add(-5 * time.Minute)}
+	plan := func(phase infrav1.PlanPhase) infrav1.TerraformPlan {
+		return infrav1.TerraformPlan{ObjectMeta: metav1.ObjectMeta{Name: approvals.Name("demo", "apply-a1", "p2:x"),
+			Labels: map[string]string{infrav1.PlanPhaseLabel: string(phase)}}}
+	}
+	testCases := []struct {
+		name      string
+		plans     []infrav1.TerraformPlan
+		job       decide.FinishedJob
+		want      bool
+		lookAgain time.Duration
+	}{
+		{"its plan waits", []infrav1.TerraformPlan{plan(infrav1.PlanPhasePending)}, blocked, false, 0},
+		{"its plan is approved", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseApproved)}, blocked, false, 0},
+		{"its plan was superseded", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseSuperseded)}, blocked, true, 0},
+		{"its plan failed", []infrav1.TerraformPlan{plan(infrav1.PlanPhaseFailed)}, blocked, true, 0},
+		{"its plan is gone", nil, blocked, true, 0},
+		{"its plan is not in the cache yet", nil, decide.FinishedJob{Name: "apply-a1", Blocked: true, PlanHash: "p2:x", FinishedAt: blockT0.Add(-10 * time.Second)}, false, 51 * time.Second},
+		{"no plan was reported", nil, decide.FinishedJob{Name: "apply-a1", Blocked: true, FinishedAt: blockT0.Add(-time.Hour)}, false, 0},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, lookAgain := BlockEnded(tc.job, tc.plans, "demo", blockT0); got != tc.want || lookAgain != tc.lookAgain {
+				t.Errorf("BlockEnded = %v, looks again in %s; want %v, %s", got, lookAgain, tc.want, tc.lookAgain)
+			}
+		})
+	}
+}
+
+var blockT0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// TestHistory: the history keys the Jobs' inputs hashes, marks a blocked
+// apply whose plan ended, and says how soon to look again for a blocked
+// apply's plan not found yet: the soonest of them.
+func TestHistory(t *testing.T) {
+	finished := func(name string, ago time.Duration, ann map[string]string) batchv1.Job {
+		return batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{infrav1.OperationLabel: "apply"}, Annotations: ann},
+			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: "True", LastTransitionTime: metav1.NewTime(blockT0.Add(-ago))}}}}
+	}
+	blocked := func(name string, ago time.Duration) batchv1.Job {
+		return finished(name, ago, map[string]string{infrav1.DestructivePlanBlockedAnnotation: "true", infrav1.PlanHashAnnotation: "p2:" + name,
+			infrav1.InputsHashAnnotation: "h2:abc"})
+	}
+	js := []batchv1.Job{blocked("a1", 40*time.Second), blocked("a2", 10*time.Second), blocked("a3", time.Hour), {ObjectMeta: metav1.ObjectMeta{Name: "running"}}}
+	k := Keying{Key: []byte(strings.Repeat("k", 32))}
+	out, lookAgain := History(js, k, nil, "demo", blockT0)
+	if len(out) != 3 {
+		t.Fatalf("History has %d Jobs, want the 3 finished", len(out))
+	}
+	if out[0].PlanEnded || out[1].PlanEnded || !out[2].PlanEnded {
+		t.Errorf("plans ended: %v %v %v; want only the hour-old one's", out[0].PlanEnded, out[1].PlanEnded, out[2].PlanEnded)
+	}
+	if lookAgain != 21*time.Second {
+		t.Errorf("looks again in %s, want 21s (the soonest minute over, and a second)", lookAgain)
+	}
+	if out[0].InputsHash != k.Keyed("h2:abc") || out[0].InputsHash == "h2:abc" {
+		t.Errorf("the inputs hash %q is not keyed", out[0].InputsHash)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/runner/result"
 )
@@ -161,4 +163,14 @@ func WithAnnotations(j *batchv1.Job, ann map[string]string) *batchv1.Job {
 		c.Annotations[k] = v
 	}
 	return c
+}
+
+// Facts are what the report of o's Job, whose failure kind is kind
+// (Verdict), is computed from (conditions.Job).
+func (o Outcome) Facts(kind infrav1.RunErrorKind) conditions.JobFacts {
+	j := o.Job
+	return conditions.JobFacts{Name: j.Name, Op: o.Op, Succeeded: o.Succeeded, Deadline: o.Deadline, DeadlineSeconds: ptr.Deref(j.Spec.ActiveDeadlineSeconds, 0),
+		ImagePullFailed: j.Annotations[infrav1.ImagePullFailedAnnotation] == "true", Image: ReportedImage(j),
+		RunnerImage:    j.Annotations[infrav1.RunnerImagePullFailedAnnotation] == "true",
+		PlanUnreadable: o.Op == decide.OpPlan && o.PlanUnreadable(), Kind: kind, Summary: o.Tail()}
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/runner/result"
 )
@@ -153,5 +154,37 @@ func TestBookkeptMarks(t *testing.T) {
 	}
 	if j.Annotations[infrav1.BookkeptAnnotation] != "" {
 		t.Error("Marked changed the Job it was given")
+	}
+}
+
+// TestFacts: what the report of a finished Job is computed from.
+func TestFacts(t *testing.T) {
+	job := func(ann map[string]string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: ann}, Spec: batchv1.JobSpec{ActiveDeadlineSeconds: ptrTo[int64](3600)}}
+	}
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		kind infrav1.RunErrorKind
+		want func(f conditions.JobFacts) bool
+	}{
+		{"a succeeded apply", Outcome{Job: job(nil), Op: decide.OpApply, Succeeded: true, Result: &result.Document{}},
+			"", func(f conditions.JobFacts) bool {
+				return f.Succeeded && f.DeadlineSeconds == 3600 && f.Name == "j" && !f.ImagePullFailed
+			}},
+		{"its runner image not pulled", Outcome{Job: job(map[string]string{infrav1.ImagePullFailedAnnotation: "true", infrav1.RunnerImagePullFailedAnnotation: "true"}), Op: decide.OpApply},
+			"", func(f conditions.JobFacts) bool { return f.ImagePullFailed && f.RunnerImage }},
+		{"a plan Job with no plan", Outcome{Job: job(nil), Op: decide.OpPlan, Succeeded: true, Result: &result.Document{}},
+			"", func(f conditions.JobFacts) bool { return f.PlanUnreadable }},
+		{"a failed step", Outcome{Job: job(nil), Op: decide.OpApply, Result: &result.Document{Error: &result.RunError{Kind: infrav1.RunErrorStep, Step: "apply"}}},
+			infrav1.RunErrorStep, func(f conditions.JobFacts) bool {
+				return f.Kind == infrav1.RunErrorStep && f.Summary != "" && !f.Succeeded
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if f := tc.o.Facts(tc.kind); !tc.want(f) {
+				t.Errorf("Facts = %+v", f)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
@@ -85,6 +86,17 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	s.Schedule.MembershipConverging = p.role.View(p.obj).MembershipConverging
 	s.Schedule.RefreshAfterApplyDue = p.refreshAfterApplyDue(s.Schedule.LastSuccessfulApply)
 	return s
+}
+
+// history is what the decision table knows of the object's finished
+// Jobs (guard.History); a blocked apply's plan not found yet makes the
+// pass look again once it should be.
+func (p *pass) history() []decide.FinishedJob {
+	out, lookAgain := guard.History(p.jobs, p.keying(), p.plans, p.obj.GetName(), p.now)
+	if lookAgain > 0 {
+		p.lookAgainIn(lookAgain)
+	}
+	return out
 }
 
 // refreshAfterApplyDue: a machine's or pool's successful apply whose own

@@ -89,7 +89,7 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 		}
 	}
 	p.observe(func() { p.observeJob(o, kind) })
-	cond, ev := conditions.Job(jobFacts(o, kind))
+	cond, ev := conditions.Job(o.Facts(kind))
 	// A record, which ends a live report's episode (endLiveReports), but
 	// for a plan waiting for its approval (a live report: livereport.Live).
 	p.report(cond)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 )
@@ -159,4 +162,15 @@ func (p *pass) choresAfter(ctx context.Context, err error) error {
 		return err
 	}
 	return errors.Join(err, p.doChores(ctx, decide.Chores(p.undecidedSnapshot())))
+}
+
+// prune deletes the finished Jobs beyond the history limits, with their
+// pods (background propagation).
+func (p *pass) prune(ctx context.Context) error {
+	for _, j := range jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)) {
+		if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("pruning Job %s: %w", j.Name, err)
+		}
+	}
+	return nil
 }

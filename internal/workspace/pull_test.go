@@ -88,7 +88,7 @@ func TestRunnerImagePullIsReported(t *testing.T) {
 			job.Annotations, job.Spec.ActiveDeadlineSeconds)
 	}
 	// Once it failed, its report names the runner image, not the module's.
-	failed, _ := conditions.Job(jobFacts(jobs.Outcome{Job: job, Op: jobs.Op(job)}, ""))
+	failed, _ := conditions.Job(jobs.Outcome{Job: job, Op: jobs.Op(job)}.Facts(""))
 	if !strings.Contains(failed.Message, "the runner image "+runnerImage+" could not be pulled") {
 		t.Errorf("the failed Job reports %q, want the runner image named", failed.Message)
 	}
