@@ -141,3 +141,17 @@ func Ready(conds []metav1.Condition, types []string) metav1.Condition {
 	}
 	return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReadyReason, Message: "Ready"}
 }
+
+// FirstRecord is what an operation condition of type t that was never set
+// says: its first visit's value, or a condition of no Status for a
+// RestoreJobSucceeded, which only a restore request brings (it goes
+// again).
+func FirstRecord(t string) metav1.Condition {
+	if t == infrav1.ApplyJobSucceededCondition {
+		return NoApplyYet
+	}
+	if c := meta.FindStatusCondition(FirstVisit(false), t); c != nil {
+		return *c
+	}
+	return metav1.Condition{Type: t}
+}

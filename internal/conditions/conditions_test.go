@@ -176,3 +176,23 @@ func TestInputsApplied(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstRecord: a live report over a condition never set covers what
+// the condition says on a first visit; a restore's, which a first visit
+// does not set, covers a condition of no status.
+func TestFirstRecord(t *testing.T) {
+	if c := FirstRecord(infrav1.ApplyJobSucceededCondition); c.Reason != NoApplyYet.Reason || c.Status != NoApplyYet.Status {
+		t.Errorf("ApplyJobSucceeded's first record = %+v, want NoApplyYet", c)
+	}
+	for _, want := range FirstVisit(false) {
+		if want.Type == infrav1.ApplyJobSucceededCondition {
+			continue
+		}
+		if c := FirstRecord(want.Type); c != want {
+			t.Errorf("%s's first record = %+v, want its first visit's %+v", want.Type, c, want)
+		}
+	}
+	if c := FirstRecord(infrav1.RestoreJobSucceededCondition); c != (metav1.Condition{Type: infrav1.RestoreJobSucceededCondition}) {
+		t.Errorf("RestoreJobSucceeded's first record = %+v, want no status", c)
+	}
+}

@@ -7,7 +7,7 @@
 // (IdentityAllowedCondition, CredentialsMirroredCondition), and what an
 // object's credentials are as a pass reads them, writing nothing
 // (Resolve: an identity's check, or a local Secret; whether the mirror's
-// write or deletion is due).
+// write or deletion is due), and doing what is due (Resolved.Write).
 //
 // The source Secret and the mirror are read uncached, through the
 // client.Reader the caller passes (the manager's API reader): the manager

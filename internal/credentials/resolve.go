@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,4 +115,33 @@ func localSecret(ctx context.Context, reader client.Reader, ns, name string) (Re
 	out.Ready, out.Secret = true, name
 	out.Conditions = LocalSecretConditions(ns, name, true)
 	return out, nil
+}
+
+// Write does what r found due, once: the mirror's deletion (RevokeDue) or
+// its write (MirrorDue), through c and reader, for obj. A write that fails
+// is kept in the check (CredentialsMirrored says MirrorFailed) and leaves
+// r not ready; after a write r is concluded again (rewrote). reason and
+// note are the event to emit ("" for none).
+func (r *Resolved) Write(ctx context.Context, c client.Client, reader client.Reader, obj client.Object) (rewrote bool, reason, note string, err error) {
+	ns := obj.GetNamespace()
+	switch {
+	case r.RevokeDue():
+		res, err := RevokeMirror(ctx, c, ns, r.Identity)
+		if err != nil {
+			return false, "", "", err
+		}
+		r.Written = true
+		if res.Outcome == OutcomeRemoved {
+			return false, MirrorRemovedEvent, fmt.Sprintf("Deleted credentials mirror %s: the identity no longer allows namespace %s", res.Mirror.Name, ns), nil
+		}
+	case r.MirrorDue():
+		r.Check.Mirror, r.Check.MirrorErr = EnsureMirror(ctx, c, reader, r.Source, obj)
+		r.Written = true
+		if r.Check.Mirror.Outcome == OutcomeCreated && r.Check.MirrorErr == nil {
+			reason, note = MirrorCreatedEvent, fmt.Sprintf("Created credentials mirror %s", r.Check.Mirror.Mirror.Name)
+		}
+		r.Conclude()
+		return true, reason, note, nil
+	}
+	return false, "", "", nil
 }

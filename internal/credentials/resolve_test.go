@@ -1,9 +1,13 @@
 package credentials_test
 
 import (
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
@@ -15,8 +19,8 @@ import (
 // an identity that is missing is not ready; one that allows the
 // namespace is ready with its mirror due, which is what the Job gets once
 // written; an identity that stops
-// allowing the namespace has its mirror due for deletion. Once the write
-// is done this pass, nothing is due.
+// allowing the namespace has its mirror due for deletion. Write does what
+// is due, once, and says what it did.
 func TestResolve(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := testContext(t)
@@ -53,11 +57,11 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("an identity allowing the namespace, before its mirror: ready %v, Secret %q, mirror due %v, revoke due %v; want ready once the mirror due is written",
 			r.Ready, r.Secret, r.MirrorDue(), r.RevokeDue())
 	}
-	if r.Written = true; r.MirrorDue() {
-		t.Error("the mirror is due again once written this pass")
+	if rewrote, reason, _, err := r.Write(ctx, env.Client, env.Client, user); err != nil || !rewrote || reason != credentials.MirrorCreatedEvent {
+		t.Fatalf("Write = %v, %q, %v; want the mirror created and the credentials concluded again", rewrote, reason, err)
 	}
-	if _, err := credentials.EnsureMirror(ctx, env.Client, env.Client, id, user); err != nil {
-		t.Fatal(err)
+	if r.MirrorDue() || !r.Ready {
+		t.Errorf("once written: mirror due %v, ready %v; want ready with nothing due", r.MirrorDue(), r.Ready)
 	}
 	if r := resolve(user, ref); !r.Ready || r.Secret != credentials.MirrorName(id.Name) || r.MirrorDue() {
 		t.Errorf("after the mirror's write: ready %v, Secret %q, mirror due %v; want the mirror delivered", r.Ready, r.Secret, r.MirrorDue())
@@ -76,7 +80,20 @@ func TestResolve(t *testing.T) {
 			t.Errorf("IdentityAllowed is %s, want False", c.Status)
 		}
 	}
-	if r.Written = true; r.RevokeDue() {
-		t.Error("the deletion is due again once done this pass")
+	if rewrote, reason, note, err := r.Write(ctx, env.Client, env.Client, user); err != nil || rewrote || reason != credentials.MirrorRemovedEvent || !strings.Contains(note, tenant) {
+		t.Fatalf("Write = %v, %q (%q), %v; want the mirror deleted, naming the namespace", rewrote, reason, note, err)
 	}
+	if r.RevokeDue() || !getMirrorGone(t, tenant, id.Name) {
+		t.Error("the deletion is due again once done, or the mirror is still there")
+	}
+}
+
+// getMirrorGone: the identity's mirror in ns is gone.
+func getMirrorGone(t *testing.T, ns, identity string) bool {
+	t.Helper()
+	err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: credentials.MirrorName(identity)}, &corev1.Secret{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return apierrors.IsNotFound(err)
 }

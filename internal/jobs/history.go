@@ -179,3 +179,16 @@ func RescuedSerial(all []batchv1.Job) string {
 	}
 	return newest.Annotations[infrav1.RescuedSerialAnnotation]
 }
+
+// NewestFinished names the Job of all that finished last ("" when none);
+// of two that finished at once, the greater name.
+func NewestFinished(all []batchv1.Job) string {
+	name, newest := "", time.Time{}
+	for i := range all {
+		j := &all[i]
+		if done, _, at, _ := Finished(j); done && (name == "" || at.After(newest) || (at.Equal(newest) && j.Name > name)) {
+			name, newest = j.Name, at
+		}
+	}
+	return name
+}

@@ -212,3 +212,26 @@ func TestRescuedSerial(t *testing.T) {
 		})
 	}
 }
+
+// TestNewestFinished: the Job that finished last names the live report's
+// last Job; a tie goes to the greater name; running Jobs do not count.
+func TestNewestFinished(t *testing.T) {
+	a1, a2 := job(decide.OpApply, 1, yes, 9), job(decide.OpApply, 2, no, 3)
+	r1 := job(decide.OpRefresh, 1, yes, 3)
+	for _, tc := range []struct {
+		name string
+		all  []batchv1.Job
+		want string
+	}{
+		{"none", nil, ""},
+		{"the newest", []batchv1.Job{a2, a1}, a2.Name},
+		{"a tie: the greater name", []batchv1.Job{r1, a2}, r1.Name},
+		{"a running Job does not count", []batchv1.Job{a1, job(decide.OpApply, 3, nil, 0)}, a1.Name},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NewestFinished(tc.all); got != tc.want {
+				t.Errorf("NewestFinished = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

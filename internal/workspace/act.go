@@ -318,3 +318,25 @@ func (p *pass) recordFor(op decide.Operation) (*records.Record, bool) {
 	}
 	return rec, mismatch
 }
+
+// mirrorCredentials (the chore MirrorCredentials, and the action's own
+// credentials step) writes the mirror the credentials step found due, or
+// deletes the one of a namespace the identity no longer allows. A write
+// that fails says so on CredentialsMirrored (MirrorFailed) and leaves the
+// credentials not ready, so the pass starts no Job, as when the step
+// found them wanting.
+func (p *pass) mirrorCredentials(ctx context.Context) error {
+	rewrote, reason, note, err := p.creds.Write(ctx, p.e.client(), p.e.APIReader, p.obj)
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		p.eventf(corev1.EventTypeNormal, reason, "%s", note)
+	}
+	if rewrote {
+		for _, cond := range p.creds.Conditions {
+			p.set(cond)
+		}
+	}
+	return nil
+}

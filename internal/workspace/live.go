@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"time"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,19 +32,6 @@ import (
 // the live report until a Job (or, for StateReadable, a read of the
 // state) reports.
 
-// firstRecord is what an operation condition that was never set says: a
-// condition of no Status for a RestoreJobSucceeded, which only a restore
-// request brings (it goes again).
-func firstRecord(t string) metav1.Condition {
-	if t == infrav1.ApplyJobSucceededCondition {
-		return conditions.NoApplyYet
-	}
-	if c := meta.FindStatusCondition(conditions.FirstVisit(false), t); c != nil {
-		return *c
-	}
-	return metav1.Condition{Type: t}
-}
-
 // reportLive sets c, a live report, remembering the record it covers: the
 // condition as it was, unless a live report already covers it (that one
 // remembered the record, or another manager did).
@@ -55,10 +40,10 @@ func (p *pass) reportLive(c metav1.Condition) {
 	switch cur := p.current(c.Type); {
 	case cur == nil:
 		if _, covered := p.e.live.Get(k); !covered {
-			p.e.live.Keep(k, livereport.Record{Cond: firstRecord(c.Type), LastJob: p.newestFinishedJob()})
+			p.e.live.Keep(k, livereport.Record{Cond: conditions.FirstRecord(c.Type), LastJob: jobs.NewestFinished(p.jobs)})
 		}
 	case !livereport.Live(*cur):
-		p.e.live.Keep(k, livereport.Record{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: p.newestFinishedJob()})
+		p.e.live.Keep(k, livereport.Record{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: jobs.NewestFinished(p.jobs)})
 	}
 	p.set(c)
 }
@@ -85,7 +70,7 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 		k := livereport.Key{UID: p.obj.GetUID(), Type: t}
 		rec, found := p.e.live.Get(k)
 		if found && rec.Loaded {
-			rec, found = p.e.live.Claim(k, rec, p.newestFinishedJob())
+			rec, found = p.e.live.Claim(k, rec, jobs.NewestFinished(p.jobs))
 		}
 		if set := p.reported(t); set != nil {
 			if !livereport.Live(*set) && found {
@@ -120,17 +105,4 @@ func (p *pass) reported(t string) *metav1.Condition {
 		}
 	}
 	return nil
-}
-
-// newestFinishedJob names the object's Job that finished last, of those
-// the pass read ("" when none).
-func (p *pass) newestFinishedJob() string {
-	name, newest := "", time.Time{}
-	for i := range p.jobs {
-		j := &p.jobs[i]
-		if done, _, at, _ := jobs.Finished(j); done && (name == "" || at.After(newest) || (at.Equal(newest) && j.Name > name)) {
-			name, newest = j.Name, at
-		}
-	}
-	return name
 }
