@@ -13,6 +13,8 @@
 //     canonical JSON encoding (Hash, Digest, Rekey,
 //     ApprovalHash, Canonical);
 //   - the size cap of a run's inputs (MaxBytes, CheckSize);
+//   - one rendering of an object's inputs, files and hashes, from its
+//     role's tfvars and its user variables (Render, ReadVariables);
 //   - which errors of building the inputs are a problem of the object's
 //     configuration, told on DependenciesReady (Problem).
 //

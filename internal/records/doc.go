@@ -9,7 +9,8 @@
 //     Job is created (WriteAttempt), and marked when the object is known
 //     to have applied (MarkApplied). While it carries the evidence of a
 //     possible partial apply (MarkMayHaveApplied, MarkMayHaveAppliedWith;
-//     MarkJobMayHaveApplied picks one for a Job) it holds that Job's
+//     MarkJobMayHaveApplied picks one for a Job, MarkPossiblyApplied adds
+//     the unknown outcome and a pool's partly applied exports) it holds that Job's
 //     files instead, until an apply is confirmed
 //     (ConfirmApplied) or a restore or the user settles it
 //     (ClearUnconfirmedApply); evidence.go says why.

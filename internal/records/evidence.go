@@ -196,3 +196,27 @@ func MarkJobMayHaveApplied(ctx context.Context, c client.Client, reader client.R
 	}
 	return nil
 }
+
+// MarkPossiblyApplied records that apply Job job of obj may have changed
+// resources (MarkJobMayHaveApplied; newer as there), then, when its
+// outcome is unknown (unconfirmed), names it the unconfirmed apply, and,
+// for a pool that guards its exports (exports), that the exports change
+// it rendered may be partly applied (MarkPartialExports).
+func MarkPossiblyApplied(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind, job string, newer []string, unconfirmed, exports bool) error {
+	if err := MarkJobMayHaveApplied(ctx, c, reader, obj, kind, job, newer); err != nil {
+		return err
+	}
+	ns, name := obj.GetNamespace(), obj.GetName()
+	if unconfirmed {
+		if _, err := MarkUnconfirmedApply(ctx, c, reader, ns, kind, name, job); err != nil {
+			return fmt.Errorf("recording the unconfirmed apply of Job %s: %w", job, err)
+		}
+		ctrl.LoggerFrom(ctx).Info("Recorded an apply whose outcome is unknown", "job", job)
+	}
+	if exports {
+		if _, err := MarkPartialExports(ctx, c, reader, ns, kind, name, job); err != nil {
+			return fmt.Errorf("recording the partly applied exports change of Job %s: %w", job, err)
+		}
+	}
+	return nil
+}

@@ -127,3 +127,31 @@ func TestEvidenceOfAPartialApplyOutlivesLaterAttempts(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkPossiblyApplied: an apply of unknown outcome is marked as
+// possibly applied and named the unconfirmed apply; one that failed after
+// its apply step is only marked.
+func TestMarkPossiblyApplied(t *testing.T) {
+	envtest.Require(t, env)
+	ctx, ns := testContext(t), namespace(t)
+	for _, tc := range []struct {
+		name        string
+		unconfirmed bool
+	}{{"failed after its apply step", false}, {"outcome unknown", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "web-" + strings.ReplaceAll(tc.name, " ", "-")
+			m := machine(t, ns, name)
+			check(t, records.WriteAttempt(ctx, env.Client, env.Client, m, kind, attemptOf("job-1", "h2:one")))
+			check(t, records.MarkPossiblyApplied(ctx, env.Client, env.Client, m, kind, "job-1", nil, tc.unconfirmed, false))
+			attempt, _, err := records.Load(ctx, env.Client, ns, kind, name)
+			check(t, err)
+			want := ""
+			if tc.unconfirmed {
+				want = "job-1"
+			}
+			if !attempt.MayHaveApplied || attempt.UnconfirmedApply != want {
+				t.Errorf("may-have-applied %v, unconfirmed %q; want true, %q", attempt.MayHaveApplied, attempt.UnconfirmedApply, want)
+			}
+		})
+	}
+}

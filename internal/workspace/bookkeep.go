@@ -166,10 +166,7 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 		}
 	}
 	if o.Op == decide.OpApply && !o.Succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && o.MayHaveApplied() {
-		if err := p.markMayHaveApplied(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
-			return err
-		}
-		if err := p.markPartialExports(ctx, j.Name); err != nil {
+		if err := records.MarkPossiblyApplied(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), j.Name, jobs.AppliesAfter(p.jobs, j, false), false, p.caps().GuardsExports); err != nil {
 			return err
 		}
 	}

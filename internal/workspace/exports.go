@@ -46,15 +46,3 @@ func (p *pass) recordHold(ctx context.Context) error {
 	p.inputs.attempt.PendingExports, p.inputs.holdDue = doc, false
 	return nil
 }
-
-// markPartialExports records that a pool apply Job that may have changed
-// members rendered an exports change (captf.io/partial-cluster-outputs).
-func (p *pass) markPartialExports(ctx context.Context, job string) error {
-	if !p.caps().GuardsExports {
-		return nil
-	}
-	if _, err := records.MarkPartialExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
-		return fmt.Errorf("recording the partly applied exports change of Job %s: %w", job, err)
-	}
-	return nil
-}

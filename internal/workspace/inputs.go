@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -83,7 +82,7 @@ func (p *pass) buildInputs(ctx context.Context) error {
 		p.set(*cond)
 		return nil
 	}
-	values, sensitive, err := p.variables(ctx)
+	vars, err := inputs.ReadVariables(ctx, p.e.APIReader, p.obj.GetNamespace(), p.w.Variables, p.w.VariablesFrom)
 	if err != nil {
 		return p.inputsFailed(err)
 	}
@@ -91,17 +90,20 @@ func (p *pass) buildInputs(ctx context.Context) error {
 	if err != nil {
 		return p.inputsFailed(err)
 	}
-	r, err := p.render(roleTfvars, values, sensitive)
+	render := func() (inputs.Rendered, error) {
+		return inputs.Render(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, vars, p.caps().GuardsExports)
+	}
+	r, err := render()
 	if err != nil {
 		return p.inputsFailed(err)
 	}
-	if h := p.guard().HoldBack(r.approval, r.exports); h != nil {
+	if h := p.guard().HoldBack(r.Approval, r.Exports); h != nil {
 		// The pool keeps rendering the exports of its last successful
 		// apply while the change waits for approval.
 		if roleTfvars, err = inputs.WithExports(roleTfvars, h.Applied); err != nil {
 			return err
 		}
-		if r, err = p.render(roleTfvars, values, sensitive); err != nil {
+		if r, err = render(); err != nil {
 			return p.inputsFailed(err)
 		}
 		p.inputs.held = h
@@ -110,43 +112,15 @@ func (p *pass) buildInputs(ctx context.Context) error {
 		return fmt.Errorf("the rendered inputs break the module contract (a CAPTF bug): %w", err)
 	}
 	p.set(conditions.DependenciesMet)
-	metrics.InputsBytes.WithLabelValues(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()).Set(float64(inputs.Size(r.mainTF, r.tfvars)))
-	if err := inputs.CheckSize(r.mainTF, r.tfvars); err != nil {
+	metrics.InputsBytes.WithLabelValues(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName()).Set(float64(inputs.Size(r.MainTF, r.Tfvars)))
+	if err := inputs.CheckSize(r.MainTF, r.Tfvars); err != nil {
 		p.inputs.tooLarge = err
 		return nil
 	}
-	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = r.mainTF, r.tfvars, r.hash
-	p.inputs.approval, p.inputs.exports = r.approval, r.exports
+	p.inputs.mainTF, p.inputs.tfvars, p.inputs.hash = r.MainTF, r.Tfvars, r.Hash
+	p.inputs.approval, p.inputs.exports = r.Approval, r.Exports
 	p.observeHold()
 	return nil
-}
-
-// rendered are the files and hashes of one rendering of the inputs.
-type rendered struct {
-	mainTF, tfvars []byte
-	hash           string
-	// approval and exports: a pool's approval hash and exports hash.
-	approval, exports string
-}
-
-// render builds the files of a role's tfvars and the user's values, and
-// hashes them.
-func (p *pass) render(roleTfvars []byte, values map[string]json.RawMessage, sensitive map[string]bool) (rendered, error) {
-	var r rendered
-	var err error
-	if r.mainTF, r.tfvars, err = inputs.Files(p.role.Contract(), roleTfvars, values, sensitive); err != nil {
-		return r, err
-	}
-	if r.hash, err = inputs.Hash(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
-		return r, err
-	}
-	if p.caps().GuardsExports {
-		if r.approval, err = inputs.ApprovalHash(p.inputs.key, p.role.Contract(), p.w.Source.Image, roleTfvars, values, sensitive); err != nil {
-			return r, err
-		}
-		r.exports = inputs.ExportsHash(roleTfvars)
-	}
-	return r, nil
 }
 
 // inputsFailed reports inputs that cannot be built: a problem of the
@@ -158,13 +132,4 @@ func (p *pass) inputsFailed(err error) error {
 	}
 	p.set(conditions.InputsUnavailable(problem, err.Error()))
 	return nil
-}
-
-// variables merges spec.variables and the variablesFrom sources, read live.
-func (p *pass) variables(ctx context.Context) (map[string]json.RawMessage, map[string]bool, error) {
-	sources, err := inputs.ReadSources(ctx, p.e.APIReader, p.obj.GetNamespace(), p.w.VariablesFrom)
-	if err != nil {
-		return nil, nil, err
-	}
-	return inputs.MergeVariables(p.w.Variables, sources)
 }

@@ -33,24 +33,11 @@ func (p *pass) unconfirmed() string {
 	return ""
 }
 
-// markUnconfirmed records job as an apply whose outcome is unknown; newer
-// are the apply Jobs that finished after it.
+// markUnconfirmed records job as an apply whose outcome is unknown
+// (records.MarkPossiblyApplied); newer are the apply Jobs that finished
+// after it.
 func (p *pass) markUnconfirmed(ctx context.Context, job string, newer []string) error {
-	if err := p.markMayHaveApplied(ctx, job, newer); err != nil {
-		return err
-	}
-	if _, err := records.MarkUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), job); err != nil {
-		return fmt.Errorf("recording the unconfirmed apply of Job %s: %w", job, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Recorded an apply whose outcome is unknown", "job", job)
-	return p.markPartialExports(ctx, job)
-}
-
-// markMayHaveApplied records that apply Job job may have changed
-// resources (records.MarkJobMayHaveApplied); newer are the apply Jobs
-// that finished after it.
-func (p *pass) markMayHaveApplied(ctx context.Context, job string, newer []string) error {
-	return records.MarkJobMayHaveApplied(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), job, newer)
+	return records.MarkPossiblyApplied(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), job, newer, true, p.caps().GuardsExports)
 }
 
 // observeVanished notes the Job status.activeJob names, found gone
