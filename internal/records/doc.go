@@ -17,7 +17,8 @@
 //   - The applied record captf-applied-<kindshort>-<name> holds the files
 //     of the newest successful apply and the image digest it ran. The
 //     bookkeeping of a successful apply copies the Job's per-run Secret into
-//     it (Promote).
+//     it (Promote; FinishApply does all the records' part of that
+//     bookkeeping).
 //
 // Both carry exactly the keys main.tf.json and terraform.tfvars.json, the
 // labels captf.io/managed and owner kind and name (never the clusterctl

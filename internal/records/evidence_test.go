@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/records"
 	"captf.io/captf/internal/test/envtest"
 )
@@ -26,10 +30,13 @@ func TestEvidenceOfAPartialApplyOutlivesLaterAttempts(t *testing.T) {
 	}
 	succeed := func(job, hash, after string) {
 		t.Helper()
-		p, err := records.Promote(ctx, env.Client, env.Client, m, kind, job, perRun(t, ns, job, image, hash, `{"module":{"role":{}}}`+job), "", nil)
+		perRun(t, ns, job, image, hash, `{"module":{"role":{}}}`+job)
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job, Annotations: map[string]string{infrav1.AfterInterruptedApplyAnnotation: after}}}
+		p, err := records.FinishApply(ctx, env.Client, env.Client, m, kind, j, "", nil, nil)
 		check(t, err)
-		_, err = records.ConfirmApplied(ctx, env.Client, env.Client, ns, kind, name, *p.Record, after, nil)
-		check(t, err)
+		if p.Outcome != records.Promoted || p.Record.Job != job {
+			t.Fatalf("FinishApply promoted %s (%s), want %s", p.Record.Job, p.Outcome, job)
+		}
 	}
 	mayHaveApplied := func(job, hash string, newer ...string) {
 		t.Helper()

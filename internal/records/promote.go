@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -141,4 +143,48 @@ func promotedRecord(obj metav1.Object, jobName string, perRun *corev1.Secret, at
 		}, PromotedFromAttempt, nil
 	}
 	return Record{}, PromotionUnknown, nil
+}
+
+// FinishApply is the records' part of the bookkeeping of job, an apply Job
+// of obj (of kind) that succeeded, its pod having run digest: the files of
+// its per-run Secret (read live) become the applied record (Promote, with
+// newer, the successful applies that finished after it); the attempt
+// record is marked applied and forgets its unpullable images; the cluster
+// exports a pool's apply rendered are recorded, unless a newer apply's
+// record is kept; and the unconfirmed apply it was started after is
+// settled (ConfirmApplied, keeping the marks of after, the applies that
+// finished after it). It returns the promotion, also when a step after it
+// fails (none when it failed itself).
+func FinishApply(ctx context.Context, c client.Client, reader client.Reader, obj metav1.Object, kind string, job *batchv1.Job, digest string, newer, after []string) (Promotion, error) {
+	perRun := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: jobs.PerRunSecretName(job.Name)}, perRun); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return Promotion{}, err
+		}
+		perRun = nil
+	}
+	prom, err := Promote(ctx, c, reader, obj, kind, job.Name, perRun, digest, newer)
+	if err != nil {
+		return Promotion{}, fmt.Errorf("promoting the inputs of Job %s: %w", job.Name, err)
+	}
+	ns, name := obj.GetNamespace(), obj.GetName()
+	if _, err := MarkApplied(ctx, c, reader, ns, kind, name); err != nil {
+		return prom, err
+	}
+	if _, err := ClearUnpullableImages(ctx, c, reader, ns, kind, name); err != nil {
+		return prom, err
+	}
+	if exports := job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" && prom.Outcome != Superseded {
+		if _, err := MarkAppliedExports(ctx, c, reader, ns, kind, name, exports); err != nil {
+			return prom, err
+		}
+	}
+	// The unconfirmed apply this one was started after is settled; marks
+	// of applies that finished after it stay.
+	confirmed := Record{Job: job.Name}
+	if prom.Record != nil && prom.Record.Job == job.Name {
+		confirmed = *prom.Record
+	}
+	_, err = ConfirmApplied(ctx, c, reader, ns, kind, name, confirmed, job.Annotations[infrav1.AfterInterruptedApplyAnnotation], after)
+	return prom, err
 }

@@ -312,7 +312,7 @@ func (p *pass) recordFor(op decide.Operation) (*records.Record, bool) {
 	if p.role.Mutable() && p.inputs.hash != "" && op != decide.OpDestroy {
 		return current, false
 	}
-	rec, mismatch := records.ForDestroy(p.keyedRecord(p.inputs.attempt), p.keyedRecord(p.inputs.applied), p.stateInputsHash())
+	rec, mismatch := records.ForDestroy(p.keying().Record(p.inputs.attempt), p.keying().Record(p.inputs.applied), p.stateInputsHash())
 	if rec == nil && p.role.Mutable() && p.inputs.hash != "" {
 		return current, false // no record: a mutable object renders its current inputs
 	}

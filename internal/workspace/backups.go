@@ -43,15 +43,7 @@ func (p *pass) listBackups(ctx context.Context) ([]state.Backup, error) {
 // strayBackups are the backup Secrets read that lack the object's owner
 // reference (a set the runner rescued, or one owned by an earlier object
 // of the name). Sets retained for another object are not.
-func (p *pass) strayBackups() []*corev1.Secret {
-	var stray []*corev1.Secret
-	for i := range p.stored.backups {
-		if s := &p.stored.backups[i]; custody.Unkept(s, p.obj) {
-			stray = append(stray, s)
-		}
-	}
-	return stray
-}
+func (p *pass) strayBackups() []*corev1.Secret { return custody.UnkeptOf(p.stored.backups, p.obj) }
 
 // reownBackups (the chore ReownBackups, and part of BackUpState) gives the
 // object's owner reference to its stray backup Secrets, so that they go
@@ -85,7 +77,7 @@ func (p *pass) backUp(ctx context.Context) error {
 			return err
 		}
 	}
-	p.listInStatus(sets)
+	p.w.Status.StateBackups = custody.Listed(sets)
 	return nil
 }
 
@@ -135,6 +127,3 @@ func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.B
 	}
 	return kept, nil
 }
-
-// listInStatus sets status.stateBackups to the complete sets, newest first.
-func (p *pass) listInStatus(sets []state.Backup) { p.w.Status.StateBackups = custody.Listed(sets) }

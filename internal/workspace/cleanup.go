@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -128,7 +127,7 @@ func (p *pass) cleanup(ctx context.Context, ownState bool) error {
 		}
 	}
 	if ownState {
-		return p.releaseBackups(ctx)
+		return p.custody().ReleaseBackups(ctx, p.obj, p.suffix())
 	}
 	return nil
 }
@@ -162,18 +161,10 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 // the object on every chunk. A success read after a newer apply finished
 // (the manager was down) leaves the newer one's record and hash alone.
 func (p *pass) finishApply(ctx context.Context, o jobs.Outcome) error {
-	perRun := &corev1.Secret{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKey{Namespace: o.Job.Namespace, Name: jobs.PerRunSecretName(o.Job.Name)}, perRun); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return err
-		}
-		perRun = nil
-	}
-	newer := jobs.AppliesAfter(p.jobs, o.Job, true)
-	prom, err := records.Promote(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), o.Job.Name, perRun, o.Digest, newer)
-	if err != nil {
-		return fmt.Errorf("promoting the inputs of Job %s: %w", o.Job.Name, err)
-	}
+	prom, err := records.FinishApply(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), o.Job, o.Digest,
+		jobs.AppliesAfter(p.jobs, o.Job, true), jobs.AppliesAfter(p.jobs, o.Job, false))
+	// What the promotion did is said also when a record write after it
+	// failed: the pass's status and events go out with its error.
 	superseded := prom.Outcome == records.Superseded
 	switch {
 	case superseded:
@@ -191,30 +182,8 @@ func (p *pass) finishApply(ctx context.Context, o jobs.Outcome) error {
 		}
 		p.w.Status.Source.Image, p.w.Status.Source.ImageDigest = prom.Record.Image, prom.Record.ImageDigest
 	}
-	if _, err := records.MarkApplied(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+	if err != nil || superseded {
 		return err
-	}
-	if _, err := records.ClearUnpullableImages(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
-		return err
-	}
-	if exports := o.Job.Annotations[infrav1.AppliedClusterOutputsHashAnnotation]; exports != "" && !superseded {
-		if _, err := records.MarkAppliedExports(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), exports); err != nil {
-			return err
-		}
-	}
-	// The unconfirmed apply this one was started after is settled; marks
-	// of applies that finished after it stay.
-	confirmed := records.Record{Job: o.Job.Name}
-	if prom.Record != nil && prom.Record.Job == o.Job.Name {
-		confirmed = *prom.Record
-	}
-	after := o.Job.Annotations[infrav1.AfterInterruptedApplyAnnotation]
-	if _, err := records.ConfirmApplied(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(),
-		confirmed, after, jobs.AppliesAfter(p.jobs, o.Job, false)); err != nil {
-		return err
-	}
-	if superseded {
-		return nil
 	}
 	return p.adopt(ctx, o.Job.Annotations[infrav1.InputsHashAnnotation], false)
 }

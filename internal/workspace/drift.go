@@ -59,16 +59,12 @@ func (p *pass) driftAfterApply(o jobs.Outcome) {
 	a := conditions.ApplyAfterDrift{Job: o.Job.Name, Succeeded: o.Succeeded, Remediation: o.Job.Annotations[infrav1.DriftRemediationAnnotation] == "true",
 		Blocked: o.Job.Annotations[infrav1.DestructivePlanBlockedAnnotation] == "true", Limit: max(int(p.eff.Policy.FailedJobsHistoryLimit), 1)}
 	if a.Remediation && !a.Succeeded {
-		a.Failures = p.remediationFailures()
+		a.Failures = p.remediationHistory().RemediationFailures()
 	}
 	if c, ok := conditions.DriftAfterApply(a); ok {
 		p.set(c)
 	}
 }
-
-// remediationFailures counts the failed applies since the newest
-// successful drift check, as the decision table does.
-func (p *pass) remediationFailures() int { return p.remediationHistory().RemediationFailures() }
 
 // remediationHistory is what the decision table counts remediations
 // from: the Job history, the newest drift check and the failed limit.

@@ -28,7 +28,7 @@ func (p *pass) checkLock(ctx context.Context) error {
 		return err
 	}
 	if l.Pod != "" {
-		dead, err := p.lockHolderDead(ctx, l)
+		dead, err := p.custody().LockHolderDead(ctx, p.runNamespace(), p.suffix(), l, p.eff.Policy.ActiveDeadlineSeconds, p.now, p.e.gates().Options)
 		if err != nil || !dead {
 			return err // its holder may still run: the lock is live
 		}
@@ -67,10 +67,4 @@ func (p *pass) checkForeignLock(ctx context.Context) error {
 		p.report(conditions.StateLocked(l.Info.Who, l.Info.Operation, l.Info.Created))
 	}
 	return nil
-}
-
-// lockHolderDead: the holder of l, one of the object's Jobs, can no
-// longer write (custody.Keeper.LockHolderDead).
-func (p *pass) lockHolderDead(ctx context.Context, l *custody.Lock) (bool, error) {
-	return p.custody().LockHolderDead(ctx, p.runNamespace(), p.suffix(), l, p.eff.Policy.ActiveDeadlineSeconds, p.now, p.e.gates().Options)
 }

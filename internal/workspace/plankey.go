@@ -106,9 +106,6 @@ func (p *pass) keying() guard.Keying {
 	return guard.Keying{Key: p.inputs.key, Ephemeral: p.inputs.ephemeral}
 }
 
-// keyedRecord is a copy of rec with its inputs hash keyed (nil for nil).
-func (p *pass) keyedRecord(rec *records.Record) *records.Record { return p.keying().Record(rec) }
-
 // keyed is a stored inputs or approval hash in the current scheme
 // (guard.Keying.Keyed).
 func (p *pass) keyed(stored string) string { return p.keying().Keyed(stored) }

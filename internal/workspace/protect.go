@@ -47,12 +47,6 @@ func (p *pass) deleteUnownedJobs(ctx context.Context) error {
 	return nil
 }
 
-// releaseBackups lets the object's state backups go with it
-// (custody.Keeper.ReleaseBackups).
-func (p *pass) releaseBackups(ctx context.Context) error {
-	return p.custody().ReleaseBackups(ctx, p.obj, p.suffix())
-}
-
 // setAsideSurplus leaves out of the state read the pieces Terraform
 // deleted while shrinking the state, which the protection still keeps:
 // Terraform's next read would take them for part of the state. The chore
