@@ -164,46 +164,9 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		}
 		return p.stopped(d, o, why)
 	}
-	policy := p.eff.Policy
-	policy.ServiceAccountName = p.runnerAccount()
-	spec := jobs.Spec{
-		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(), Unowned: deleting,
-		WatchFilter: p.obj.GetLabels()[infrav1.WatchFilterLabel],
-		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
-		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: policy,
-		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,
-		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents, ForceUnlock: p.forceUnlock,
-	}
-	if op != decide.OpApply && op != decide.OpPlan && op != decide.OpRestore {
-		spec.InputsHash = ""
-	}
-	if p.evac.ns != nil {
-		spec.RunNamespace = p.evac.ns.Name
-	}
-	if op == decide.OpRestore {
-		spec.Restore = &jobs.Restore{Chunks: p.stored.restore.Chunks, Resources: p.stored.restore.Resources,
-			Serial: p.stored.restore.Serial, InputsHash: p.keyed(p.stored.restore.InputsHash)}
-	}
-	g := p.guard()
-	exportsGuard := op == decide.OpApply && g.ExportsGuarded()
-	if ((op == decide.OpApply || op == decide.OpPlan) && p.guarded()) || exportsGuard {
-		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-		g = p.guard() // as keyed now
-	}
-	var approved *infrav1.TerraformPlan
-	spec.Guard, approved = g.JobGuard(op, in.hash, p.guarded(), exportsGuard, p.history)
-	if op == decide.OpApply && p.caps().GuardsExports {
-		spec.Marks.Exports = &jobs.Exports{Applied: p.inputs.exports, Approval: p.inputs.approval}
-	}
-	if approved != nil {
-		spec.Marks.ApprovedPlan = &jobs.ApprovedPlan{Name: approved.Name, PlanHash: approved.Spec.PlanHash}
-	}
-	spec.Marks.Fallbacks = in.fallbacks
-	spec.Marks.DriftRemediation = d.Reason == decide.ReasonDriftRemediation
-	if op == decide.OpApply {
-		spec.Marks.AfterInterruptedApply = p.unconfirmed()
+	spec, err := p.jobSpec(ctx, d, in, name, attempt, deleting)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	job, secret, err := jobs.Build(spec)
 	if err != nil {
@@ -249,6 +212,65 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return p.stopped(d, decide.ObstacleJobRefused, why)
 	}
 	crashpoint.Hit(crashpoint.AfterJobCreate)
+	p.jobStarted(ctx, d, job, attempt, in)
+	return ctrl.Result{RequeueAfter: p.e.Options.timing().ActiveJob}, nil
+}
+
+// jobSpec is the Job of d, named name (attempt attempt), running in: what
+// it runs and where, how it is guarded (the plan key made first when it
+// is), and the marks it carries for later passes.
+func (p *pass) jobSpec(ctx context.Context, d decide.Decision, in runInputs, name string, attempt int, deleting bool) (jobs.Spec, error) {
+	op := d.Op
+	policy := p.eff.Policy
+	policy.ServiceAccountName = p.runnerAccount()
+	spec := jobs.Spec{
+		Kind: p.role.Kind(), ObjectName: p.obj.GetName(), Namespace: p.obj.GetNamespace(), UID: p.obj.GetUID(), Unowned: deleting,
+		WatchFilter: p.obj.GetLabels()[infrav1.WatchFilterLabel],
+		ClusterName: p.owner.ClusterName, Op: infrav1.Operation(op), Attempt: attempt, Name: name,
+		Image: in.image, PullPolicy: p.w.Source.ImagePullPolicy, RunnerImage: p.e.Options.RunnerImage, Policy: policy,
+		Identity: in.identity, IdentityKind: in.identityKind, CredentialsSecret: p.creds.Secret,
+		InputsHash: in.hash, RunnerEvents: p.e.Options.RunnerEvents, ForceUnlock: p.forceUnlock,
+	}
+	if op != decide.OpApply && op != decide.OpPlan && op != decide.OpRestore {
+		spec.InputsHash = ""
+	}
+	if p.evac.ns != nil {
+		spec.RunNamespace = p.evac.ns.Name
+	}
+	if op == decide.OpRestore {
+		spec.Restore = &jobs.Restore{Chunks: p.stored.restore.Chunks, Resources: p.stored.restore.Resources,
+			Serial: p.stored.restore.Serial, InputsHash: p.keyed(p.stored.restore.InputsHash)}
+	}
+	g := p.guard()
+	exportsGuard := op == decide.OpApply && g.ExportsGuarded()
+	if ((op == decide.OpApply || op == decide.OpPlan) && p.guarded()) || exportsGuard {
+		var err error
+		if spec.PlanKeySecret, err = p.ensurePlanKey(ctx); err != nil {
+			return spec, err
+		}
+		g = p.guard() // as keyed now
+	}
+	var approved *infrav1.TerraformPlan
+	spec.Guard, approved = g.JobGuard(op, in.hash, p.guarded(), exportsGuard, p.history)
+	if op == decide.OpApply && p.caps().GuardsExports {
+		spec.Marks.Exports = &jobs.Exports{Applied: p.inputs.exports, Approval: p.inputs.approval}
+	}
+	if approved != nil {
+		spec.Marks.ApprovedPlan = &jobs.ApprovedPlan{Name: approved.Name, PlanHash: approved.Spec.PlanHash}
+	}
+	spec.Marks.Fallbacks = in.fallbacks
+	spec.Marks.DriftRemediation = d.Reason == decide.ReasonDriftRemediation
+	if op == decide.OpApply {
+		spec.Marks.AfterInterruptedApply = p.unconfirmed()
+	}
+	return spec, nil
+}
+
+// jobStarted says that job, attempt attempt of d running in, started: the
+// leases now name a Job that ran, status.activeJob names it, and its
+// events and conditions go out.
+func (p *pass) jobStarted(ctx context.Context, d decide.Decision, job *batchv1.Job, attempt int, in runInputs) {
+	op, name := d.Op, job.Name
 	p.waitOver()
 	// From now on the leases' holder is a Job that ran, should it vanish.
 	p.markLeasesCreated(ctx, name, op)
@@ -279,7 +301,6 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 	for _, c := range conditions.JobStarted(name, op, d.Reason == decide.ReasonNoState && (prov == nil || !*prov)) {
 		p.report(c)
 	}
-	return ctrl.Result{RequeueAfter: p.e.Options.timing().ActiveJob}, nil
 }
 
 func firstMessage(conds []metav1.Condition) string {
