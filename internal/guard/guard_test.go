@@ -543,7 +543,7 @@ func TestHistory(t *testing.T) {
 		return finished(name, ago, map[string]string{infrav1.DestructivePlanBlockedAnnotation: "true", infrav1.PlanHashAnnotation: "p2:" + name,
 			infrav1.InputsHashAnnotation: "h2:abc"})
 	}
-	js := []batchv1.Job{blocked("a1", 40*time.Second), blocked("a2", 10*time.Second), blocked("a3", time.Hour), {ObjectMeta: metav1.ObjectMeta{Name: "running"}}}
+	js := []batchv1.Job{blocked("a2", 10*time.Second), blocked("a1", 40*time.Second), blocked("a3", time.Hour), {ObjectMeta: metav1.ObjectMeta{Name: "running"}}}
 	k := Keying{Key: []byte(strings.Repeat("k", 32))}
 	out, lookAgain := History(js, k, nil, "demo", blockT0)
 	if len(out) != 3 {

@@ -225,7 +225,8 @@ func TestNewestFinished(t *testing.T) {
 	}{
 		{"none", nil, ""},
 		{"the newest", []batchv1.Job{a2, a1}, a2.Name},
-		{"a tie: the greater name", []batchv1.Job{r1, a2}, r1.Name},
+		{"a tie: the greater name", []batchv1.Job{a2, r1}, r1.Name},
+		{"a tie, listed the other way", []batchv1.Job{r1, a2}, r1.Name},
 		{"a running Job does not count", []batchv1.Job{a1, job(decide.OpApply, 3, nil, 0)}, a1.Name},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,6 +147,7 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		// The contract fields the pass writes with its status are a write
 		// past the gate too.
 		if cerr := p.confirmOwner(ctx); cerr != nil && !p.ownerMoved {
+			p.unannounce(0) // nothing of the pass is said
 			return p, ctrl.Result{}, cerr
 		}
 	}

@@ -18,7 +18,7 @@ func (p *pass) readLock(ctx context.Context) (*custody.Lock, error) {
 
 // checkLock runs while no Job of the object is active: a lock left by one
 // of its own Jobs whose pod finished, or is gone and waited out
-// (lockHolderDead), is stale and handed to the next Job to force-unlock;
+// (custody.Keeper.LockHolderDead), is stale and handed to the next Job to force-unlock;
 // any other holder is reported as StateLocked, a live report (Jobs still
 // start and wait lockTimeoutSeconds for it).
 func (p *pass) checkLock(ctx context.Context) error {

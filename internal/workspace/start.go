@@ -199,13 +199,11 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return ctrl.Result{}, err
 		}
 		why := fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err))
-		if errors.Is(err, errPerRunRefused) {
-			// The Job was made, but its pod never starts without the
-			// per-run Secret: it goes, and the next Job starts afresh.
-			if err := p.e.client().Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, err
-			}
-			why = fmt.Sprintf("Job %s could not run: its per-run Secret %s was refused: %s", name, secret.Name, apierr.Reason(err))
+		if errors.Is(err, errPerRun) {
+			// The Job was made, but its pod cannot start without the
+			// per-run Secret: it is found stuck (DeleteStuckJob) once
+			// StuckJobAge is over, and the next one starts then.
+			why = fmt.Sprintf("Job %s cannot run: its per-run Secret %s was refused: %s", name, secret.Name, apierr.Reason(err))
 		}
 		_ = p.releaseRunLease(ctx, name)
 		p.eventf(corev1.EventTypeWarning, "JobFailed", "%s", why)
@@ -314,7 +312,7 @@ func firstMessage(conds []metav1.Condition) string {
 
 // createJob creates the Job, or adopts the one of that name, then its
 // per-run Secret owned by it; a Secret left by an older Job of the name is
-// replaced. An error of the Secret's creation is marked errPerRunRefused.
+// replaced. An error of the Secret's creation is marked errPerRun.
 func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.Secret) error {
 	// The pass reports the Job it creates (status.activeJob): the Job's
 	// creation wakes no other pass.
@@ -333,7 +331,7 @@ func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.S
 	}
 	err := p.e.client().Create(ctx, secret)
 	if !apierrors.IsAlreadyExists(err) {
-		return perRunRefused(err)
+		return perRunErr(err)
 	}
 	existing := &corev1.Secret{}
 	if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
@@ -345,19 +343,19 @@ func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.S
 	if err := p.e.client().Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	return perRunRefused(p.e.client().Create(ctx, secret))
+	return perRunErr(p.e.client().Create(ctx, secret))
 }
 
-// errPerRunRefused marks the error of a per-run Secret's creation, made
-// after its Job's.
-var errPerRunRefused = errors.New("the per-run Secret was refused")
+// errPerRun marks the error of a per-run Secret's creation, made after
+// its Job's.
+var errPerRun = errors.New("creating the per-run Secret")
 
-// perRunRefused marks err (nil stays nil) as the per-run Secret's.
-func perRunRefused(err error) error {
+// perRunErr marks err (nil stays nil) as the per-run Secret's.
+func perRunErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", errPerRunRefused, err)
+	return fmt.Errorf("%w: %w", errPerRun, err)
 }
 
 // pickImage sets the image of a non-apply Job rendering rec.
