@@ -71,7 +71,7 @@ func (p *pass) restoreRequest(ctx context.Context) error {
 // finishRestore is the bookkeeping of a restore Job: its serial is
 // consumed either way; a success removes the request and adopts the state
 // with the backup's inputs hash (none when the backup had none).
-func (p *pass) finishRestore(o jobs.Outcome) error {
+func (p *pass) finishRestore(o jobs.Outcome) {
 	serial, _ := strconv.ParseInt(o.Job.Annotations[infrav1.RestoreStateAnnotation], 10, 64)
 	if serial > 0 {
 		p.w.Status.LastRestoredSerial = serial
@@ -82,7 +82,7 @@ func (p *pass) finishRestore(o jobs.Outcome) error {
 	if !o.Succeeded {
 		p.observe(func() { metrics.ObserveStateRestore(kind, "failed") })
 		p.eventf("Warning", "StateRestoreFailed", "Job %s could not restore state serial %d; it is not retried for this serial (see the state-restore runbook)", o.Job.Name, serial)
-		return nil
+		return
 	}
 	if ann := p.obj.GetAnnotations(); ann[infrav1.RestoreStateAnnotation] == strconv.FormatInt(serial, 10) {
 		delete(ann, infrav1.RestoreStateAnnotation)
@@ -91,5 +91,4 @@ func (p *pass) finishRestore(o jobs.Outcome) error {
 	}
 	p.observe(func() { metrics.ObserveStateRestore(kind, "succeeded") })
 	p.eventf("Normal", "StateRestored", "Job %s restored state serial %d", o.Job.Name, serial)
-	return nil
 }
