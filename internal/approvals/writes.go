@@ -91,3 +91,29 @@ func (w Writer) Prune(ctx context.Context, plans []infrav1.TerraformPlan) error 
 	}
 	return nil
 }
+
+// Publish creates pl for target (Create) and, once it is created,
+// supersedes every other live plan of plans, in place: one live plan per
+// target. created is false when an earlier pass made pl already; nothing
+// else is done then. superseded names the plans it superseded, also when
+// a later supersession fails; a plan changed meanwhile is left to the
+// next pass.
+func (w Writer) Publish(ctx context.Context, target client.Object, pl *infrav1.TerraformPlan, plans []infrav1.TerraformPlan) (created bool, superseded []string, err error) {
+	if created, err = w.Create(ctx, target, pl); err != nil || !created {
+		return created, nil, err
+	}
+	for i := range plans {
+		old := &plans[i]
+		if !Live(old) || old.Name == pl.Name {
+			continue
+		}
+		changed, err := w.SetPhase(ctx, old, infrav1.PlanPhaseSuperseded)
+		if err != nil {
+			return true, superseded, err
+		}
+		if changed {
+			superseded = append(superseded, old.Name)
+		}
+	}
+	return true, superseded, nil
+}

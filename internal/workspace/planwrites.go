@@ -30,20 +30,12 @@ func (p *pass) createPlan(ctx context.Context, o jobs.Outcome, reason infrav1.Pl
 		return err
 	}
 	pl := approvals.New(p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName(), o.Job.Name, o.Result.Plan, reason, p.keyed(approvals.InputsOf(o.Job)))
-	w := p.plansWriter()
-	if created, err := w.Create(ctx, p.obj, pl); err != nil || !created {
-		return err // !created: made by an earlier pass over the same Job
+	created, superseded, err := p.plansWriter().Publish(ctx, p.obj, pl, p.plans)
+	for _, old := range superseded {
+		p.eventf(corev1.EventTypeNormal, "PlanSuperseded", "TerraformPlan %s was superseded by %s", old, pl.Name)
 	}
-	for i := range p.plans {
-		if old := &p.plans[i]; approvals.Live(old) && old.Name != pl.Name {
-			if changed, err := w.SetPhase(ctx, old, infrav1.PlanPhaseSuperseded); err != nil || !changed {
-				if err != nil {
-					return err
-				}
-				continue // the next pass supersedes it (one live plan)
-			}
-			p.eventf(corev1.EventTypeNormal, "PlanSuperseded", "TerraformPlan %s was superseded by %s", old.Name, pl.Name)
-		}
+	if err != nil || !created {
+		return err // !created: made by an earlier pass over the same Job
 	}
 	p.plans = append([]infrav1.TerraformPlan{*pl}, p.plans...)
 	p.eventf(corev1.EventTypeNormal, "PlanReady", "TerraformPlan %s plans inputs hash %s: %s; approve it with kubectl captf approve %s",
