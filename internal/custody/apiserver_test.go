@@ -42,6 +42,16 @@ func cluster(t *testing.T, prefix string) *infrav1.TerraformCluster {
 	return tc
 }
 
+// suffixOf is the state suffix of a TerraformCluster.
+func suffixOf(t *testing.T, tc *infrav1.TerraformCluster) string {
+	t.Helper()
+	suffix, err := state.Suffix(tc.Namespace, "TerraformCluster", tc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return suffix
+}
+
 // TestThePlanKeyIsKept: an object has no plan key until one is written;
 // the key written is the key read, owned by the object and protected; a
 // second write is refused as the API server refuses it (the pass that made
@@ -115,13 +125,10 @@ func TestTheStateAJobWroteIsClaimed(t *testing.T) {
 	k := Keeper{Client: env.Client, Reader: env.Client}
 	const kind = "TerraformCluster"
 	tc := cluster(t, "claim")
-	suffix, err := state.Suffix(tc.Namespace, kind, tc.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	suffix := suffixOf(t, tc)
 	for _, name := range []string{state.SecretName(suffix), state.SecretName(suffix) + "-part-1"} {
 		piece := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name,
-			Labels: map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}}}
+			Labels: state.PieceLabels(suffix)}}
 		if err := env.Client.Create(ctx, piece); err != nil {
 			t.Fatal(err)
 		}
@@ -179,14 +186,11 @@ func TestReleaseState(t *testing.T) {
 	k := Keeper{Client: env.Client, Reader: env.Client}
 	const kind = "TerraformCluster"
 	tc := cluster(t, "release")
-	suffix, err := state.Suffix(tc.Namespace, kind, tc.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	suffix := suffixOf(t, tc)
 	secret := func(name string, labels map[string]string) client.Object {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name, Labels: labels, Finalizers: []string{protection.Finalizer}}}
 	}
-	pieceLabels := map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}
+	pieceLabels := state.PieceLabels(suffix)
 	stateKept := []client.Object{
 		secret(state.SecretName(suffix), pieceLabels),
 		secret(state.SecretName(suffix)+"-part-1", pieceLabels),

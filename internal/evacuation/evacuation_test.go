@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 const suffix = "default-m-a1b2c3"
 
 func piece(ns, name, data string) *corev1.Secret {
-	labels := map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}
+	labels := state.PieceLabels(suffix)
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Finalizers: []string{protection.Finalizer},
 			Annotations: map[string]string{infrav1.InputsHashAnnotation: "h3:" + data}},

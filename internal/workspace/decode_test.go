@@ -95,7 +95,7 @@ func TestClusterStateServedFromTheDecodeCache(t *testing.T) {
 	}
 	secret := stateSecret(t, suffix, 3, "")
 	secret.Namespace = tc.Namespace
-	secret.Labels = map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}
+	secret.Labels = state.PieceLabels(suffix)
 	c := fake.NewClientBuilder().WithObjects(&secret).Build()
 	e := &Engine{APIReader: c}
 	var r roles.ClusterStateReader = rolesReader{Reader: c, e: e}

@@ -147,7 +147,6 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		// The contract fields the pass writes with its status are a write
 		// past the gate too.
 		if cerr := p.confirmOwner(ctx); cerr != nil && !p.ownerMoved {
-			p.unannounce(0) // nothing of the pass is said
 			return p, ctrl.Result{}, cerr
 		}
 	}
@@ -156,9 +155,6 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 		return p, ctrl.Result{}, err
 	}
 	if perr := p.patchStatus(ctx, err == nil); perr != nil {
-		// Nothing of the pass is said: its events wait for the next pass
-		// to find what they say again, the waits it announced included.
-		p.unannounce(0)
 		return p, ctrl.Result{}, perr
 	}
 	for _, f := range p.observations {

@@ -17,13 +17,16 @@ import (
 	"captf.io/captf/internal/metrics"
 )
 
-// waitEvent emits a wait's event once per wait.
+// waitEvent queues a wait's event once per wait: the wait counts as
+// announced once its event is emitted (emit), so that a pass that emits
+// nothing (its status not written) or drops it (a void pass, past its
+// gate) leaves the announcement to the next pass.
 func (p *pass) waitEvent(reason, note string) {
 	if last, ok := p.e.waits.Load(p.obj.GetUID()); ok && last == reason {
 		return
 	}
-	p.e.waits.Store(p.obj.GetUID(), reason)
 	p.eventf(corev1.EventTypeNormal, reason, "%s", note)
+	p.waitEvents = append(p.waitEvents, len(p.events)-1)
 	metrics.LeaseWaits.WithLabelValues(p.role.Kind(), waitMetricReasons[reason]).Inc()
 }
 
@@ -54,27 +57,20 @@ func (p *pass) eventf(typ, reason, format string, args ...any) {
 }
 
 // voidEvents emits what a void pass did before its gate: that happened.
-// What came after it did not: a wait it announced there is forgotten, so
+// What came after it did not: a wait it announced there goes unsaid, so
 // that the pass made again, or the next, announces it.
 func (p *pass) voidEvents() {
-	p.unannounce(p.armedEvents)
 	p.events = p.events[:p.armedEvents]
+	p.waitEvents = slices.DeleteFunc(p.waitEvents, func(i int) bool { return i >= p.armedEvents })
 	p.emit()
 }
 
-// unannounce forgets the waits that the pass's events from the i-th on
-// announced: those events do not go out (a void pass's past its gate, a
-// pass whose status patch failed), so the next pass that meets the same
-// wait announces it.
-func (p *pass) unannounce(i int) {
-	for _, ev := range p.events[i:] {
-		p.e.waits.CompareAndDelete(p.obj.GetUID(), ev.Reason)
-	}
-}
-
 // emit emits the pass's events, but those the void pass before it
-// emitted already.
+// emitted already, and takes the waits among them as announced.
 func (p *pass) emit() {
+	for _, i := range p.waitEvents {
+		p.e.waits.Store(p.obj.GetUID(), p.events[i].Reason) // announced
+	}
 	for _, ev := range p.events {
 		if i := slices.Index(p.emitted, ev); i >= 0 {
 			p.emitted = slices.Delete(p.emitted, i, i+1) // the void pass's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -49,7 +50,7 @@ func (m *measuring) List(ctx context.Context, list client.ObjectList, opts ...cl
 // stateLabels are the labels the backend gives the state Secrets of suffix.
 func stateLabels(suffix string) map[string]string {
 	labels := state.OwnerLabels("TerraformCluster", "victim", "victim")
-	labels[state.LabelState], labels[state.LabelSecretSuffix], labels[state.LabelWorkspace] = "true", suffix, state.Workspace
+	maps.Copy(labels, state.PieceLabels(suffix))
 	return labels
 }
 

@@ -41,6 +41,8 @@ type pass struct {
 	// emitted are the events the void pass before this one emitted: this
 	// one does not emit them again (emit).
 	emitted []conditions.Event
+	// waitEvents index the wait events among events (waitEvent).
+	waitEvents []int
 
 	owner roles.Owner
 	eff   roles.Effective

@@ -41,13 +41,13 @@ func TestAPassWhoseStatusFailedAnnouncesNoWait(t *testing.T) {
 	e := &Engine{Recorder: recorder}
 	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "u1"}}
 	failed := &pass{e: e, role: roles.Cluster{}, obj: obj}
-	failed.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
-	failed.unannounce(0)
+	failed.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease") // and emits nothing
 	next := &pass{e: e, role: roles.Cluster{}, obj: obj}
 	next.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
 	if len(next.events) != 1 {
 		t.Errorf("the next pass queued %d events for the wait, want it announced: the failed pass's announcement never went out", len(next.events))
 	}
+	next.emit()
 	again := &pass{e: e, role: roles.Cluster{}, obj: obj}
 	again.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
 	if len(again.events) != 0 {

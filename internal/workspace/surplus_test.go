@@ -28,7 +28,7 @@ func TestSurplusPiecesAreLetGo(t *testing.T) {
 	}
 	deletedPiece := func(name string) *corev1.Secret {
 		t.Helper()
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name, Labels: map[string]string{state.LabelState: "true", state.LabelSecretSuffix: suffix, state.LabelWorkspace: state.Workspace}, Finalizers: []string{protection.Finalizer}},
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: name, Labels: state.PieceLabels(suffix), Finalizers: []string{protection.Finalizer}},
 			Data: map[string][]byte{state.DataKey: []byte("short: the state ends here")}}
 		if err := env.Client.Create(ctx, s); err != nil {
 			t.Fatal(err)

@@ -52,11 +52,13 @@ const (
 // Selector selects the state Secrets of one suffix, the way the backend
 // itself finds them.
 func Selector(suffix string) labels.Selector {
-	return labels.SelectorFromSet(labels.Set{
-		LabelState:        "true",
-		LabelSecretSuffix: suffix,
-		LabelWorkspace:    Workspace,
-	})
+	return labels.SelectorFromSet(PieceLabels(suffix))
+}
+
+// PieceLabels are the labels the backend gives every piece of the state of
+// one suffix (Selector selects them).
+func PieceLabels(suffix string) map[string]string {
+	return map[string]string{LabelState: "true", LabelSecretSuffix: suffix, LabelWorkspace: Workspace}
 }
 
 // OwnerLabels is the label map CAPTF passes to the backend for an object, so
