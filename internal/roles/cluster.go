@@ -108,3 +108,26 @@ func (Cluster) Inputs(_ context.Context, _ client.Reader, obj client.Object, o O
 		EndpointFromModule:            tc.Annotations[infrav1.EndpointSourceAnnotation] == "module",
 	}, nil, nil
 }
+
+// Dependents names, live through r, the TerraformMachines and then the
+// TerraformMachinePools of the Cluster API Cluster clusterName in the
+// namespace: a deleting TerraformCluster waits for them (DeletionBlocked).
+func Dependents(ctx context.Context, r client.Reader, namespace, clusterName string) ([]string, error) {
+	sel := client.MatchingLabels{infrav1.ClusterNameLabel: clusterName}
+	var machines infrav1.TerraformMachineList
+	if err := r.List(ctx, &machines, client.InNamespace(namespace), sel); err != nil {
+		return nil, err
+	}
+	var pools infrav1.TerraformMachinePoolList
+	if err := r.List(ctx, &pools, client.InNamespace(namespace), sel); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(machines.Items)+len(pools.Items))
+	for i := range machines.Items {
+		names = append(names, "TerraformMachine "+machines.Items[i].Name)
+	}
+	for i := range pools.Items {
+		names = append(names, "TerraformMachinePool "+pools.Items[i].Name)
+	}
+	return names, nil
+}

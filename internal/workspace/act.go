@@ -65,7 +65,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	s.RecordedIdentity = rec != nil && rec.Identity != "" && p.otherIdentity(rec.Identity, rec.IdentityKind)
 	s.Evacuation = p.e.Options.Evacuation
 	if deleting && p.caps().Dependents {
-		s.Dependents = p.dependents
+		s.Dependents = len(p.dependentNames)
 	}
 	s.History = history
 	for _, fj := range s.History {

@@ -17,34 +17,22 @@ import (
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/runnerrbac"
 )
 
 // countDependents counts the machines and pools of a deleting cluster,
 // and says what holds its deletion (DeletionBlocked).
 func (p *pass) countDependents(ctx context.Context) error {
-	p.dependents, p.dependentNames = 0, nil
+	p.dependentNames = nil
 	if p.owner.ClusterName == "" {
 		p.set(conditions.NotBlocked) // no Cluster: nothing of it to wait for
 		p.stepRan(conditions.StepDependents)
 		return nil
 	}
-	sel := client.MatchingLabels{infrav1.ClusterNameLabel: p.owner.ClusterName}
-	var machines infrav1.TerraformMachineList
-	var pools infrav1.TerraformMachinePoolList
-	if err := p.e.APIReader.List(ctx, &machines, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
+	var err error
+	if p.dependentNames, err = roles.Dependents(ctx, p.e.APIReader, p.obj.GetNamespace(), p.owner.ClusterName); err != nil {
 		return err
-	}
-	if err := p.e.APIReader.List(ctx, &pools, client.InNamespace(p.obj.GetNamespace()), sel); err != nil {
-		return err
-	}
-	p.dependents = len(machines.Items) + len(pools.Items)
-	p.dependentNames = nil
-	for i := range machines.Items {
-		p.dependentNames = append(p.dependentNames, "TerraformMachine "+machines.Items[i].Name)
-	}
-	for i := range pools.Items {
-		p.dependentNames = append(p.dependentNames, "TerraformMachinePool "+pools.Items[i].Name)
 	}
 	p.set(conditions.DeletionBlocked(p.dependentNames))
 	p.stepRan(conditions.StepDependents)
@@ -72,7 +60,7 @@ func (p *pass) releaseOwnerless(ctx context.Context, deleting bool) (bool, error
 		return false, err
 	}
 	if p.caps().Dependents {
-		if err := p.countDependents(ctx); err != nil || p.dependents > 0 {
+		if err := p.countDependents(ctx); err != nil || len(p.dependentNames) > 0 {
 			return false, err
 		}
 	}

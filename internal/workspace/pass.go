@@ -75,9 +75,9 @@ type pass struct {
 	contract    roles.Contract
 	specChanged bool
 	// rbac is the runner RBAC the credentials step read.
-	rbac       runnerRBAC
-	dependents int
-	// dependentNames name the dependents, machines first.
+	rbac runnerRBAC
+	// dependentNames name a deleting cluster's machines and pools,
+	// machines first (countDependents).
 	dependentNames []string
 	released       bool
 	// soonest, when set, is how soon a wait must look again at the latest
