@@ -8,7 +8,7 @@
 // refreshes after an apply, keeps applies in Ready), or an interface the
 // kind implements (a Remediator counts a machine's unhealthy samples and
 // asks Cluster API to replace its Machine; Dependents names the machines
-and pools a deleting cluster waits for). A role reads through the
+// and pools a deleting cluster waits for). A role reads through the
 // reader it is given and never writes: its after-step and its remediation
 // return the owner patch, conditions and events they want, and the engine
 // acts on them.
