@@ -8,8 +8,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -64,7 +62,7 @@ func (p *pass) deleteStuckJob(ctx context.Context) error {
 	if err := p.forgetActiveJob(ctx); err != nil {
 		return err
 	}
-	if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	if err := p.e.runs().Delete(ctx, j); err != nil {
 		return err
 	}
 	p.eventf(corev1.EventTypeWarning, "StuckJobDeleted", "Deleted Job %s: its per-run Secret is missing and its pod never started; a new Job starts", j.Name)
@@ -152,24 +150,6 @@ type unpulled struct {
 	runner bool
 }
 
-// stopUnpulledJob (the chore StopUnpulledJob) stops the Job imagePullFailing
-// gave up on. It fails through its deadline, so that it stays in the
-// history and counts toward the backoff; the annotation tells
-// bookkeeping why.
-func (p *pass) stopUnpulledJob(ctx context.Context) error {
-	j := p.running.unpulled.job
-	patch := client.MergeFrom(j.DeepCopy())
-	if j.Annotations == nil {
-		j.Annotations = map[string]string{}
-	}
-	j.Annotations[infrav1.ImagePullFailedAnnotation] = "true"
-	if p.running.unpulled.runner {
-		j.Annotations[infrav1.RunnerImagePullFailedAnnotation] = "true"
-	}
-	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
-	return client.IgnoreNotFound(p.e.client().Patch(ctx, j, patch))
-}
-
 // fallBackImage (the chore FallBackImage) gives up on the image of the
 // Job checkActive found unpullable with another image left, once
 // status.activeJob no longer names it: the image joins the attempt
@@ -188,7 +168,7 @@ func (p *pass) fallBackImage(ctx context.Context) error {
 	if err := p.forgetActiveJob(ctx); err != nil {
 		return err
 	}
-	if err := p.e.client().Delete(ctx, f.job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	if err := p.e.runs().Delete(ctx, f.job); err != nil {
 		return err
 	}
 	op := jobs.Op(f.job)

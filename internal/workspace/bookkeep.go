@@ -174,8 +174,8 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 		}
 		p.w.Status.Source.RuntimeVersion = o.Result.Runtime.Version
 	}
-	if err := p.e.client().Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: jobs.PerRunSecretName(j.Name)}}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the per-run Secret of Job %s: %w", j.Name, err)
+	if err := p.e.runs().DeletePerRunSecret(ctx, j); err != nil {
+		return err
 	}
 	return p.releaseRunLease(ctx, j.Name)
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/jobs"
 )
@@ -125,7 +122,9 @@ func (p *pass) doChore(ctx context.Context, c decide.Chore) error {
 	case decide.ChoreFallBackImage:
 		return p.fallBackImage(ctx)
 	case decide.ChoreStopUnpulledJob:
-		return p.stopUnpulledJob(ctx)
+		// It fails through its deadline, so that it stays in the history
+		// and counts toward the backoff.
+		return p.e.runs().Stop(ctx, p.running.unpulled.job, p.running.unpulled.runner)
 	case decide.ChorePruneJobs:
 		return p.prune(ctx)
 	case decide.ChoreConfirmNoResources:
@@ -168,7 +167,7 @@ func (p *pass) choresAfter(ctx context.Context, err error) error {
 // pods (background propagation).
 func (p *pass) prune(ctx context.Context) error {
 	for _, j := range jobs.Prunable(p.jobs, int(p.eff.Policy.SuccessfulJobsHistoryLimit), int(p.eff.Policy.FailedJobsHistoryLimit)) {
-		if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		if err := p.e.runs().Delete(ctx, j); err != nil {
 			return fmt.Errorf("pruning Job %s: %w", j.Name, err)
 		}
 	}

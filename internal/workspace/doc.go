@@ -10,7 +10,8 @@
 //   - internal/conditions: the pure rules of what a pass reports;
 //   - internal/roles: what differs between the kinds (owner, inputs,
 //     outputs, the after-step, the kind's own status, machine
-//     remediation), asked as capabilities, never branched on;
+//     remediation, a cluster's dependents), asked as capabilities, never
+//     branched on;
 //   - internal/gates: the run lease, the cluster operation gate, the Job
 //     slots, when a lease or lock holder is dead, and the leases' deletion;
 //   - internal/custody: the state Secrets' ownership, backups, retained
@@ -36,6 +37,8 @@
 //   - internal/jobs: the Job builders and the readers of an object's Jobs
 //     and their pods (history, outcome and verdict, image choice and
 //     image-pull verdict, stuck Jobs);
+//   - internal/runs: their writes (a Job and its per-run Secret created,
+//     stopped, deleted; the orphan sweep);
 //   - internal/records, internal/inputs, internal/credentials,
 //     internal/runnerrbac, internal/evacuation, pkg/state.
 //

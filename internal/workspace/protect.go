@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +14,6 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/protection"
-	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -32,19 +30,9 @@ func ownsJob(j *batchv1.Job, obj client.Object) bool {
 // deleteUnownedJobs deletes, with their pods, the object's Jobs that have
 // no owner reference: the garbage collector would never take them. It
 // runs once the finalizer is removed; a Job it misses (a crash right
-// then) goes by its ttlSecondsAfterFinished.
+// then) goes with the orphan sweep (runs.Keeper.SweepOrphans).
 func (p *pass) deleteUnownedJobs(ctx context.Context) error {
-	for i := range p.jobs {
-		j := &p.jobs[i]
-		if metav1.GetControllerOf(j) != nil || !j.DeletionTimestamp.IsZero() {
-			continue
-		}
-		ctrl.LoggerFrom(ctx).Info("Deleting a Job that ran without an owner reference", "job", j.Name)
-		if err := p.e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting Job %s: %w", j.Name, err)
-		}
-	}
-	return nil
+	return p.e.runs().DeleteUnowned(ctx, p.jobs)
 }
 
 // setAsideSurplus leaves out of the state read the pieces Terraform
@@ -112,49 +100,4 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // is left alone (see custody.Keeper.WritePlanKey).
 func (p *pass) protectDeleting(ctx context.Context) error {
 	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stored.secrets)
-}
-
-// sweepOrphanedJobs deletes, with their pods, the Jobs without an owner
-// reference (those of a deleting object) that name key, an object of
-// role's kind that no longer exists: the ones its release did not delete
-// because the manager stopped between removing the finalizer and
-// deleting them (deleteUnownedJobs). The Job watch brings them here at
-// every start; their ttlSecondsAfterFinished is only the last resort.
-func (e *Engine) sweepOrphanedJobs(ctx context.Context, role roles.Role, key client.ObjectKey) error {
-	selector := client.MatchingLabels(state.OwnerSelector(role.Kind(), key.Name))
-	if e.Options.WatchFilter != "" {
-		selector[infrav1.WatchFilterLabel] = e.Options.WatchFilter // a gone object of another shard is not ours to sweep
-	}
-	var list batchv1.JobList
-	if err := e.client().List(ctx, &list, client.InNamespace(key.Namespace), selector); err != nil {
-		return fmt.Errorf("listing the Jobs of %s %s: %w", role.Kind(), key, err)
-	}
-	var orphans []*batchv1.Job
-	for i := range list.Items {
-		j := &list.Items[i]
-		if metav1.GetControllerOf(j) == nil && j.Annotations[infrav1.OwnerAnnotation] == key.Name && j.DeletionTimestamp.IsZero() {
-			orphans = append(orphans, j)
-		}
-	}
-	if len(orphans) == 0 {
-		return nil
-	}
-	// The NotFound that brought the pass here may be older than the list:
-	// a pass woken by the Machine before its TerraformMachine was created
-	// lists the Jobs made since for the new object. Read after listing, an
-	// object that exists keeps the Jobs that name its UID.
-	obj := role.New()
-	if err := e.APIReader.Get(ctx, key, obj); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("reading %s %s again: %w", role.Kind(), key, err)
-	}
-	for _, j := range orphans {
-		if uid := j.Annotations[infrav1.OwnerUIDAnnotation]; obj.GetUID() != "" && (uid == "" || uid == string(obj.GetUID())) {
-			continue
-		}
-		ctrl.LoggerFrom(ctx).Info("Deleting a Job whose object is gone", "job", j.Name)
-		if err := e.client().Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting Job %s: %w", j.Name, err)
-		}
-	}
-	return nil
 }

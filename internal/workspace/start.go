@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/apierr"
@@ -20,6 +19,7 @@ import (
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/runs"
 	"captf.io/captf/pkg/state"
 )
 
@@ -199,7 +199,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 			return ctrl.Result{}, err
 		}
 		why := fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err))
-		if errors.Is(err, errPerRun) {
+		if errors.Is(err, runs.ErrPerRunSecret) {
 			// The Job was made, but its pod cannot start without the
 			// per-run Secret: it is found stuck (DeleteStuckJob) once
 			// StuckJobAge is over, and the next one starts then.
@@ -310,52 +310,16 @@ func firstMessage(conds []metav1.Condition) string {
 	return ""
 }
 
-// createJob creates the Job, or adopts the one of that name, then its
-// per-run Secret owned by it; a Secret left by an older Job of the name is
-// replaced. An error of the Secret's creation is marked errPerRun.
+// createJob creates the Job and its per-run Secret (runs.Keeper.Create).
+// The pass reports the Job it creates (status.activeJob): the Job's
+// creation wakes no other pass.
 func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.Secret) error {
-	// The pass reports the Job it creates (status.activeJob): the Job's
-	// creation wakes no other pass.
 	p.e.ExpectJobCreate(job)
-	if err := p.e.client().Create(ctx, job); err != nil {
+	created, err := p.e.runs().Create(ctx, job, secret)
+	if !created {
 		p.e.ForgetJobEcho(job)
-		if !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-		if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
-			return err
-		}
 	}
-	if err := jobs.OwnPerRunSecret(secret, job); err != nil {
-		return err
-	}
-	err := p.e.client().Create(ctx, secret)
-	if !apierrors.IsAlreadyExists(err) {
-		return perRunErr(err)
-	}
-	existing := &corev1.Secret{}
-	if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
-		return err
-	}
-	if metav1.IsControlledBy(existing, job) {
-		return nil
-	}
-	if err := p.e.client().Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	return perRunErr(p.e.client().Create(ctx, secret))
-}
-
-// errPerRun marks the error of a per-run Secret's creation, made after
-// its Job's.
-var errPerRun = errors.New("creating the per-run Secret")
-
-// perRunErr marks err (nil stays nil) as the per-run Secret's.
-func perRunErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: %w", errPerRun, err)
+	return err
 }
 
 // pickImage sets the image of a non-apply Job rendering rec.
