@@ -4,29 +4,24 @@ import (
 	"context"
 	"fmt"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/credentials"
 	"captf.io/captf/internal/custody"
-	"captf.io/captf/internal/protection"
-	"captf.io/captf/pkg/state"
 )
 
 // retain releases the object without a destroy (deletionPolicy Retain):
 // its state, records and backups are the user's now (custody.Keeper.Retain),
-// its Leases go and it leaves its credentials mirror.
+// its run and cluster leases go (gates.Keeper.DeleteLeases, as on
+// release) and it leaves its credentials mirror.
 func (p *pass) retain(ctx context.Context) error {
 	kept, err := p.custody().Retain(ctx, p.obj, p.role.Kind(), p.suffix())
 	if err != nil {
 		return err
 	}
-	runLease := client.MatchingLabels(state.OwnerSelector(p.role.Kind(), p.obj.GetName()))
-	runLease[infrav1.LeaseLabel] = "run"
-	if err := protection.DeleteEach(ctx, p.e.client(), p.e.APIReader, &coordinationv1.LeaseList{}, client.InNamespace(p.obj.GetNamespace()), runLease); err != nil {
-		return fmt.Errorf("deleting the run lease: %w", err)
+	if err := p.e.gates().DeleteLeases(ctx, p.subject()); err != nil {
+		return err
 	}
 	if ref := p.eff.IdentityRef; ref != nil && ref.Kind != infrav1.IdentityKindSecret {
 		if _, err := credentials.ReleaseMirror(ctx, p.e.client(), p.obj.GetNamespace(), ref.Name, p.obj); err != nil {

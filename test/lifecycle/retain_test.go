@@ -6,6 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/gates"
 	"captf.io/captf/internal/test/kubelet"
 	"captf.io/captf/pkg/state"
 )
@@ -99,4 +101,57 @@ func (w *world) deleteMachine(tm *infrav1.TerraformMachine) {
 		err := env.Client.Get(w.t.Context(), client.ObjectKeyFromObject(tm), &infrav1.TerraformMachine{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+}
+
+// TestARetainedClusterLeavesNoLease: deletionPolicy Retain releases a
+// TerraformCluster without a destroy and leaves none of its Leases behind,
+// the cluster lease included (a cluster waiting for its machines'
+// operations holds it under a Job that never ran), as a destroyed one
+// does; its state is kept. Before, it deleted only its run lease, and the
+// cluster lease stayed in a namespace still in use.
+func TestARetainedClusterLeavesNoLease(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "tofu")
+	k := kubelet.StartIn(t, env, w.ns, kubelet.ExampleImages(t))
+	tc := w.newCluster(func(tc *infrav1.TerraformCluster) { tc.Spec.DeletionPolicy = infrav1.DeletionPolicyRetain })
+	w.waitProvisioned(tc)
+	// A machine of another cluster keeps the namespace in use: the orphan
+	// sweep, which empties a namespace without CAPTF objects, leaves it
+	// alone.
+	w.create(&infrav1.TerraformMachine{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "elsewhere-0", Labels: map[string]string{infrav1.ClusterNameLabel: "elsewhere"}},
+		Spec: infrav1.TerraformMachineSpec{Source: infrav1.SourceSpec{Image: "example.test/machine:1"}}})
+
+	labels := state.OwnerLabels(state.KindCluster, tc.Name, w.cluster)
+	labels[infrav1.LeaseLabel] = "cluster"
+	now := metav1.NewMicroTime(time.Now())
+	held := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: gates.ClusterLeaseName(w.ns, w.cluster), Labels: labels},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(tc.Name + "-apply-a9-000000"), LeaseDurationSeconds: ptr.To[int32](4500), AcquireTime: &now, RenewTime: &now}}
+	if err := env.Client.Create(t.Context(), held); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(t.Context(), tc); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(2*time.Minute, "the retained cluster gone", func() (bool, error) {
+		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(tc), &infrav1.TerraformCluster{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	if w.destroyed(k, state.KindCluster, tc.Name) {
+		t.Error("a Retain cluster ran a destroy")
+	}
+	var leases coordinationv1.LeaseList
+	if err := env.Client.List(t.Context(), &leases, client.InNamespace(w.ns), client.MatchingLabels(state.OwnerSelector(state.KindCluster, tc.Name))); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		// The state's lock (no lease label) is the runtime's, kept with
+		// the state for the object that adopts it.
+		if kind := l.Labels[infrav1.LeaseLabel]; kind != "" {
+			t.Errorf("the %s Lease %s of the retained cluster is left behind", kind, l.Name)
+		}
+	}
+	suffix, _ := state.Suffix(w.ns, state.KindCluster, tc.Name)
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: state.SecretName(suffix)}, &corev1.Secret{}); err != nil {
+		t.Errorf("the retained cluster's state: %v; want it kept", err)
+	}
 }
