@@ -222,3 +222,41 @@ func CopySecrets(ctx context.Context, c client.Client, r client.Reader, from, to
 	}
 	return "", nil
 }
+
+// Evacuate copies the state of suffix from home into the evacuation
+// namespace ns, just before the Job that writes it there is created, and
+// records on ns that the copy is whole.
+func Evacuate(ctx context.Context, c client.Client, r client.Reader, home string, ns *corev1.Namespace, suffix string) error {
+	if _, err := CopyIn(ctx, c, r, home, ns.Name, suffix); err != nil {
+		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", ns.Name, err)
+	}
+	return MarkStateCopied(ctx, c, ns)
+}
+
+// Abandon lets go of a copy that lost its base Secret (CopyBack's
+// ErrNoBase): its pieces are released and ns no longer says the copy is
+// whole, so the home namespace keeps the state it had and the next Job
+// copies it in again.
+func Abandon(ctx context.Context, c client.Client, r client.Reader, ns *corev1.Namespace) error {
+	if err := Release(ctx, c, r, ns.Name); err != nil {
+		return err
+	}
+	return UnmarkStateCopied(ctx, c, ns)
+}
+
+// HomePodRuns names a pod selector selects that still runs in the home
+// namespace (a Job the namespace deletion stopped, its pod in its grace):
+// no evacuated Job starts before it is gone, as it may write the state.
+// "" when none runs.
+func HomePodRuns(ctx context.Context, r client.Reader, home string, selector client.MatchingLabels) (string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(home), selector); err != nil {
+		return "", err
+	}
+	for _, pod := range pods.Items {
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			return fmt.Sprintf("Pod %s of this object still runs in namespace %s, and may write the state: the destroy waits for it to go", pod.Name, home), nil
+		}
+	}
+	return "", nil
+}

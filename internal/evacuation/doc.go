@@ -5,8 +5,9 @@
 // Secrets, kept by their finalizer). The destroy then runs in the
 // object's evacuation namespace, captf-evac-<random>, which this package
 // creates and records on the object (Ensure, Find), fills (CopySecrets,
-// CopyIn), empties (CopyBack, Release) and deletes with the object
-// (Remove). Only the namespace of the recorded name and UID is ever used
+// CopyIn, Evacuate), empties (CopyBack, Release, Abandon) and deletes with
+// the object (Remove). No evacuated Job starts while a pod of the object
+// still runs in its own namespace (HomePodRuns). Only the namespace of the recorded name and UID is ever used
 // or deleted: nobody can make it in advance.
 //
 // The object's namespace stays the state's home: the state is copied into

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,11 +117,14 @@ func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
 		t.Fatalf("a second Ensure: %v %q, same namespace %v", err, msg, again != nil && again.UID == evac.UID)
 	}
 
-	if changed, err := evacuation.CopyIn(ctx, env.Client, env.Client, home.Name, evac.Name, suffix); err != nil || !changed {
-		t.Fatalf("copying in: changed %v, %v", changed, err)
+	if err := evacuation.Evacuate(ctx, env.Client, env.Client, home.Name, evac, suffix); err != nil {
+		t.Fatalf("evacuating: %v", err)
 	}
 	if in, out := contents(t, home.Name), contents(t, evac.Name); !equal(in, out) {
 		t.Fatalf("the copy %v differs from the state %v", out, in)
+	}
+	if !stateCopied(t, evac.Name) {
+		t.Fatalf("the evacuation namespace does not say its copy is whole")
 	}
 	if changed, err := evacuation.CopyIn(ctx, env.Client, env.Client, home.Name, evac.Name, suffix); err != nil || changed {
 		t.Fatalf("copying in again wrote: changed %v, %v", changed, err)
@@ -192,6 +196,55 @@ func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
 	}
 	if got := contents(t, home.Name); !equal(got, want) {
 		t.Fatalf("a lost copy was copied back: %v, want %v", got, want)
+	}
+	// The lost copy is abandoned: the next Job copies the state in again.
+	if err := evacuation.Abandon(ctx, env.Client, env.Client, evac); err != nil {
+		t.Fatal(err)
+	}
+	if stateCopied(t, evac.Name) {
+		t.Errorf("the evacuation namespace still says its abandoned copy is whole")
+	}
+}
+
+// stateCopied: the namespace ns says its state copy is whole.
+func stateCopied(t *testing.T, ns string) bool {
+	t.Helper()
+	got := &corev1.Namespace{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: ns}, got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Annotations[evacuation.StateCopiedAnnotation] == "true"
+}
+
+// TestHomePodRuns: a pod of the object that has not finished in its home
+// namespace holds an evacuated Job, named in the message; a finished one,
+// or another object's, does not.
+func TestHomePodRuns(t *testing.T) {
+	ctx := t.Context()
+	home := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "home-pods-"}}
+	mustCreate(t, home)
+	mine := state.OwnerSelector("TerraformMachine", "m-0")
+	pod := func(name string, labels map[string]string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: home.Name, Name: name, Labels: labels},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "runner"}}}}
+		mustCreate(t, p)
+		return p
+	}
+	pod("other-0", state.OwnerSelector("TerraformMachine", "m-1"))
+	if why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine); err != nil || why != "" {
+		t.Fatalf("with another object's pod only: %q, %v; want nothing held", why, err)
+	}
+	running := pod("m-0-destroy-a1", mine)
+	why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine)
+	if err != nil || !strings.Contains(why, running.Name) || !strings.Contains(why, home.Name) {
+		t.Fatalf("with its pod pending: %q, %v; want the pod and namespace named", why, err)
+	}
+	running.Status.Phase = corev1.PodFailed
+	if err := env.Client.Status().Update(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine); err != nil || why != "" {
+		t.Errorf("with its pod finished: %q, %v; want nothing held", why, err)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,10 +79,7 @@ func (p *pass) copyBack(ctx context.Context) error {
 			p.namespaceTerminatingMessage(decide.OpDestroy)}
 	case errors.Is(err, evacuation.ErrNoBase):
 		ctrl.LoggerFrom(ctx).Info("The state copy in the evacuation namespace is gone: the object's namespace keeps the state it had, and the next Job copies it in again", "evacuation", p.evac.ns.Name)
-		if err := evacuation.Release(ctx, p.e.client(), p.e.APIReader, p.evac.ns.Name); err != nil {
-			return err
-		}
-		return evacuation.UnmarkStateCopied(ctx, p.e.client(), p.evac.ns)
+		return evacuation.Abandon(ctx, p.e.client(), p.e.APIReader, p.evac.ns)
 	case err != nil:
 		return fmt.Errorf("copying the state back from the evacuation namespace %s: %w", p.evac.ns.Name, err)
 	case changed:
@@ -113,22 +109,6 @@ func (p *pass) prepareEvacuation(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// homePodRuns names a pod of the object still running in its own
-// namespace (a Job the namespace deletion stopped, its pod in its grace):
-// no evacuated Job starts before it is gone, as it may write the state.
-func (p *pass) homePodRuns(ctx context.Context) (string, error) {
-	var pods corev1.PodList
-	if err := p.e.APIReader.List(ctx, &pods, client.InNamespace(p.obj.GetNamespace()), p.jobSelector()); err != nil {
-		return "", err
-	}
-	for _, pod := range pods.Items {
-		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-			return fmt.Sprintf("Pod %s of this object still runs in namespace %s, and may write the state: the destroy waits for it to go", pod.Name, p.obj.GetNamespace()), nil
-		}
-	}
-	return "", nil
-}
-
 // evacuatedSecrets copies into the evacuation namespace the Secrets the
 // destroy's pod reads (its credentials, the policy's env and pull
 // secrets); it returns a message naming one it needs that is gone.
@@ -146,16 +126,6 @@ func (p *pass) evacuatedSecrets(ctx context.Context) (string, error) {
 func (p *pass) secretGoneMessage(name string) string {
 	return fmt.Sprintf("Secret %s, which the destroy needs, was deleted with namespace %s, so the destroy cannot run in an evacuation namespace either. ",
 		name, p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy)
-}
-
-// evacuateState copies the state into the evacuation namespace just
-// before the Job that writes it there is created, and records that the
-// copy is whole.
-func (p *pass) evacuateState(ctx context.Context) error {
-	if _, err := evacuation.CopyIn(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evac.ns.Name, p.suffix()); err != nil {
-		return fmt.Errorf("copying the state into the evacuation namespace %s: %w", p.evac.ns.Name, err)
-	}
-	return evacuation.MarkStateCopied(ctx, p.e.client(), p.evac.ns)
 }
 
 // evacuationHeld reports an evacuated destroy that cannot start.

@@ -16,6 +16,7 @@ import (
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/evacuation"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/records"
@@ -129,7 +130,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return p.stopped(d, o, msg)
 	}
 	if p.evac.ns != nil {
-		if why, err := p.homePodRuns(ctx); err != nil || why != "" {
+		if why, err := evacuation.HomePodRuns(ctx, p.e.APIReader, p.obj.GetNamespace(), p.jobSelector()); err != nil || why != "" {
 			if err != nil {
 				return ctrl.Result{}, err
 			}
@@ -177,7 +178,7 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		return ctrl.Result{}, err
 	}
 	if p.evac.ns != nil {
-		if err := p.evacuateState(ctx); err != nil {
+		if err := evacuation.Evacuate(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.evac.ns, p.suffix()); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
