@@ -27,7 +27,6 @@ func (p *pass) waitEvent(reason, note string) {
 	}
 	p.eventf(corev1.EventTypeNormal, reason, "%s", note)
 	p.waitEvents = append(p.waitEvents, len(p.events)-1)
-	metrics.LeaseWaits.WithLabelValues(p.role.Kind(), waitMetricReasons[reason]).Inc()
 }
 
 // waitOver ends the object's current wait: its next wait emits again.
@@ -66,10 +65,15 @@ func (p *pass) voidEvents() {
 }
 
 // emit emits the pass's events, but those the void pass before it
-// emitted already, and takes the waits among them as announced.
+// emitted already, and takes the waits among them as announced: each
+// counts once in captf_lease_waits_total (when it is one of its reasons).
 func (p *pass) emit() {
 	for _, i := range p.waitEvents {
-		p.e.waits.Store(p.obj.GetUID(), p.events[i].Reason) // announced
+		reason := p.events[i].Reason
+		p.e.waits.Store(p.obj.GetUID(), reason) // announced
+		if r, ok := waitMetricReasons[reason]; ok {
+			metrics.LeaseWaits.WithLabelValues(p.role.Kind(), r).Inc()
+		}
 	}
 	for _, ev := range p.events {
 		if i := slices.Index(p.emitted, ev); i >= 0 {

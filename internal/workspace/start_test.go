@@ -3,11 +3,13 @@ package workspace
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/metrics"
 	"captf.io/captf/internal/roles"
 )
 
@@ -35,11 +37,14 @@ func TestAVoidPassForgetsTheWaitItAnnouncedPastItsGate(t *testing.T) {
 
 // TestAPassWhoseStatusFailedAnnouncesNoWait: a pass whose status patch
 // fails emits nothing; the wait it met is not taken as announced, so the
-// next pass that meets it announces it.
+// next pass that meets it announces it, and the wait counts once in
+// captf_lease_waits_total (it counted at each pass that met it).
 func TestAPassWhoseStatusFailedAnnouncesNoWait(t *testing.T) {
 	recorder := events.NewFakeRecorder(10)
 	e := &Engine{Recorder: recorder}
 	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "u1"}}
+	waits := metrics.LeaseWaits.WithLabelValues(roles.Cluster{}.Kind(), "run_lease")
+	counted := testutil.ToFloat64(waits)
 	failed := &pass{e: e, role: roles.Cluster{}, obj: obj}
 	failed.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease") // and emits nothing
 	next := &pass{e: e, role: roles.Cluster{}, obj: obj}
@@ -52,5 +57,9 @@ func TestAPassWhoseStatusFailedAnnouncesNoWait(t *testing.T) {
 	again.waitEvent(infrav1.WaitingForRunLeaseReason, "Job j holds the run lease")
 	if len(again.events) != 0 {
 		t.Errorf("a pass after an announced wait queued %d events for it, want none", len(again.events))
+	}
+	again.emit()
+	if n := testutil.ToFloat64(waits) - counted; n != 1 {
+		t.Errorf("captf_lease_waits_total{reason=run_lease} counted the wait %v times, want once", n)
 	}
 }
