@@ -82,40 +82,25 @@ func (p *pass) inputsFor(op decide.Operation) (runInputs, bool) {
 	return ri, true
 }
 
-// startJob starts the Job of d: policy check, credentials, the run lease,
-// then the Job, its per-run Secret and (apply) the attempt record.
+// startJob starts the Job of d: what stops a Job as it starts (the
+// credentials of the identity it runs as, admit, takeLeases), then the
+// Job itself (launch). Each check that stops it says the wait on the
+// operation's condition (halt).
 func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (ctrl.Result, error) {
-	op := d.Op
 	if d.Evacuate {
 		if msg, err := p.prepareEvacuation(ctx); err != nil || msg != "" {
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			return p.evacuationHeld(msg)
+			return p.halt(d, decide.ObstacleEvacuationHeld, msg, err)
 		}
 	}
-	in, ok := p.inputsFor(op)
+	in, ok := p.inputsFor(d.Op)
 	if !ok {
-		return ctrl.Result{}, fmt.Errorf("nothing renders the %s decided", op)
+		return ctrl.Result{}, fmt.Errorf("nothing renders the %s decided", d.Op)
 	}
 	// A run that renders recorded inputs uses the identity recorded with
 	// them; a deleting object checks its credentials only now.
 	if deleting || p.otherIdentity(in.identity, in.identityKind) {
-		if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := p.mirrorCredentials(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := p.bindRunner(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-		if !p.creds.Ready && p.evac.ns != nil {
-			return p.evacuationHeld(fmt.Sprintf("The destroy's credentials are not available (%s), and namespace %s, being deleted, takes no new Secret. ",
-				firstMessage(p.creds.Conditions), p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy))
-		}
-		if !p.creds.Ready {
-			return p.stopped(d, decide.ObstacleCredentials, fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)))
+		if o, msg, err := p.credentialsAtStart(ctx, d.Op, in); err != nil || o != "" {
+			return p.halt(d, o, msg, err)
 		}
 	}
 	if !p.creds.Ready || !p.rbac.ready {
@@ -123,48 +108,86 @@ func (p *pass) startJob(ctx context.Context, d decide.Decision, deleting bool) (
 		// object's own credentials are an admission row of Decide).
 		return ctrl.Result{RequeueAfter: p.e.Options.timing().Gate}, nil
 	}
-	if o, msg, err := p.runtimeRefusal(ctx, op, in.image); err != nil || o != "" {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return p.stopped(d, o, msg)
+	if o, msg, err := p.admit(ctx, d.Op, in); err != nil || o != "" {
+		return p.halt(d, o, msg, err)
 	}
-	if p.evac.ns != nil {
-		if why, err := evacuation.HomePodRuns(ctx, p.e.APIReader, p.obj.GetNamespace(), p.jobSelector()); err != nil || why != "" {
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			return p.stopped(d, decide.ObstacleHomePodRuns, why)
-		}
-		if msg, err := p.evacuatedSecrets(ctx); err != nil || msg != "" {
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			return p.evacuationHeld(msg)
-		}
+	attempt := jobs.NextAttempt(p.jobs, d.Op)
+	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(d.Op), attempt, jobs.Hash6(in.hash, string(d.Op), attempt, p.ticks().Tick(d.Op, d.Reason == decide.ReasonDriftRemediation)))
+	if o, msg, err := p.takeLeases(ctx, d.Op, name); err != nil || o != "" {
+		return p.halt(d, o, msg, err)
 	}
-	if why, err := p.e.gates().Slot(ctx, p.subject(), op); err != nil || why != "" {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return p.stopped(d, decide.ObstacleNoJobSlot, why)
-	}
-	attempt := jobs.NextAttempt(p.jobs, op)
-	name := jobs.Name(state.KindShort(p.role.Kind()), p.obj.GetName(), string(op), attempt, jobs.Hash6(in.hash, string(op), attempt, p.ticks().Tick(op, d.Reason == decide.ReasonDriftRemediation)))
-	ok, why, err := p.e.gates().AcquireRun(ctx, p.subject(), name, op, p.now)
+	return p.launch(ctx, d, in, name, attempt, deleting)
+}
+
+// halt ends a start that failed (err) or that o stops, msg saying why.
+func (p *pass) halt(d decide.Decision, o decide.Obstacle, msg string, err error) (ctrl.Result, error) {
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !ok {
-		return p.stopped(d, decide.ObstacleRunLeaseBusy, why)
+	return p.stopped(d, o, msg)
+}
+
+// credentialsAtStart reads and prepares the credentials of the identity
+// in runs as (mirror, runner RBAC); an obstacle when they are not ready.
+func (p *pass) credentialsAtStart(ctx context.Context, op decide.Operation, in runInputs) (decide.Obstacle, string, error) {
+	if err := p.credentialsFor(ctx, in.identity, in.identityKind); err != nil {
+		return "", "", err
+	}
+	if err := p.mirrorCredentials(ctx); err != nil {
+		return "", "", err
+	}
+	if err := p.bindRunner(ctx); err != nil {
+		return "", "", err
+	}
+	switch {
+	case !p.creds.Ready && p.evac.ns != nil:
+		return decide.ObstacleEvacuationHeld, fmt.Sprintf("The destroy's credentials are not available (%s), and namespace %s, being deleted, takes no new Secret. ",
+			firstMessage(p.creds.Conditions), p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy), nil
+	case !p.creds.Ready:
+		return decide.ObstacleCredentials, fmt.Sprintf("The %s Job waits for its credentials: %s", op, firstMessage(p.creds.Conditions)), nil
+	}
+	return "", "", nil
+}
+
+// admit checks, in order, what else stops the Job of op rendering in as
+// it starts: the runtime's limits on the state, an evacuated destroy's
+// pod still running at home and the Secrets it needs, and a Job slot.
+func (p *pass) admit(ctx context.Context, op decide.Operation, in runInputs) (decide.Obstacle, string, error) {
+	if o, msg, err := p.runtimeRefusal(ctx, op, in.image); err != nil || o != "" {
+		return o, msg, err
+	}
+	if p.evac.ns != nil {
+		if why, err := evacuation.HomePodRuns(ctx, p.e.APIReader, p.obj.GetNamespace(), p.jobSelector()); err != nil || why != "" {
+			return decide.ObstacleHomePodRuns, why, err
+		}
+		if msg, err := p.evacuatedSecrets(ctx); err != nil || msg != "" {
+			return decide.ObstacleEvacuationHeld, msg, err
+		}
+	}
+	why, err := p.e.gates().Slot(ctx, p.subject(), op)
+	if err != nil || why == "" {
+		return "", "", err
+	}
+	return decide.ObstacleNoJobSlot, why, nil
+}
+
+// takeLeases takes the run lease for the Job name of op, then passes the
+// cluster operation gate.
+func (p *pass) takeLeases(ctx context.Context, op decide.Operation, name string) (decide.Obstacle, string, error) {
+	ok, why, err := p.e.gates().AcquireRun(ctx, p.subject(), name, op, p.now)
+	if err != nil || !ok {
+		return decide.ObstacleRunLeaseBusy, why, err
 	}
 	crashpoint.Hit(crashpoint.AfterRunLease)
-	if o, why, err := p.e.gates().ClusterGate(ctx, p.subject(), name, op, p.now); err != nil || o != "" {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return p.stopped(d, o, why)
-	}
+	return p.e.gates().ClusterGate(ctx, p.subject(), name, op, p.now)
+}
+
+// launch makes the Job of d, named name (attempt attempt), rendering in:
+// its spec, the block-move annotation, an evacuated state copy, the
+// attempt record (apply), then the Job and its per-run Secret. A Job the
+// API server refuses releases the run lease and waits.
+func (p *pass) launch(ctx context.Context, d decide.Decision, in runInputs, name string, attempt int, deleting bool) (ctrl.Result, error) {
+	op := d.Op
 	spec, err := p.jobSpec(ctx, d, in, name, attempt, deleting)
 	if err != nil {
 		return ctrl.Result{}, err
