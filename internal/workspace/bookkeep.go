@@ -71,7 +71,9 @@ func (p *pass) bookkeep(ctx context.Context) error {
 }
 
 // recordOutcome turns one outcome into its condition, events and
-// annotations, and finishes a successful apply.
+// annotations, records what its operation leaves (recordApply,
+// recordRestore, a refresh's or drift check's time, a plan), marks what an
+// apply may have done, and lets its per-run Secret and run lease go.
 func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	j := o.Job
 	if j.Annotations == nil {
@@ -95,65 +97,28 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	p.report(cond)
 	p.events = append(p.events, ev)
 	p.books.newSample = p.books.newSample || v.NewSample
-	if o.Succeeded {
-		switch o.Op {
-		case decide.OpApply:
-			if err := p.finishApply(ctx, o); err != nil {
-				return err
-			}
-		case decide.OpRefresh:
+	var err error
+	switch o.Op {
+	case decide.OpApply:
+		err = p.recordApply(ctx, o, kind)
+	case decide.OpRefresh:
+		if o.Succeeded {
 			p.w.Status.LastRefresh = &metav1.Time{Time: j.Status.CompletionTime.Time}
-		case decide.OpDrift:
+		}
+	case decide.OpDrift:
+		if o.Succeeded {
 			p.w.Status.LastDriftCheck = &metav1.Time{Time: j.Status.CompletionTime.Time}
 			p.recordDrift(o)
-		case decide.OpRestore:
-			// The restored state is what exists now: an earlier apply's
-			// unknown outcome no longer matters.
-			if _, err := records.ClearUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
-				return err
-			}
-			if _, err := records.ClearRescued(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
-				return err
-			}
-			if err := p.adopt(ctx, j.Annotations[infrav1.InputsHashAnnotation], true); err != nil {
-				return err
-			}
+		}
+	case decide.OpRestore:
+		err = p.recordRestore(ctx, o)
+	case decide.OpPlan:
+		if o.Succeeded && o.Result != nil && o.Result.Plan != nil {
+			err = p.finishPlan(ctx, o)
 		}
 	}
-	if o.Op == decide.OpApply {
-		p.driftAfterApply(o)
-	}
-	if o.Op == decide.OpApply && kind == infrav1.RunErrorBlocked && o.Result.Plan != nil && p.planned() {
-		j.Annotations[infrav1.PlanHashAnnotation] = o.Result.Plan.Hash
-		reason := infrav1.PlanReasonDestructive
-		if !p.guarded() {
-			reason = infrav1.PlanReasonExportsChange
-		}
-		if err := p.createPlan(ctx, o, reason); err != nil {
-			return err
-		}
-	}
-	if o.Op == decide.OpPlan && o.Succeeded && o.Result != nil && o.Result.Plan != nil {
-		if err := p.finishPlan(ctx, o); err != nil {
-			return err
-		}
-	}
-	if o.Op == decide.OpApply {
-		if err := p.finishApprovedApply(ctx, o, kind); err != nil {
-			return err
-		}
-	}
-	// Under Manual the changed plan is the next one to approve.
-	if o.Op == decide.OpApply && kind == infrav1.RunErrorPlanChanged && o.Result.Plan != nil && p.manual() {
-		j.Annotations[infrav1.PlanHashAnnotation] = o.Result.Plan.Hash
-		if o.Result.Plan.Hash != plan.EmptyPlanHash {
-			if err := p.createPlan(ctx, o, infrav1.PlanReasonManual); err != nil {
-				return err
-			}
-		}
-	}
-	if o.Op == decide.OpRestore {
-		p.finishRestore(o)
+	if err != nil {
+		return err
 	}
 	// A successful apply that finished after this Job settled what it may
 	// have done: its outcome, read late, marks nothing again.
@@ -178,6 +143,60 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 		return err
 	}
 	return p.releaseRunLease(ctx, j.Name)
+}
+
+// recordApply is what a finished apply, of verdict kind, leaves: a
+// success's bookkeeping, the drift it settles, the plan a blocked or (under
+// Manual) changed plan publishes, and an approved plan's end.
+func (p *pass) recordApply(ctx context.Context, o jobs.Outcome, kind infrav1.RunErrorKind) error {
+	j := o.Job
+	if o.Succeeded {
+		if err := p.finishApply(ctx, o); err != nil {
+			return err
+		}
+	}
+	p.driftAfterApply(o)
+	if kind == infrav1.RunErrorBlocked && o.Result.Plan != nil && p.planned() {
+		j.Annotations[infrav1.PlanHashAnnotation] = o.Result.Plan.Hash
+		reason := infrav1.PlanReasonDestructive
+		if !p.guarded() {
+			reason = infrav1.PlanReasonExportsChange
+		}
+		if err := p.createPlan(ctx, o, reason); err != nil {
+			return err
+		}
+	}
+	if err := p.finishApprovedApply(ctx, o, kind); err != nil {
+		return err
+	}
+	// Under Manual the changed plan is the next one to approve.
+	if kind == infrav1.RunErrorPlanChanged && o.Result.Plan != nil && p.manual() {
+		j.Annotations[infrav1.PlanHashAnnotation] = o.Result.Plan.Hash
+		if o.Result.Plan.Hash != plan.EmptyPlanHash {
+			return p.createPlan(ctx, o, infrav1.PlanReasonManual)
+		}
+	}
+	return nil
+}
+
+// recordRestore is what a finished restore leaves: a success clears an
+// earlier apply's unknown outcome and rescued state (the restored state is
+// what exists now) and adopts the state with the backup's inputs hash;
+// either way its serial is consumed (finishRestore).
+func (p *pass) recordRestore(ctx context.Context, o jobs.Outcome) error {
+	if o.Succeeded {
+		if _, err := records.ClearUnconfirmedApply(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+			return err
+		}
+		if _, err := records.ClearRescued(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace(), p.role.Kind(), p.obj.GetName()); err != nil {
+			return err
+		}
+		if err := p.adopt(ctx, o.Job.Annotations[infrav1.InputsHashAnnotation], true); err != nil {
+			return err
+		}
+	}
+	p.finishRestore(o)
+	return nil
 }
 
 // observeJob records a finished Job's metrics.
