@@ -7,8 +7,9 @@
 // creates and records on the object (Ensure, Find), fills (CopySecrets,
 // CopyIn, Evacuate), empties (CopyBack, Release, Abandon) and deletes with
 // the object (Remove). No evacuated Job starts while a pod of the object
-// still runs in its own namespace (HomePodRuns). Only the namespace of the recorded name and UID is ever used
-// or deleted: nobody can make it in advance.
+// still runs in its own namespace (HomePodRuns). Only the namespace of the
+// recorded name and UID is ever used or deleted: nobody can make it in
+// advance.
 //
 // The object's namespace stays the state's home: the state is copied into
 // the evacuation namespace before each of its Jobs (CopyIn, the copies

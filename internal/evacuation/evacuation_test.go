@@ -197,12 +197,18 @@ func TestStateRoundTripThroughATerminatingNamespace(t *testing.T) {
 	if got := contents(t, home.Name); !equal(got, want) {
 		t.Fatalf("a lost copy was copied back: %v, want %v", got, want)
 	}
-	// The lost copy is abandoned: the next Job copies the state in again.
+	// The lost copy is abandoned, what is left of it released: the next
+	// Job copies the state in again.
+	leftover := piece(evac.Name, "tfstate-default-"+suffix+"-part-3", "leftover")
+	mustCreate(t, leftover)
 	if err := evacuation.Abandon(ctx, env.Client, env.Client, evac); err != nil {
 		t.Fatal(err)
 	}
 	if stateCopied(t, evac.Name) {
 		t.Errorf("the evacuation namespace still says its abandoned copy is whole")
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(leftover), leftover); err != nil || protection.Protected(leftover) {
+		t.Errorf("the abandoned copy's piece is still protected (%v): the evacuation namespace could not finish deleting", err)
 	}
 }
 
@@ -239,12 +245,14 @@ func TestHomePodRuns(t *testing.T) {
 	if err != nil || !strings.Contains(why, running.Name) || !strings.Contains(why, home.Name) {
 		t.Fatalf("with its pod pending: %q, %v; want the pod and namespace named", why, err)
 	}
-	running.Status.Phase = corev1.PodFailed
-	if err := env.Client.Status().Update(ctx, running); err != nil {
-		t.Fatal(err)
-	}
-	if why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine); err != nil || why != "" {
-		t.Errorf("with its pod finished: %q, %v; want nothing held", why, err)
+	for _, phase := range []corev1.PodPhase{corev1.PodFailed, corev1.PodSucceeded} {
+		running.Status.Phase = phase
+		if err := env.Client.Status().Update(ctx, running); err != nil {
+			t.Fatal(err)
+		}
+		if why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine); err != nil || why != "" {
+			t.Errorf("with its pod %s: %q, %v; want nothing held", phase, why, err)
+		}
 	}
 }
 

@@ -110,6 +110,14 @@ func TestCreate(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(third), &batchv1.Job{}); err != nil {
 		t.Errorf("the Job of the refused Secret: %v; want it left in place", err)
 	}
+
+	// A Job the API server refuses is not the per-run Secret's fault.
+	invalid := suspendedJob(ns, "fourth", nil, nil)
+	invalid.Spec.Template.Spec.Containers = nil
+	created, err = k.Create(ctx, invalid, perRunSecret(ns, "fourth", []byte("x")))
+	if created || !apierrors.IsInvalid(err) || errors.Is(err, ErrPerRunSecret) {
+		t.Errorf("Create of an invalid Job = %t, %v; want it not created, the Job's own refusal, not marked as the Secret's", created, err)
+	}
 }
 
 // TestStopAndDelete: a stopped Job gets a deadline of one second and the
@@ -138,6 +146,16 @@ func TestStopAndDelete(t *testing.T) {
 	}
 	if d := got.Spec.ActiveDeadlineSeconds; d == nil || *d != 1 || got.Annotations[infrav1.ImagePullFailedAnnotation] != "true" || got.Annotations[infrav1.RunnerImagePullFailedAnnotation] != "true" {
 		t.Errorf("the stopped Job has deadline %v and annotations %v; want 1 s and both image-pull marks", d, got.Annotations)
+	}
+	module := create(suspendedJob(ns, "module", nil, nil))
+	if err := k.Stop(ctx, module, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(module), got); err != nil {
+		t.Fatal(err)
+	}
+	if _, runner := got.Annotations[infrav1.RunnerImagePullFailedAnnotation]; runner || got.Annotations[infrav1.ImagePullFailedAnnotation] != "true" {
+		t.Errorf("a Job stopped for its module image has annotations %v; want the image-pull mark and not the runner's", got.Annotations)
 	}
 
 	owner := create(suspendedJob(ns, "owner", nil, nil))

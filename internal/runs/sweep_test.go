@@ -57,6 +57,13 @@ func TestSweepSparesTheJobsOfALiveObject(t *testing.T) {
 	if isGone(t, gone) || isGone(t, otherShard) {
 		t.Fatalf("the sweep of shard a deleted a Job it does not select: %s gone %t, %s gone %t", gone.Name, isGone(t, gone), otherShard.Name, isGone(t, otherShard))
 	}
+	// A manager of shard "b" sweeps the Job of its shard only.
+	if err := k.SweepOrphans(ctx, state.KindCluster, client.ObjectKey{Namespace: ns, Name: "gone"}, "b", &infrav1.TerraformCluster{}); err != nil {
+		t.Fatal(err)
+	}
+	if !isGone(t, otherShard) || isGone(t, gone) {
+		t.Fatalf("the sweep of shard b: %s gone %t (want true), %s gone %t (want false)", otherShard.Name, isGone(t, otherShard), gone.Name, isGone(t, gone))
+	}
 	// Both sweeps run as after a NotFound: for "alive", one read before it
 	// was created. This manager's shard is "" (every object).
 	for _, key := range []client.ObjectKey{client.ObjectKeyFromObject(live), {Namespace: ns, Name: "gone"}} {

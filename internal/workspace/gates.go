@@ -8,11 +8,11 @@ import (
 	"captf.io/captf/internal/runs"
 )
 
-// gates is the engine's keeper of the run leases, the cluster operation
-// gate and the Job slots.
 // runs is the writer of the object's Jobs and per-run Secrets.
 func (e *Engine) runs() runs.Keeper { return runs.Keeper{Client: e.client(), Reader: e.APIReader} }
 
+// gates is the engine's keeper of the run leases, the cluster operation
+// gate and the Job slots.
 func (e *Engine) gates() gates.Keeper {
 	o := e.Options
 	return gates.Keeper{Client: e.client(), Reader: e.APIReader, Options: gates.Options{

@@ -20,6 +20,8 @@ func TestAVoidPassForgetsTheWaitItAnnouncedPastItsGate(t *testing.T) {
 	recorder := events.NewFakeRecorder(10)
 	e := &Engine{Recorder: recorder}
 	obj := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "u1"}}
+	slots := metrics.LeaseWaits.WithLabelValues(roles.Cluster{}.Kind(), "job_slot")
+	counted := testutil.ToFloat64(slots)
 	void := &pass{e: e, role: roles.Cluster{}, obj: obj}
 	void.eventf(corev1.EventTypeNormal, "JobSucceeded", "Job j succeeded") // before the gate
 	void.armedEvents = len(void.events)
@@ -32,6 +34,10 @@ func TestAVoidPassForgetsTheWaitItAnnouncedPastItsGate(t *testing.T) {
 	again.waitEvent(infrav1.WaitingForJobSlotReason, "4 of 4 slots are taken")
 	if len(again.events) != 1 {
 		t.Errorf("the pass made again queued %d events for the wait, want it announced once: the void pass's announcement never went out", len(again.events))
+	}
+	again.emit()
+	if n := testutil.ToFloat64(slots) - counted; n != 1 {
+		t.Errorf("captf_lease_waits_total{reason=job_slot} counted the wait %v times, want once (by the pass that announced it)", n)
 	}
 }
 
