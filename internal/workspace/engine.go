@@ -182,85 +182,17 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 	return p, res, nil
 }
 
-// run is the pass up to its status: preamble, observe, decide, act.
+// run is the pass up to its status: it enters (owner, finalizer),
+// tends the Jobs (tendJobs: bookkeeping and the first chores, done even
+// while paused), then, past the owner gate, observes the records,
+// state and inputs, decides and acts.
 func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	deleting := !p.obj.GetDeletionTimestamp().IsZero()
-	var err error
-	if err = p.lookUpOwner(ctx, deleting); err != nil {
-		return ctrl.Result{}, fmt.Errorf("looking up the owner: %w", err)
+	if res, in, err := p.enter(ctx, deleting); err != nil || !in {
+		return res, err
 	}
-	p.eff = roles.Resolve(p.role.Kind(), p.w, p.owner.Infra, p.e.Options.DriftDefault)
-	for _, c := range conditions.Lifecycle(deleting, p.owner.Paused) {
-		p.set(c)
-	}
-	p.stepRan(conditions.StepLifecycle)
-	if p.owner.NotReady != nil {
-		p.set(*p.owner.NotReady)
-	}
-	door, after := decide.Enter(decide.Entry{Deleting: deleting, OwnerNotReady: p.owner.NotReady != nil,
-		HasFinalizer: controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer())}, p.e.Options.Timing)
-	switch door {
-	case decide.DoorWaitForOwner, decide.DoorLeave:
-		return ctrl.Result{RequeueAfter: after}, nil
-	case decide.DoorAddFinalizer:
-		patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
-		controllerutil.AddFinalizer(p.obj, p.role.Finalizer())
-		if err := p.e.client().Patch(ctx, p.obj, patch); err != nil {
-			return ctrl.Result{}, err
-		}
-		// The patch's watch event brings the next pass.
-		p.before = p.obj.DeepCopyObject().(client.Object)
-		return ctrl.Result{}, nil
-	}
-	if deleting {
-		// A namespace being deleted takes no new Job: read first, a
-		// destroy may run elsewhere.
-		if p.nsTerminating, err = p.namespaceTerminating(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if err := p.findEvacuation(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := p.observeJobs(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	// What the pass observes from here on reads what the first chores
-	// write, each done as soon as what chooses it is read: a vanished
-	// Job's record and run lease; the state an evacuated Job left, copied
-	// back; then bookkeeping's records and adopted state (the plans it
-	// writes change in the pass's memory).
-	if err := p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished.job != nil}); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := p.observeEvacuation(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := p.doFirstChores(ctx, decide.Upkeep{EvacuatedCopy: p.evac.copyBack, EvacuationEnding: p.evac.ending}); err != nil {
-		var hold *evacuationHold
-		if errors.As(err, &hold) {
-			return p.evacuationHeld(hold.msg)
-		}
-		return ctrl.Result{}, err
-	}
-	if err := p.observePlans(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	// Bookkeeping compares and writes hashes: the key first.
-	if err := p.loadKey(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := p.readOutcomes(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := p.doFirstChores(ctx, decide.Upkeep{Unbookkept: len(p.books.outcomes)}); err != nil {
-		return ctrl.Result{}, err
-	}
-	if p.active != nil {
-		if err := p.checkActive(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
-		p.sayRunning()
+	if res, held, err := p.tendJobs(ctx, deleting); err != nil || held {
+		return res, err
 	}
 	p.clearBlockMove()
 	// Paused: everything above writes even so (docs/concepts/lifecycle.md,
@@ -282,34 +214,134 @@ func (p *pass) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	// Past the gate, a write needs the owner as the API server holds it.
 	ctx = p.armOwnerCheck(ctx)
-	if err := p.loadRecords(ctx); err != nil {
+	if err := p.observePastGate(ctx, deleting); err != nil {
 		return ctrl.Result{}, err
 	}
+	p.movePlans(deleting)
+	return p.decideAndAct(ctx, deleting)
+}
+
+// enter looks up the owner, resolves the effective settings, says the
+// lifecycle conditions and goes through the door decide.Enter picks: in,
+// the pass goes on; else res says when to look again (the finalizer added
+// brings the next pass by its own watch event).
+func (p *pass) enter(ctx context.Context, deleting bool) (res ctrl.Result, in bool, err error) {
+	if err := p.lookUpOwner(ctx, deleting); err != nil {
+		return ctrl.Result{}, false, fmt.Errorf("looking up the owner: %w", err)
+	}
+	p.eff = roles.Resolve(p.role.Kind(), p.w, p.owner.Infra, p.e.Options.DriftDefault)
+	for _, c := range conditions.Lifecycle(deleting, p.owner.Paused) {
+		p.set(c)
+	}
+	p.stepRan(conditions.StepLifecycle)
+	if p.owner.NotReady != nil {
+		p.set(*p.owner.NotReady)
+	}
+	door, after := decide.Enter(decide.Entry{Deleting: deleting, OwnerNotReady: p.owner.NotReady != nil,
+		HasFinalizer: controllerutil.ContainsFinalizer(p.obj, p.role.Finalizer())}, p.e.Options.Timing)
+	switch door {
+	case decide.DoorWaitForOwner, decide.DoorLeave:
+		return ctrl.Result{RequeueAfter: after}, false, nil
+	case decide.DoorAddFinalizer:
+		patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
+		controllerutil.AddFinalizer(p.obj, p.role.Finalizer())
+		if err := p.e.client().Patch(ctx, p.obj, patch); err != nil {
+			return ctrl.Result{}, false, err
+		}
+		// The patch's watch event brings the next pass.
+		p.before = p.obj.DeepCopyObject().(client.Object)
+		return ctrl.Result{}, false, nil
+	}
+	return ctrl.Result{}, true, nil
+}
+
+// tendJobs observes the object's Jobs and does the first chores each
+// observation chooses, as soon as it is read: a vanished Job's record and
+// run lease; the state an evacuated Job left, copied back; then
+// bookkeeping's records and adopted state (the plans it writes change in
+// the pass's memory). What the pass observes after reads what they wrote.
+// It ends with the running Job checked (stuck, unpullable) and its live
+// reports said again. held: an evacuated state cannot be copied back, and
+// res holds the object.
+func (p *pass) tendJobs(ctx context.Context, deleting bool) (res ctrl.Result, held bool, err error) {
+	if deleting {
+		// A namespace being deleted takes no new Job: read first, a
+		// destroy may run elsewhere.
+		if p.nsTerminating, err = p.namespaceTerminating(ctx); err != nil {
+			return ctrl.Result{}, false, err
+		}
+	}
+	if err := p.findEvacuation(ctx); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if err := p.observeJobs(ctx); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if err := p.doFirstChores(ctx, decide.Upkeep{VanishedJob: p.vanished.job != nil}); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if err := p.observeEvacuation(ctx); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if err := p.doFirstChores(ctx, decide.Upkeep{EvacuatedCopy: p.evac.copyBack, EvacuationEnding: p.evac.ending}); err != nil {
+		var hold *evacuationHold
+		if errors.As(err, &hold) {
+			res, err := p.evacuationHeld(hold.msg)
+			return res, true, err
+		}
+		return ctrl.Result{}, false, err
+	}
+	if err := p.observePlans(ctx); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	// Bookkeeping compares and writes hashes: the key first.
+	if err := p.loadKey(ctx); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if err := p.readOutcomes(ctx); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if err := p.doFirstChores(ctx, decide.Upkeep{Unbookkept: len(p.books.outcomes)}); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if p.active != nil {
+		if err := p.checkActive(ctx); err != nil {
+			return ctrl.Result{}, false, err
+		}
+		p.sayRunning()
+	}
+	return ctrl.Result{}, false, nil
+}
+
+// observePastGate reads, past the owner gate, the records (and a
+// confirmation that an unconfirmed apply created nothing), then, no Job
+// running, the state, its lock and a restore request (a running Job may be
+// writing the state: it is read once the Job is bookkept; only a lock
+// another holds is looked at), and the inputs.
+func (p *pass) observePastGate(ctx context.Context, deleting bool) error {
+	if err := p.loadRecords(ctx); err != nil {
+		return err
+	}
 	p.confirmNoResources(ctx)
-	// A running Job may be writing the state: it is read once the Job is
-	// bookkept.
 	if p.active == nil {
 		if err := p.observeState(ctx); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 		if err := p.checkLock(ctx); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 		if err := p.restoreRequest(ctx); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 	} else if err := p.checkForeignLock(ctx); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	// A deleting object renders its records; a mutable one falls back to
 	// its current inputs when it has none.
 	if !deleting || p.role.Mutable() {
-		if err := p.buildInputs(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
+		return p.buildInputs(ctx)
 	}
-	p.movePlans(deleting)
-	return p.decideAndAct(ctx, deleting)
+	return nil
 }
 
 // releaseExternallyManaged leaves an object another controller manages
