@@ -5,7 +5,8 @@
 // plans, Publish; its phase label and its status conditions; the pruning
 // of terminal plans), and where a plan moves before the engine
 // decides (Move, LateApproval: an approval recorded, an outcome reached, a
-// plan superseded). Which plan stands for the current inputs, and why one
+// plan superseded), and the phase an apply's outcome ends its plan in
+// (EndPhase). Which plan stands for the current inputs, and why one
 // no longer does, are internal/guard's rules; when a plan is made, and
 // the other facts a move is chosen from (the apply's outcome), the
 // engine's (internal/workspace).

@@ -55,6 +55,20 @@ func Move(pl *infrav1.TerraformPlan, f MoveFacts) (to infrav1.PlanPhase, why str
 	return "", ""
 }
 
+// EndPhase is the terminal phase the outcome of an apply that ran a plan
+// gives the plan: Applied when it succeeded, Failed when it found the plan
+// changed; "" otherwise (a failed step keeps the plan Approved, for the
+// retry).
+func EndPhase(succeeded, planChanged bool) infrav1.PlanPhase {
+	switch {
+	case succeeded:
+		return infrav1.PlanPhaseApplied
+	case planChanged:
+		return infrav1.PlanPhaseFailed
+	}
+	return ""
+}
+
 // LateApproval: the approval of a superseded plan landed after it was
 // superseded (the approval raced the supersession) and is not marked yet:
 // Approved=False/ApprovalIgnored and one Warning naming the live plan are

@@ -78,3 +78,25 @@ func TestLateApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestEndPhase: an apply that ran a plan ends it Applied when it
+// succeeded, Failed when it found the plan changed, and leaves it alone
+// after a failed step (the retry applies it).
+func TestEndPhase(t *testing.T) {
+	testCases := []struct {
+		name                   string
+		succeeded, planChanged bool
+		want                   infrav1.PlanPhase
+	}{
+		{"succeeded", true, false, infrav1.PlanPhaseApplied},
+		{"plan changed", false, true, infrav1.PlanPhaseFailed},
+		{"a failed step", false, false, ""},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := EndPhase(tc.succeeded, tc.planChanged); got != tc.want {
+				t.Errorf("EndPhase(%t, %t) = %q, want %q", tc.succeeded, tc.planChanged, got, tc.want)
+			}
+		})
+	}
+}

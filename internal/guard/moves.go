@@ -99,11 +99,9 @@ func Outcome(pl *infrav1.TerraformPlan, js []batchv1.Job) infrav1.PlanPhase {
 		if j.Annotations[infrav1.PlanAnnotation] != pl.Name || j.Annotations[infrav1.BookkeptAnnotation] != "true" {
 			continue
 		}
-		if _, succeeded, _, _ := jobs.Finished(j); succeeded {
-			return infrav1.PlanPhaseApplied
-		}
-		if j.Annotations[infrav1.PlanChangedAnnotation] == "true" {
-			return infrav1.PlanPhaseFailed
+		_, succeeded, _, _ := jobs.Finished(j)
+		if ph := approvals.EndPhase(succeeded, j.Annotations[infrav1.PlanChangedAnnotation] == "true"); ph != "" {
+			return ph
 		}
 	}
 	return ""

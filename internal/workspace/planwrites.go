@@ -43,12 +43,12 @@ func (p *pass) createPlan(ctx context.Context, o jobs.Outcome, reason infrav1.Pl
 	return nil
 }
 
-// finishApprovedApply ends the plan an approved apply ran with: Applied
-// when it succeeded, Failed when the plan changed. A failed step keeps it
-// Approved, for the retry.
+// finishApprovedApply ends the live plan an approved apply ran with in
+// the phase its outcome gives it (approvals.EndPhase).
 func (p *pass) finishApprovedApply(ctx context.Context, o jobs.Outcome, kind infrav1.RunErrorKind) error {
 	name := o.Job.Annotations[infrav1.PlanAnnotation]
-	if name == "" {
+	phase := approvals.EndPhase(o.Succeeded, kind == infrav1.RunErrorPlanChanged)
+	if name == "" || phase == "" {
 		return nil
 	}
 	for i := range p.plans {
@@ -56,15 +56,11 @@ func (p *pass) finishApprovedApply(ctx context.Context, o jobs.Outcome, kind inf
 		if pl.Name != name || !approvals.Live(pl) {
 			continue
 		}
-		switch {
-		case o.Succeeded:
+		if phase == infrav1.PlanPhaseApplied {
 			p.eventf(corev1.EventTypeNormal, "PlanApplied", "Job %s applied TerraformPlan %s", o.Job.Name, pl.Name)
-			_, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseApplied)
-			return err
-		case kind == infrav1.RunErrorPlanChanged:
-			_, err := p.plansWriter().SetPhase(ctx, pl, infrav1.PlanPhaseFailed)
-			return err
 		}
+		_, err := p.plansWriter().SetPhase(ctx, pl, phase)
+		return err
 	}
 	return nil
 }
