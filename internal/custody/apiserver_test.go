@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -268,5 +269,97 @@ func TestUnkeptRecords(t *testing.T) {
 	applied := &corev1.Secret{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tc.Namespace, Name: records.AppliedName(kind, tc.Name)}, applied); err == nil && protection.Unprotect(applied) {
 		_ = env.Client.Update(ctx, applied)
+	}
+}
+
+// TestTakeBackup: a state read by its metadata only is read again with
+// its data and backed up once, owned by the object and protected; the
+// same serial is not backed up twice; a state whose pieces changed since
+// it was read is left to the next pass; pruning keeps the newest complete
+// sets and the one a restore request names.
+func TestTakeBackup(t *testing.T) {
+	envtest.Require(t, env)
+	ctx := t.Context()
+	k := Keeper{Client: env.Client, Reader: env.Client}
+	tc := cluster(t, "backup")
+	suffix := suffixOf(t, tc)
+	for i, data := range []string{"first", "second"} {
+		piece := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tc.Namespace, Name: state.ChunkName(suffix, i), Labels: state.PieceLabels(suffix)},
+			Data: map[string][]byte{state.DataKey: []byte(data)}}
+		if err := env.Client.Create(ctx, piece); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metas := func() []corev1.Secret {
+		t.Helper()
+		list := state.SecretMetadataList()
+		if err := env.Client.List(ctx, list, client.InNamespace(tc.Namespace), client.MatchingLabelsSelector{Selector: state.Selector(suffix)}); err != nil {
+			t.Fatal(err)
+		}
+		return state.MetadataOnly(list.Items)
+	}
+	backups := func() []state.Backup {
+		t.Helper()
+		secrets, err := k.ListBackups(ctx, tc.Namespace, suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return state.Backups(secrets)
+	}
+	request := func(serial int64) BackupRequest {
+		read := metas()
+		st := &state.State{Serial: serial, Lineage: "l-1", Fingerprint: state.Fingerprint(read),
+			Secrets: []state.SecretRef{{Name: state.ChunkName(suffix, 0)}, {Name: state.ChunkName(suffix, 1)}}}
+		return BackupRequest{Kind: "TerraformCluster", Suffix: suffix, State: st, Secrets: read, InputsHash: "h3:in", SourceJob: "c-apply-a1", Now: time.Now()}
+	}
+
+	name, pieces, secrets, err := k.TakeBackup(ctx, tc, request(7), backups())
+	if err != nil || name == "" || pieces != 2 || len(secrets) != 2 || string(secrets[0].Data[state.DataKey]) == "" {
+		t.Fatalf("TakeBackup = %q, %d pieces, %d Secrets read, %v; want a set written from the state read again with its data", name, pieces, len(secrets), err)
+	}
+	sets := backups()
+	if len(sets) != 1 || !sets[0].Complete || sets[0].Serial != 7 || sets[0].InputsHash != "h3:in" {
+		t.Fatalf("the backup sets are %+v; want one complete set of serial 7 with the state's inputs hash", sets)
+	}
+	head := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tc.Namespace, Name: sets[0].Chunks[0]}, head); err != nil || !HasOwner(head, tc) || !protection.Protected(head) {
+		t.Errorf("the backup Secret is not owned by the object and protected (%v)", err)
+	}
+	if name, _, _, err := k.TakeBackup(ctx, tc, request(7), sets); err != nil || name != "" {
+		t.Errorf("backing up serial 7 again = %q, %v; want nothing written", name, err)
+	}
+
+	moved := request(8)
+	piece := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tc.Namespace, Name: state.ChunkName(suffix, 1)}, piece); err != nil {
+		t.Fatal(err)
+	}
+	piece.Data[state.DataKey] = []byte("rewritten")
+	if err := env.Client.Update(ctx, piece); err != nil {
+		t.Fatal(err)
+	}
+	if name, _, secrets, err := k.TakeBackup(ctx, tc, moved, sets); err != nil || name != "" || secrets != nil {
+		t.Errorf("backing up a state that moved on = %q, %d Secrets, %v; want nothing written or read for it", name, len(secrets), err)
+	}
+
+	for serial := int64(8); serial <= 9; serial++ {
+		if _, _, _, err := k.TakeBackup(ctx, tc, request(serial), backups()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed, err := k.ListBackups(ctx, tc.Namespace, suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, pruned, err := k.PruneBackups(ctx, state.Backups(listed), 1, "7", listed)
+	if err != nil || pruned != 1 || len(kept) != 2 {
+		t.Fatalf("PruneBackups(keep 1, pinned 7) = %d kept, %d pruned, %v; want serial 9 and the pinned 7 kept, 8 pruned", len(kept), pruned, err)
+	}
+	var serials []int64
+	for _, b := range backups() {
+		serials = append(serials, b.Serial)
+	}
+	if !slices.Equal(serials, []int64{9, 7}) {
+		t.Errorf("after pruning the sets are of serials %v, want [9 7]", serials)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,7 @@ import (
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/protection"
 	"captf.io/captf/internal/records"
+	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -51,6 +53,69 @@ func (k Keeper) WriteBackup(ctx context.Context, obj client.Object, kind string,
 		}
 	}
 	return set[0].Name, len(set), nil
+}
+
+// BackupRequest is a backup of the state as a pass read it.
+type BackupRequest struct {
+	// Kind and ClusterName are the object's (the set's labels), Suffix
+	// its state's.
+	Kind, Suffix, ClusterName string
+	// State is the state decoded; Secrets its pieces as read, WithData
+	// when they carry their data (else only their metadata: the state did
+	// not change since its last decode).
+	State    *state.State
+	Secrets  []corev1.Secret
+	WithData bool
+	// InputsHash is the state's inputs hash, SourceJob the Job that wrote
+	// it, Now when the backup is taken.
+	InputsHash, SourceJob string
+	Now                   time.Time
+}
+
+// TakeBackup writes the backup set of the state r describes, owned by obj
+// and protected, unless sets (the object's backup sets) hold it already,
+// or the state moved on since it was read: pieces read by their metadata
+// only are read again, live and with their data, and a state whose
+// pieces changed meanwhile is left to the next pass. name is the set
+// written ("" when none) and pieces its size; secrets are the state's
+// pieces with their data, when they were read again and still are the
+// state r describes.
+func (k Keeper) TakeBackup(ctx context.Context, obj client.Object, r BackupRequest, sets []state.Backup) (name string, pieces int, secrets []corev1.Secret, err error) {
+	current := r.Secrets
+	if !r.WithData {
+		read, err := roles.ListStateData(ctx, k.Reader, obj.GetNamespace(), state.Selector(r.Suffix))
+		if err != nil {
+			return "", 0, nil, fmt.Errorf("reading the state to back up: %w", err)
+		}
+		if state.Fingerprint(read) != r.State.Fingerprint {
+			return "", 0, nil, nil // the state moved on: the next pass backs it up
+		}
+		current, secrets = read, read
+	}
+	spec, taken := BackupOf(r.State, current, sets, r.Suffix)
+	if taken {
+		return "", 0, secrets, nil
+	}
+	spec.Namespace, spec.InputsHash, spec.TakenAt, spec.SourceJob = obj.GetNamespace(), r.InputsHash, r.Now, r.SourceJob
+	spec.Labels = state.OwnerLabels(r.Kind, obj.GetName(), r.ClusterName)
+	name, pieces, err = k.WriteBackup(ctx, obj, r.Kind, spec)
+	return name, pieces, secrets, err
+}
+
+// PruneBackups deletes the backup sets Prunable prunes of sets (keep
+// complete sets, pinned the serial a restore request names), their
+// Secrets found among secrets (their listing), and returns those kept.
+// pruned counts the sets whose deletion was tried, also when err says one
+// failed.
+func (k Keeper) PruneBackups(ctx context.Context, sets []state.Backup, keep int, pinned string, secrets []corev1.Secret) (kept []state.Backup, pruned int, err error) {
+	kept, gone := Prunable(sets, keep, pinned)
+	for _, b := range gone {
+		pruned++
+		if err := k.DeleteBackup(ctx, b, secrets); err != nil {
+			return nil, pruned, err
+		}
+	}
+	return kept, pruned, nil
 }
 
 // Prunable splits backup sets (newest first) into those kept and those

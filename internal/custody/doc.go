@@ -6,8 +6,9 @@
 //     protection (Unkept, UnkeptOf; its records and plan key read live,
 //     UnkeptRecords), and giving them back (Reown);
 //   - backups: what a backup of the state read holds, unless it is taken
-//     already (BackupOf), listing, writing and pruning backup sets, and
-//     what status.stateBackups lists;
+//     already (BackupOf), taking one of a state that has not moved on
+//     since it was read (TakeBackup), listing, writing and pruning backup
+//     sets (PruneBackups), and what status.stateBackups lists;
 //   - retained state: the Secrets deletionPolicy Retain hands to the user
 //     (Kept, Retain) and a recreated object adopts (Adopt, RetainedFrom);
 //   - restore requests: which backup captf.io/restore-state names

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -10,7 +9,6 @@ import (
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/custody"
 	"captf.io/captf/internal/metrics"
-	"captf.io/captf/internal/roles"
 	"captf.io/captf/pkg/state"
 )
 
@@ -81,28 +79,21 @@ func (p *pass) backUp(ctx context.Context) error {
 	return nil
 }
 
+// takeBackup backs the state read up (custody.Keeper.TakeBackup) and, once
+// a set is written, prunes the sets beyond --state-backups (a set a
+// restore request names is kept and not counted; of the incomplete ones
+// only the newest, which may still be being written).
 func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
-	if !p.stored.data {
-		secrets, err := roles.ListStateData(ctx, p.e.APIReader, p.obj.GetNamespace(), state.Selector(p.suffix()))
-		if err != nil {
-			return sets, fmt.Errorf("reading the state to back up: %w", err)
-		}
-		if state.Fingerprint(secrets) != p.stored.state.Fingerprint {
-			return sets, nil // the state moved on: the next pass backs it up
-		}
+	r := custody.BackupRequest{Kind: p.role.Kind(), Suffix: p.suffix(), ClusterName: p.owner.ClusterName,
+		State: p.stored.state, Secrets: p.stored.secrets, WithData: p.stored.data, InputsHash: p.stateInputsHash(), Now: p.now}
+	if lr := p.w.Status.LastRun; lr != nil {
+		r.SourceJob = lr.Job
+	}
+	name, n, secrets, err := p.custody().TakeBackup(ctx, p.obj, r, sets)
+	if secrets != nil {
 		p.stored.secrets, p.stored.data = secrets, true
 	}
-	spec, taken := custody.BackupOf(p.stored.state, p.stored.secrets, sets, p.suffix())
-	if taken {
-		return sets, nil
-	}
-	spec.Namespace, spec.InputsHash, spec.TakenAt = p.obj.GetNamespace(), p.stateInputsHash(), p.now
-	spec.Labels = state.OwnerLabels(p.role.Kind(), p.obj.GetName(), p.owner.ClusterName)
-	if lr := p.w.Status.LastRun; lr != nil {
-		spec.SourceJob = lr.Job
-	}
-	name, n, err := p.custody().WriteBackup(ctx, p.obj, p.role.Kind(), spec)
-	if err != nil {
+	if err != nil || name == "" {
 		return sets, err
 	}
 	crashpoint.Hit(crashpoint.AfterBackup)
@@ -111,19 +102,9 @@ func (p *pass) takeBackup(ctx context.Context, sets []state.Backup) ([]state.Bac
 	if sets, err = p.listBackups(ctx); err != nil {
 		return nil, err
 	}
-	return p.pruneBackups(ctx, sets)
-}
-
-// pruneBackups keeps --state-backups complete sets (a set a restore
-// request names is kept and not counted) and deletes incomplete sets but
-// the newest one, which may still be being written.
-func (p *pass) pruneBackups(ctx context.Context, sets []state.Backup) ([]state.Backup, error) {
-	kept, pruned := custody.Prunable(sets, p.e.Options.StateBackups, p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation])
-	for _, b := range pruned {
-		metrics.StateBackups.WithLabelValues(p.role.Kind(), "pruned").Inc()
-		if err := p.custody().DeleteBackup(ctx, b, p.stored.backups); err != nil {
-			return nil, err
-		}
+	kept, pruned, err := p.custody().PruneBackups(ctx, sets, p.e.Options.StateBackups, p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation], p.stored.backups)
+	if pruned > 0 {
+		metrics.StateBackups.WithLabelValues(p.role.Kind(), "pruned").Add(float64(pruned))
 	}
-	return kept, nil
+	return kept, err
 }
