@@ -12,7 +12,8 @@
 //   - retained state: the Secrets deletionPolicy Retain hands to the user
 //     (Kept, Retain) and a recreated object adopts (Adopt, RetainedFrom);
 //   - restore requests: which backup captf.io/restore-state names
-//     (RestoreSerial, RestoreBackup);
+//     (RestoreSerial, RestoreBackup), and what a request asks before and
+//     after its backup is looked for (AskRestore, RestoreAsk.Pick);
 //   - protection while the object is deleted (ProtectDeleting), and
 //     letting go of backups (ReleaseBackups), of the state pieces
 //     Terraform deleted (ReleaseSurplus), and of the state, its lock, its

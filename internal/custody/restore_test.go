@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/pkg/state"
 )
 
@@ -52,4 +53,58 @@ func TestRestoreBackup(t *testing.T) {
 	if b, _ := RestoreBackup([]state.Backup(nil), 1); b != nil {
 		t.Errorf("no sets: %+v, want none", b)
 	}
+}
+
+// TestAskRestore: what a restore request asks, each rule a row, before
+// and after its backup is looked for.
+func TestAskRestore(t *testing.T) {
+	const notFound, failed, succeeded = infrav1.RestoreBackupNotFoundReason, infrav1.RestoreFailedReason, infrav1.StateRestoredReason
+	testCases := []struct {
+		name      string
+		value     string
+		requested bool
+		last      int64
+		reported  string
+		want      RestoreAsk
+		// found: the backup of the serial is there (Pick).
+		found  bool
+		picked RestoreAsk
+	}{
+		{name: "no request", want: RestoreAsk{}},
+		{name: "a failed restore's request removed re-arms its serial", last: 7, reported: failed, want: RestoreAsk{Rearm: true}},
+		{name: "a succeeded restore's request removed stays recorded", last: 7, reported: succeeded, want: RestoreAsk{}},
+		{name: "a request whose backup was not found, withdrawn", reported: notFound, want: RestoreAsk{DropNotFound: true}},
+		{name: "not a serial", value: "latest", requested: true, want: RestoreAsk{NotFound: "is not a state serial"}},
+		{name: "not a serial, after one not found", value: "latest", requested: true, reported: notFound, want: RestoreAsk{NotFound: "is not a state serial"}},
+		{name: "a consumed serial", value: "7", requested: true, last: 7, want: RestoreAsk{}},
+		{name: "a consumed serial, after one not found", value: "7", requested: true, last: 7, reported: notFound, want: RestoreAsk{DropNotFound: true}},
+		{name: "a serial whose backup is there", value: "9", requested: true, last: 7, found: true,
+			want: RestoreAsk{Serial: 9}, picked: RestoreAsk{Serial: 9}},
+		{name: "a serial whose backup is there, after one not found", value: "9", requested: true, reported: notFound, found: true,
+			want: RestoreAsk{Serial: 9, DropNotFound: true}, picked: RestoreAsk{Serial: 9, DropNotFound: true}},
+		{name: "a serial without a backup", value: "8", requested: true, reported: notFound,
+			want: RestoreAsk{Serial: 8, DropNotFound: true}, picked: RestoreAsk{Serial: 8, NotFound: "No complete state backup has serial 8"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := AskRestore(tc.value, tc.requested, tc.last, tc.reported)
+			if !sameAsk(got, tc.want) {
+				t.Fatalf("AskRestore = %+v, want %+v", got, tc.want)
+			}
+			if got.Serial == 0 {
+				return
+			}
+			b, picked := got.Pick(sets([]int64{9, 7}))
+			if (b != nil) != tc.found || !sameAsk(picked, tc.picked) {
+				t.Errorf("Pick = %v, %+v; want found %t, %+v", b, picked, tc.found, tc.picked)
+			}
+		})
+	}
+}
+
+// sameAsk compares asks, NotFound by what want's says.
+func sameAsk(got, want RestoreAsk) bool {
+	says := strings.Contains(got.NotFound, want.NotFound) && (got.NotFound == "") == (want.NotFound == "")
+	got.NotFound, want.NotFound = "", ""
+	return says && got == want
 }

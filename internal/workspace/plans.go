@@ -2,13 +2,11 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/approvals"
-	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/decide"
 	"captf.io/captf/internal/guard"
 	"captf.io/captf/internal/jobs"
@@ -126,52 +124,23 @@ func (p *pass) writePlanMoves(ctx context.Context) error {
 
 // reportWithdrawn: once the change a blocked apply (or a Manual plan)
 // waited for is moot and no apply is due, ApplyJobSucceeded reports the
-// last real outcome again, naming the withdrawn Job and plan, instead of
-// the wait. It looks at the condition, not at the supersession, so that a
-// pass that superseded the plan but could not write its status (a crash,
-// a failed patch) is made good by the next one.
+// last real outcome again (guard.Withdrawn). The history is read only when
+// the condition waits for an approval.
 func (p *pass) reportWithdrawn() {
-	if !p.waitsForApproval() {
+	if !guard.WaitsForApproval(p.current(infrav1.ApplyJobSucceededCondition)) {
 		return
 	}
-	plan := "its plan was deleted"
-	for i := range p.plans {
-		if approvals.Phase(&p.plans[i]) == infrav1.PlanPhaseSuperseded {
-			plan = "TerraformPlan " + p.plans[i].Name
-			break
-		}
+	if c, ok := guard.Withdrawn(p.plans, p.history()); ok {
+		p.set(c)
 	}
-	last, withdrawn, found := guard.LastRealApply(p.history())
-	if !found {
-		return
-	}
-	change := fmt.Sprintf("the change planned (%s)", plan)
-	if withdrawn != "" {
-		change = fmt.Sprintf("the change Job %s stopped before (%s)", withdrawn, plan)
-	}
-	p.set(conditions.AppliedBefore(last, change+" was withdrawn"))
 }
 
 // approvalAwaited says again that a change waits for an approval while a
-// TerraformPlan of the object waits for one (Pending), whatever the pass
-// decides (another Job may run meanwhile).
+// TerraformPlan of the object waits for one (guard.StillAwaited).
 func (p *pass) approvalAwaited() {
-	if !p.waitsForApproval() {
-		return
+	if c := p.current(infrav1.ApplyJobSucceededCondition); guard.StillAwaited(c, p.plans) {
+		p.report(*c)
 	}
-	for i := range p.plans {
-		if approvals.Phase(&p.plans[i]) == infrav1.PlanPhasePending {
-			p.report(*p.current(infrav1.ApplyJobSucceededCondition))
-			return
-		}
-	}
-}
-
-// waitsForApproval: ApplyJobSucceeded says a change waits for an
-// approval.
-func (p *pass) waitsForApproval() bool {
-	c := p.current(infrav1.ApplyJobSucceededCondition)
-	return c != nil && (c.Reason == infrav1.DestructivePlanBlockedReason || c.Reason == infrav1.PlanAwaitingApprovalReason)
 }
 
 // setPendingPlanRef names the live plan in the status.

@@ -19,51 +19,33 @@ var (
 	restoreTfvars = []byte("{}\n")
 )
 
-// restoreRequest reads captf.io/restore-state: the complete backup to
-// restore, or nothing. A request for a serial without a complete backup
-// is reported and starts nothing; a serial already consumed (restored or
-// failed) is never tried again. What an earlier request's backup not
-// found said goes once the request is another: a request that names a
-// backup found, or one consumed already.
+// restoreRequest reads captf.io/restore-state (custody.AskRestore): the
+// complete backup to restore, or nothing. A request for a serial without a
+// complete backup is reported and starts nothing; a serial already
+// consumed (restored or failed) is never tried again.
 func (p *pass) restoreRequest(ctx context.Context) error {
 	p.stored.restore = nil
-	notFoundBefore := func() {
-		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreBackupNotFoundReason {
-			p.dropped = append(p.dropped, infrav1.RestoreJobSucceededCondition)
+	var reported string
+	if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil {
+		reported = c.Reason
+	}
+	value, requested := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
+	ask := custody.AskRestore(value, requested, p.w.Status.LastRestoredSerial, reported)
+	if ask.Serial > 0 {
+		sets, err := p.readBackups(ctx)
+		if err != nil {
+			return err
 		}
+		p.stored.restore, ask = ask.Pick(sets)
 	}
-	value, ok := p.obj.GetAnnotations()[infrav1.RestoreStateAnnotation]
-	if !ok {
-		// Removing the request of a failed restore re-arms its serial: set
-		// it again to retry. A success removed it itself and stays recorded.
-		// A request for a backup that was not found said nothing of a
-		// restore: withdrawn, it goes.
-		if c := meta.FindStatusCondition(p.w.Status.Conditions, infrav1.RestoreJobSucceededCondition); c != nil && c.Reason == infrav1.RestoreFailedReason {
-			p.w.Status.LastRestoredSerial = 0
-		}
-		notFoundBefore()
-		return nil
+	if ask.Rearm {
+		p.w.Status.LastRestoredSerial = 0
 	}
-	notFound := func(msg string) {
-		p.set(conditions.RestoreBackupNotFound(msg))
+	if ask.NotFound != "" {
+		p.set(conditions.RestoreBackupNotFound(ask.NotFound))
 	}
-	serial, msg := custody.RestoreSerial(value, p.w.Status.LastRestoredSerial)
-	if serial == 0 {
-		if msg != "" {
-			notFound(msg)
-		} else {
-			notFoundBefore()
-		}
-		return nil
-	}
-	sets, err := p.readBackups(ctx)
-	if err != nil {
-		return err
-	}
-	if p.stored.restore, msg = custody.RestoreBackup(sets, serial); p.stored.restore == nil {
-		notFound(msg)
-	} else {
-		notFoundBefore()
+	if ask.DropNotFound {
+		p.dropped = append(p.dropped, infrav1.RestoreJobSucceededCondition)
 	}
 	return nil
 }
