@@ -5,8 +5,10 @@
 // apply's outcome, a late approval marked), where a Manual object's plan
 // stands, when a pool's apply is guarded because the cluster exports it
 // renders change (and when it holds that change back), how a Job is
-// guarded as it starts (JobGuard), and what a waiting change says to the
-// user who must approve it. It also keys stored hashes with the object's
+// guarded as it starts (JobGuard), what a waiting change says to the
+// user who must approve it, whether that wait is still said
+// (WaitsForApproval, StillAwaited), and what ApplyJobSucceeded says once
+// the change is withdrawn (Withdrawn). It also keys stored hashes with the object's
 // plan key (Keying), as every comparison of them must.
 //
 // It is pure: Facts are what a pass read (its plans, its input records,
