@@ -7,9 +7,11 @@
 // the state) said before the live report began.
 //
 // It owns which conditions are live reports (Live, Types), the record
-// each one covers, per object and condition type (Store: kept when the
-// report begins, forgotten once the record is said again), and the
-// records' checkpoint document (Doc, Format), loaded only as far as a pass
-// could have kept it (Store.Take). When a report begins and ends, and
-// what a pass says, are the engine's (internal/workspace, live.go).
+// each one covers, per object and condition type (Covers; Store: kept when
+// the report begins, forgotten once the record is said again), how an
+// episode ends at the end of a pass (Close: the record said again, the
+// condition dropped, or the report going on), and the records' checkpoint
+// document (Doc, Format), loaded only as far as a pass could have kept it
+// (Store.Take). Which reports a pass makes, and when its status is
+// written, are the engine's (internal/workspace, live.go).
 package livereport

@@ -5,7 +5,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/jobs"
 	"captf.io/captf/internal/livereport"
 )
@@ -32,18 +31,13 @@ import (
 // the live report until a Job (or, for StateReadable, a read of the
 // state) reports.
 
-// reportLive sets c, a live report, remembering the record it covers: the
-// condition as it was, unless a live report already covers it (that one
-// remembered the record, or another manager did).
+// reportLive sets c, a live report, remembering the record it covers
+// (livereport.Covers).
 func (p *pass) reportLive(c metav1.Condition) {
 	k := livereport.Key{UID: p.obj.GetUID(), Type: c.Type}
-	switch cur := p.current(c.Type); {
-	case cur == nil:
-		if _, covered := p.e.live.Get(k); !covered {
-			p.e.live.Keep(k, livereport.Record{Cond: conditions.FirstRecord(c.Type), LastJob: jobs.NewestFinished(p.jobs)})
-		}
-	case !livereport.Live(*cur):
-		p.e.live.Keep(k, livereport.Record{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: jobs.NewestFinished(p.jobs)})
+	_, covered := p.e.live.Get(k)
+	if rec, keep := livereport.Covers(c.Type, p.current(c.Type), covered, jobs.NewestFinished(p.jobs)); keep {
+		p.e.live.Keep(k, rec)
 	}
 	p.set(c)
 }
@@ -72,21 +66,17 @@ func (p *pass) endLiveReports(st *infrav1.WorkspaceStatus, ok bool) {
 		if found && rec.Loaded {
 			rec, found = p.e.live.Claim(k, rec, jobs.NewestFinished(p.jobs))
 		}
-		if set := p.reported(t); set != nil {
-			if !livereport.Live(*set) && found {
-				p.forgetOnceWritten(k, rec)
-			}
-			continue
+		end := livereport.Close(livereport.Ending{Said: p.reported(t), Stored: meta.FindStatusCondition(st.Conditions, t), Rec: rec, Found: found,
+			Reached: ok && p.decided != nil})
+		if end.Say != nil {
+			p.set(*end.Say)
 		}
-		if cur := meta.FindStatusCondition(st.Conditions, t); !ok || p.decided == nil || cur == nil || !livereport.Live(*cur) || !found {
-			continue
-		}
-		if c := rec.Cond; c.Status == "" {
+		if end.Drop {
 			p.dropped = append(p.dropped, t)
-		} else {
-			p.set(c)
 		}
-		p.forgetOnceWritten(k, rec)
+		if end.Forget {
+			p.forgetOnceWritten(k, rec)
+		}
 	}
 }
 
