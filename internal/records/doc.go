@@ -24,8 +24,10 @@
 // labels captf.io/managed and owner kind and name (never the clusterctl
 // move label: clusterctl moves them by their owner reference) and one
 // non-controller owner reference to the object. Load reads both, Delete
-// removes both (cleanup), and ForDestroy is the pure rule that picks which
-// record a destroy renders. docs/reference/records.md describes them.
+// removes both (cleanup), ForDestroy is the pure rule that picks which
+// record a destroy renders, and Rendered the one that picks what a
+// destroy, refresh or drift renders (a mutable kind's current inputs, or
+// that record). docs/reference/records.md describes them.
 //
 // Reads go through the client.Reader the caller passes (the manager's
 // uncached API reader): the manager caches only the metadata of the Secrets

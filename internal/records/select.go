@@ -45,3 +45,20 @@ func pick(attempt, applied *Record, stateHash string) *Record {
 	}
 	return attempt
 }
+
+// Rendered picks the inputs a destroy (destroy), refresh or drift renders:
+// a mutable kind's current inputs (current, nil when they do not build)
+// for a refresh or drift; else the record ForDestroy picks of attempt and
+// applied, with its mismatch against the state's inputs hash; without
+// one, a mutable kind's current inputs again. nil: nothing renders it (an
+// immutable kind without a record).
+func Rendered(destroy, mutable bool, current, attempt, applied *Record, stateHash string) (rec *Record, mismatch bool) {
+	if mutable && current != nil && !destroy {
+		return current, false
+	}
+	rec, mismatch = ForDestroy(attempt, applied, stateHash)
+	if rec == nil && mutable && current != nil {
+		return current, false // no record: a mutable kind renders its current inputs
+	}
+	return rec, mismatch
+}

@@ -54,3 +54,39 @@ func TestForDestroy(t *testing.T) {
 		})
 	}
 }
+
+// TestRendered: a mutable kind's refresh or drift renders its current
+// inputs when they build; a destroy, and an immutable kind, render the
+// record ForDestroy picks, with its mismatch; without a record a mutable
+// kind falls back to its current inputs and an immutable one renders
+// nothing.
+func TestRendered(t *testing.T) {
+	current := &records.Record{Name: "current", InputsHash: "h2:now"}
+	applied := &records.Record{Name: "applied", Job: "job-1", InputsHash: "h2:one"}
+	testCases := []struct {
+		name             string
+		destroy, mutable bool
+		current, applied *records.Record
+		want             string
+		wantMismatch     bool
+	}{
+		{name: "a mutable kind's refresh", mutable: true, current: current, applied: applied, want: "current"},
+		{name: "a mutable kind's destroy", destroy: true, mutable: true, current: current, applied: applied, want: "applied", wantMismatch: true},
+		{name: "a mutable kind's refresh, inputs not building", mutable: true, applied: applied, want: "applied", wantMismatch: true},
+		{name: "a mutable kind's destroy without a record", destroy: true, mutable: true, current: current, want: "current"},
+		{name: "an immutable kind's refresh", current: current, applied: applied, want: "applied", wantMismatch: true},
+		{name: "an immutable kind without a record", current: current, want: ""},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, mismatch := records.Rendered(tc.destroy, tc.mutable, tc.current, nil, tc.applied, "h2:state")
+			got := ""
+			if rec != nil {
+				got = rec.Name
+			}
+			if got != tc.want || mismatch != tc.wantMismatch {
+				t.Errorf("Rendered = %q, mismatch %t; want %q, %t", got, mismatch, tc.want, tc.wantMismatch)
+			}
+		})
+	}
+}

@@ -305,18 +305,14 @@ func (p *pass) reportInputsApplied(d decide.Decision, deleting bool) {
 	}
 }
 
-// recordFor picks the inputs a destroy, refresh or drift renders: the
-// current ones of a mutable object when they build, else the record.
+// recordFor picks the inputs a destroy, refresh or drift renders
+// (records.Rendered), the records keyed.
 func (p *pass) recordFor(op decide.Operation) (*records.Record, bool) {
-	current := &records.Record{MainTF: p.inputs.mainTF, Tfvars: p.inputs.tfvars, InputsHash: p.inputs.hash, Image: p.w.Source.Image}
-	if p.role.Mutable() && p.inputs.hash != "" && op != decide.OpDestroy {
-		return current, false
+	var current *records.Record
+	if p.inputs.hash != "" {
+		current = &records.Record{MainTF: p.inputs.mainTF, Tfvars: p.inputs.tfvars, InputsHash: p.inputs.hash, Image: p.w.Source.Image}
 	}
-	rec, mismatch := records.ForDestroy(p.keying().Record(p.inputs.attempt), p.keying().Record(p.inputs.applied), p.stateInputsHash())
-	if rec == nil && p.role.Mutable() && p.inputs.hash != "" {
-		return current, false // no record: a mutable object renders its current inputs
-	}
-	return rec, mismatch
+	return records.Rendered(op == decide.OpDestroy, p.role.Mutable(), current, p.keying().Record(p.inputs.attempt), p.keying().Record(p.inputs.applied), p.stateInputsHash())
 }
 
 // mirrorCredentials (the chore MirrorCredentials, and the action's own
