@@ -69,6 +69,13 @@ type Record struct {
 	RescuedSerial string
 }
 
+// Settled: the attempt record r (nil: none) knows of no apply that may
+// have changed the state since the last one confirmed: none of unknown
+// outcome, none that may have applied, no partly applied exports.
+func (r *Record) Settled() bool {
+	return r == nil || (r.UnconfirmedApply == "" && !r.MayHaveApplied && r.PartialExports == "")
+}
+
 // FromSecret reads a record Secret. A nil Secret gives the zero Record.
 // The files are the Secret's own byte slices, not copies.
 func FromSecret(s *corev1.Secret) Record {

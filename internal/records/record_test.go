@@ -129,3 +129,27 @@ func TestFromSecretReadsWhatSecretWrote(t *testing.T) {
 		t.Errorf("FromSecret(nil) = %+v, want the zero Record", got)
 	}
 }
+
+// TestSettled: an attempt record is settled until it knows of an apply
+// that may have changed the state: of unknown outcome, possibly applied,
+// or with partly applied exports.
+func TestSettled(t *testing.T) {
+	testCases := []struct {
+		name string
+		rec  *records.Record
+		want bool
+	}{
+		{"no record", nil, true},
+		{"an attempt that applied", &records.Record{Job: "j"}, true},
+		{"an apply of unknown outcome", &records.Record{Job: "j", UnconfirmedApply: "j"}, false},
+		{"an apply that may have applied", &records.Record{Job: "j", MayHaveApplied: true}, false},
+		{"partly applied exports", &records.Record{Job: "j", PartialExports: `{"job":"j"}`}, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.rec.Settled(); got != tc.want {
+				t.Errorf("Settled = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
+	"captf.io/captf/internal/apierr"
 	"captf.io/captf/internal/jobs"
 )
 
@@ -119,4 +120,19 @@ func (k Keeper) DeleteUnowned(ctx context.Context, list []batchv1.Job) error {
 		}
 	}
 	return nil
+}
+
+// Refused says whether err, of Create, is the API server refusing the run
+// (the Job or its per-run Secret invalid, forbidden by a policy or a
+// quota, too large: only a change makes it pass) rather than failing now,
+// and why, naming the Job (and the per-run Secret, when it was the one
+// refused: the Job exists then, and its pod cannot start).
+func Refused(err error, job, secret string) (why string, refused bool) {
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) && !apierrors.IsRequestEntityTooLargeError(err) {
+		return "", false
+	}
+	if errors.Is(err, ErrPerRunSecret) {
+		return fmt.Sprintf("Job %s cannot run: its per-run Secret %s was refused: %s", job, secret, apierr.Reason(err)), true
+	}
+	return fmt.Sprintf("Job %s could not be created: %s", job, apierr.Reason(err)), true
 }

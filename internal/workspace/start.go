@@ -2,17 +2,14 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
-	"captf.io/captf/internal/apierr"
 	"captf.io/captf/internal/conditions"
 	"captf.io/captf/internal/crashpoint"
 	"captf.io/captf/internal/decide"
@@ -219,16 +216,13 @@ func (p *pass) launch(ctx context.Context, d decide.Decision, in runInputs, name
 		crashpoint.Hit(crashpoint.AfterAttemptRecord)
 	}
 	if err := p.createJob(ctx, job, secret); err != nil {
-		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) && !apierrors.IsRequestEntityTooLargeError(err) {
+		why, refused := runs.Refused(err, name, secret.Name)
+		if !refused {
 			return ctrl.Result{}, err
 		}
-		why := fmt.Sprintf("Job %s could not be created: %s", name, apierr.Reason(err))
-		if errors.Is(err, runs.ErrPerRunSecret) {
-			// The Job was made, but its pod cannot start without the
-			// per-run Secret: it is found stuck (DeleteStuckJob) once
-			// StuckJobAge is over, and the next one starts then.
-			why = fmt.Sprintf("Job %s cannot run: its per-run Secret %s was refused: %s", name, secret.Name, apierr.Reason(err))
-		}
+		// A refused per-run Secret leaves the Job made, its pod unable to
+		// start: it is found stuck (DeleteStuckJob) once StuckJobAge is
+		// over, and the next one starts then.
 		_ = p.releaseRunLease(ctx, name)
 		p.eventf(corev1.EventTypeWarning, "JobFailed", "%s", why)
 		return p.stopped(d, decide.ObstacleJobRefused, why)

@@ -165,9 +165,7 @@ func (p *pass) statusPatch() (client.Patch, bool, error) {
 // clusterctl move and finished Jobs can be deleted, while the state, its
 // inputs hash and the records stay.
 func (p *pass) applyFromState(ok bool) metav1.Condition {
-	a := p.inputs.attempt
-	settled := a == nil || (a.UnconfirmedApply == "" && !a.MayHaveApplied && a.PartialExports == "")
-	if ok && settled && p.stored.state != nil && p.inputsInState() {
+	if ok && p.inputs.attempt.Settled() && p.stored.state != nil && p.inputsInState() {
 		return conditions.AppliedInState(p.stored.state.Serial)
 	}
 	return conditions.NoApplyYet
