@@ -26,7 +26,8 @@
 //     and the image its report names), and what bookkeeping makes of it
 //     before any write (Outcome.Verdict: the failure kind, the marks the
 //     Job takes, a new health reading; whether a failed apply may have
-//     applied, or is unconfirmed; the labels the metrics give its end,
+//     applied, or is unconfirmed, and what that leaves on the attempt
+//     record, Evidence; the labels the metrics give its end,
 //     MetricLabels), and the bookkept mark with the marks it carries
 //     (BookkeptMarks, Marked);
 //   - the image of a Job that is not an apply (ChooseImage: the applied

@@ -12,6 +12,7 @@ import (
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/decide"
+	"captf.io/captf/internal/runner/result"
 )
 
 // job is a finished (or running, when ok is nil) bookkept Job of op,
@@ -232,6 +233,46 @@ func TestNewestFinished(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := NewestFinished(tc.all); got != tc.want {
 				t.Errorf("NewestFinished = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEvidence: a failed apply leaves on the attempt record that its
+// outcome is unknown (no result, its runner started or its pod gone),
+// that it may have applied (its apply step ran, or no result), both, or
+// nothing: not when its plan stopped it, nor once a newer apply
+// succeeded; the applies after it are named.
+func TestEvidence(t *testing.T) {
+	failed := job(decide.OpApply, 1, no, 5)
+	newerFailed, newerSucceeded := job(decide.OpApply, 2, no, 3), job(decide.OpApply, 3, yes, 1)
+	stepped := &result.Document{Steps: []result.Step{{Name: result.StepInit}, {Name: result.StepApply}}}
+	planned := &result.Document{Steps: []result.Step{{Name: result.StepInit}, {Name: result.StepPlan}}}
+	started := t0.Add(-6 * time.Minute)
+	testCases := []struct {
+		name string
+		o    Outcome
+		kind infrav1.RunErrorKind
+		all  []batchv1.Job
+		want Evidence
+	}{
+		{"no result, its runner started", Outcome{Op: decide.OpApply, Started: started, PodFound: true}, infrav1.RunErrorInterrupted, []batchv1.Job{failed, newerFailed},
+			Evidence{Unconfirmed: true, Possibly: true, Newer: []string{"apply-a2"}}},
+		{"no result, its pod gone", Outcome{Op: decide.OpApply}, "", []batchv1.Job{failed}, Evidence{Unconfirmed: true, Possibly: true}},
+		{"failed in its apply step", Outcome{Op: decide.OpApply, Result: stepped, PodFound: true}, infrav1.RunErrorStep, []batchv1.Job{failed}, Evidence{Possibly: true}},
+		{"failed before its apply step", Outcome{Op: decide.OpApply, Result: planned, PodFound: true}, infrav1.RunErrorStep, []batchv1.Job{failed}, Evidence{}},
+		{"stopped by a destructive plan", Outcome{Op: decide.OpApply, Result: stepped, PodFound: true}, infrav1.RunErrorBlocked, []batchv1.Job{failed}, Evidence{}},
+		{"stopped by a changed plan", Outcome{Op: decide.OpApply, Result: stepped, PodFound: true}, infrav1.RunErrorPlanChanged, []batchv1.Job{failed}, Evidence{}},
+		{"a newer apply succeeded", Outcome{Op: decide.OpApply, Started: started, PodFound: true}, "", []batchv1.Job{failed, newerSucceeded}, Evidence{}},
+		{"it succeeded", Outcome{Op: decide.OpApply, Succeeded: true}, "", []batchv1.Job{failed}, Evidence{}},
+		{"a refresh", Outcome{Op: decide.OpRefresh, Started: started}, "", []batchv1.Job{failed}, Evidence{}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Job = &failed
+			got := tc.o.Evidence(tc.all, tc.kind)
+			if got.Unconfirmed != tc.want.Unconfirmed || got.Possibly != tc.want.Possibly || !slices.Equal(got.Newer, tc.want.Newer) {
+				t.Errorf("Evidence = %+v, want %+v", got, tc.want)
 			}
 		})
 	}

@@ -91,6 +91,33 @@ func (o Outcome) MayHaveApplied() bool {
 	return false
 }
 
+// Evidence is what bookkeeping records of what a failed apply may have
+// done, on the attempt record.
+type Evidence struct {
+	// Unconfirmed: its outcome is unknown (Unconfirmed); Possibly: its
+	// apply step may have run (MayHaveApplied) and its plan was not what
+	// stopped it. Both may hold: each is recorded, in that order.
+	Unconfirmed, Possibly bool
+	// Newer are the applies of all that finished after it: the records
+	// keep what they say.
+	Newer []string
+}
+
+// Evidence is what o, of verdict kind, leaves on the attempt record among
+// all, the object's Jobs: nothing once a successful apply finished after
+// it (its outcome, read late, is settled).
+func (o Outcome) Evidence(all []batchv1.Job, kind infrav1.RunErrorKind) Evidence {
+	if o.Op != decide.OpApply || o.Succeeded || len(AppliesAfter(all, o.Job, true)) > 0 {
+		return Evidence{}
+	}
+	e := Evidence{Unconfirmed: o.Unconfirmed(),
+		Possibly: kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && o.MayHaveApplied()}
+	if e.Unconfirmed || e.Possibly {
+		e.Newer = AppliesAfter(all, o.Job, false)
+	}
+	return e
+}
+
 // MetricLabels are how the metrics name the end of o's Job, whose failure
 // kind is kind (Verdict): the result label of captf_jobs_total and, for a
 // failure, the error kind and the failed step of captf_job_errors_total.

@@ -120,16 +120,14 @@ func (p *pass) recordOutcome(ctx context.Context, o jobs.Outcome) error {
 	if err != nil {
 		return err
 	}
-	// A successful apply that finished after this Job settled what it may
-	// have done: its outcome, read late, marks nothing again.
-	settled := o.Op == decide.OpApply && len(jobs.AppliesAfter(p.jobs, j, true)) > 0
-	if o.Unconfirmed() && !settled {
-		if err := p.markUnconfirmed(ctx, j.Name, jobs.AppliesAfter(p.jobs, j, false)); err != nil {
+	evidence := o.Evidence(p.jobs, kind)
+	if evidence.Unconfirmed {
+		if err := p.markUnconfirmed(ctx, j.Name, evidence.Newer); err != nil {
 			return err
 		}
 	}
-	if o.Op == decide.OpApply && !o.Succeeded && !settled && kind != infrav1.RunErrorBlocked && kind != infrav1.RunErrorPlanChanged && o.MayHaveApplied() {
-		if err := records.MarkPossiblyApplied(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), j.Name, jobs.AppliesAfter(p.jobs, j, false), false, p.caps().GuardsExports); err != nil {
+	if evidence.Possibly {
+		if err := records.MarkPossiblyApplied(ctx, p.e.client(), p.e.APIReader, p.obj, p.role.Kind(), j.Name, evidence.Newer, false, p.caps().GuardsExports); err != nil {
 			return err
 		}
 	}
