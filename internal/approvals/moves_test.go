@@ -91,6 +91,7 @@ func TestEndPhase(t *testing.T) {
 		{"succeeded", true, false, infrav1.PlanPhaseApplied},
 		{"plan changed", false, true, infrav1.PlanPhaseFailed},
 		{"a failed step", false, false, ""},
+		{"succeeded, reporting the plan changed", true, true, infrav1.PlanPhaseApplied},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -325,8 +325,17 @@ func TestTakeBackup(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: tc.Namespace, Name: sets[0].Chunks[0]}, head); err != nil || !HasOwner(head, tc) || !protection.Protected(head) {
 		t.Errorf("the backup Secret is not owned by the object and protected (%v)", err)
 	}
-	if name, _, _, err := k.TakeBackup(ctx, tc, request(7), sets); err != nil || name != "" {
-		t.Errorf("backing up serial 7 again = %q, %v; want nothing written", name, err)
+	if head.Annotations[infrav1.StateBackupSourceJobAnnotation] != "c-apply-a1" || head.Labels[infrav1.OwnerNameLabel] != tc.Name || head.Labels[infrav1.OwnerKindLabel] != "TerraformCluster" {
+		t.Errorf("the backup Secret names source Job %q and owner labels %v; want c-apply-a1 and the object's", head.Annotations[infrav1.StateBackupSourceJobAnnotation], head.Labels)
+	}
+	if name, _, secrets, err := k.TakeBackup(ctx, tc, request(7), sets); err != nil || name != "" || len(secrets) != 2 {
+		t.Errorf("backing up serial 7 again = %q, %d Secrets read, %v; want nothing written, the pieces read again returned", name, len(secrets), err)
+	}
+	// A state read with its data is not read again.
+	withData := request(7)
+	withData.Secrets, withData.WithData = secrets, true
+	if name, _, again, err := k.TakeBackup(ctx, tc, withData, sets); err != nil || name != "" || again != nil {
+		t.Errorf("backing up serial 7 read with its data = %q, %d Secrets read again, %v; want nothing written or read", name, len(again), err)
 	}
 
 	moved := request(8)

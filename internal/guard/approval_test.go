@@ -66,6 +66,8 @@ func TestWithdrawn(t *testing.T) {
 	}{
 		{"the blocked Job's plan superseded", superseded, []decide.FinishedJob{applied, blocked}, true, metav1.ConditionTrue,
 			[]string{"Job c-apply-a1 applied", "the change Job c-apply-a2 stopped before (TerraformPlan tfp-c-1) was withdrawn"}},
+		{"a newer plan pending, the superseded one named", []infrav1.TerraformPlan{phased("tfp-c-2", infrav1.PlanPhasePending), phased("tfp-c-1", infrav1.PlanPhaseSuperseded), phased("tfp-c-0", infrav1.PlanPhaseSuperseded)},
+			[]decide.FinishedJob{applied, blocked}, true, metav1.ConditionTrue, []string{"(TerraformPlan tfp-c-1) was withdrawn"}},
 		{"its plan deleted", nil, []decide.FinishedJob{applied, blocked}, true, metav1.ConditionTrue,
 			[]string{"the change Job c-apply-a2 stopped before (its plan was deleted) was withdrawn"}},
 		{"a Manual plan withdrawn, no Job stopped", superseded, []decide.FinishedJob{applied}, true, metav1.ConditionTrue,

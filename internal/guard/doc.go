@@ -8,8 +8,8 @@
 // guarded as it starts (JobGuard), what a waiting change says to the
 // user who must approve it, whether that wait is still said
 // (WaitsForApproval, StillAwaited), and what ApplyJobSucceeded says once
-// the change is withdrawn (Withdrawn). It also keys stored hashes with the object's
-// plan key (Keying), as every comparison of them must.
+// the change is withdrawn (Withdrawn). It also keys stored hashes with the
+// object's plan key (Keying), as every comparison of them must.
 //
 // It is pure: Facts are what a pass read (its plans, its input records,
 // its current inputs' hashes, its Job history, the state's inputs hash),

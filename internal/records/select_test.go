@@ -63,13 +63,16 @@ func TestForDestroy(t *testing.T) {
 func TestRendered(t *testing.T) {
 	current := &records.Record{Name: "current", InputsHash: "h2:now"}
 	applied := &records.Record{Name: "applied", Job: "job-1", InputsHash: "h2:one"}
+	mayHave := &records.Record{Name: "attempt", Job: "job-2", InputsHash: "h2:state", MayHaveApplied: true}
 	testCases := []struct {
-		name             string
-		destroy, mutable bool
-		current, applied *records.Record
-		want             string
-		wantMismatch     bool
+		name                      string
+		destroy, mutable          bool
+		current, attempt, applied *records.Record
+		want                      string
+		wantMismatch              bool
 	}{
+		{name: "a mutable kind's destroy after a possible partial apply", destroy: true, mutable: true, current: current, attempt: mayHave, applied: applied, want: "attempt"},
+		{name: "an immutable kind's refresh after a possible partial apply", current: current, attempt: mayHave, applied: applied, want: "attempt"},
 		{name: "a mutable kind's refresh", mutable: true, current: current, applied: applied, want: "current"},
 		{name: "a mutable kind's destroy", destroy: true, mutable: true, current: current, applied: applied, want: "applied", wantMismatch: true},
 		{name: "a mutable kind's refresh, inputs not building", mutable: true, applied: applied, want: "applied", wantMismatch: true},
@@ -79,7 +82,7 @@ func TestRendered(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, mismatch := records.Rendered(tc.destroy, tc.mutable, tc.current, nil, tc.applied, "h2:state")
+			rec, mismatch := records.Rendered(tc.destroy, tc.mutable, tc.current, tc.attempt, tc.applied, "h2:state")
 			got := ""
 			if rec != nil {
 				got = rec.Name

@@ -330,10 +330,10 @@ func firstMessage(conds []metav1.Condition) string {
 
 // createJob creates the Job and its per-run Secret (runs.Keeper.Create).
 // The pass reports the Job it creates (status.activeJob): the Job's
-// creation wakes no other pass. A Job of the name that existed already
-// (adopted) is forgotten once the Secret's writes are done: its create
-// event, were one to come meanwhile, brings nothing the pass does not
-// report.
+// creation wakes no other pass. A Job this call did not create (one of
+// the name adopted, or its create refused) is forgotten once the Secret's
+// writes are done: an event of it, were one to come meanwhile, brings
+// nothing the pass does not report.
 func (p *pass) createJob(ctx context.Context, job *batchv1.Job, secret *corev1.Secret) error {
 	p.e.ExpectJobCreate(job)
 	created, err := p.e.runs().Create(ctx, job, secret)
