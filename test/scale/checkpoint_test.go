@@ -100,8 +100,9 @@ func TestARestartedManagerReplaysItsCheckpoint(t *testing.T) {
 // of a provisioning writes (the status, the events), and the echo of its
 // own write wakes no pass; the object still settles, with a record, soon
 // after, not at the next resync. A manager restarted then, long before
-// any resync, replays every object of its checkpoint instead of passing
-// over each in full (a cold start bound by the client's rate limits).
+// any resync, replays every object of its checkpoint whose reads still
+// hold instead of passing over it in full (a cold start bound by the
+// client's rate limits); past a set-up restart, that is every object.
 func TestAManagerRestartedAsSoonAsItsObjectsSettleReplaysThem(t *testing.T) {
 	const machines = 3
 	objects := int64(machines + 1) // and their TerraformCluster
@@ -115,22 +116,37 @@ func TestAManagerRestartedAsSoonAsItsObjectsSettleReplaysThem(t *testing.T) {
 	if err := waitSettled(ctx, m, int(objects)); err != nil {
 		t.Fatalf("an hour before the first resync: %v", err)
 	}
-	if err := m.stop(); err != nil {
-		t.Fatal(err)
+	// Each object's first passes add it to the owners of the credentials
+	// mirror and to the subjects of the runner RoleBinding, which the
+	// others' passes read; an object that settled before a neighbour's
+	// write has a record that no longer holds, and a restart passes it in
+	// full, as it must (no watch brings it a pass before the resync). A
+	// set-up restart lets such an object settle again, so that the restart
+	// measured finds every record current; it replays the others.
+	restart := func() (skips, passes int64) {
+		t.Helper()
+		if err := m.stop(); err != nil {
+			t.Fatal(err)
+		}
+		passes0, err := workloadPasses()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err = startManager(ctx, w.ns, shippedLimits, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		passes, err = caughtUp(ctx, passes0+objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.engine.Skips(), passes - passes0
 	}
-	passes0, err := workloadPasses()
-	if err != nil {
-		t.Fatal(err)
+	restart()
+	if err := waitSettled(ctx, m, int(objects)); err != nil {
+		t.Fatalf("after the set-up restart: %v", err)
 	}
-	if m, err = startManager(ctx, w.ns, shippedLimits, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	passes, err := caughtUp(ctx, passes0+objects)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if skips := m.engine.Skips(); skips != passes-passes0 || skips != objects {
+	if skips, passes := restart(); skips != passes || skips != objects {
 		t.Errorf("the restarted manager skipped %d of %d passes, want every one of the %d objects' first; requests: %s",
-			skips, passes-passes0, objects, m.traffic.read().top(8))
+			skips, passes, objects, m.traffic.read().top(8))
 	}
 }
