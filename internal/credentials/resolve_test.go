@@ -52,10 +52,12 @@ func TestResolve(t *testing.T) {
 	if err := env.Client.Create(ctx, id); err != nil {
 		t.Fatal(err)
 	}
+	// A reference without a kind (as input records made before kinds were
+	// recorded name theirs) is a TerraformClusterIdentity.
 	r := resolve(user, ref)
-	if !r.Ready || r.Secret != credentials.MirrorName(id.Name) || !r.MirrorDue() || r.RevokeDue() {
-		t.Fatalf("an identity allowing the namespace, before its mirror: ready %v, Secret %q, mirror due %v, revoke due %v; want ready once the mirror due is written",
-			r.Ready, r.Secret, r.MirrorDue(), r.RevokeDue())
+	if !r.Ready || r.Kind != infrav1.IdentityKindTerraformClusterIdentity || r.Secret != credentials.MirrorName(id.Name) || !r.MirrorDue() || r.RevokeDue() {
+		t.Fatalf("an identity allowing the namespace, before its mirror: ready %v, kind %q, Secret %q, mirror due %v, revoke due %v; want a TerraformClusterIdentity, ready once the mirror due is written",
+			r.Ready, r.Kind, r.Secret, r.MirrorDue(), r.RevokeDue())
 	}
 	if rewrote, reason, _, err := r.Write(ctx, env.Client, env.Client, user); err != nil || !rewrote || reason != credentials.MirrorCreatedEvent {
 		t.Fatalf("Write = %v, %q, %v; want the mirror created and the credentials concluded again", rewrote, reason, err)

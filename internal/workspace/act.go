@@ -187,11 +187,10 @@ func (p *pass) credentialsFor(ctx context.Context, name string, kind infrav1.Ide
 	if name == "" {
 		return p.credentialsStep(ctx)
 	}
-	ref := &infrav1.IdentityReference{Name: name, Kind: kind}
-	if kind == "" {
-		ref.Kind = infrav1.IdentityKindTerraformClusterIdentity
-	}
-	return p.credentialsWith(ctx, ref)
+	// A record made before identity kinds were recorded names a
+	// TerraformClusterIdentity, as credentials.Resolve takes a kind left
+	// empty.
+	return p.credentialsWith(ctx, &infrav1.IdentityReference{Name: name, Kind: kind})
 }
 
 // The step only reads; what it finds missing, the chores MirrorCredentials
