@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,18 +28,15 @@ func TestMain(m *testing.M) {
 func TestPublish(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "publish-"}}
-	if err := env.Client.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
+	ns := envtest.Namespace(t, env.Client, "publish")
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"},
 		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
 	if err := env.Client.Create(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
 	w := Writer{Client: env.Client, Kind: "TerraformCluster"}
 	planOf := func(job string) *infrav1.TerraformPlan {
-		return New(ns.Name, "TerraformCluster", tc.Name, job, &result.PlanSummary{Hash: "p2:" + job, Summary: tfplan.Summary{Delete: 1}}, infrav1.PlanReasonDestructive, "h3:in")
+		return New(ns, "TerraformCluster", tc.Name, job, &result.PlanSummary{Hash: "p2:" + job, Summary: tfplan.Summary{Delete: 1}}, infrav1.PlanReasonDestructive, "h3:in")
 	}
 	old := planOf("apply-a1")
 	if created, superseded, err := w.Publish(ctx, tc, old, nil); err != nil || !created || len(superseded) != 0 {

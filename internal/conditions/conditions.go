@@ -142,6 +142,12 @@ func Ready(conds []metav1.Condition, types []string) metav1.Condition {
 	return metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue, Reason: infrav1.ReadyReason, Message: "Ready"}
 }
 
+// Fact is what c says: its type, status, reason and message, without the
+// generation and time a status gives it.
+func Fact(c metav1.Condition) metav1.Condition {
+	return metav1.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
+}
+
 // FirstRecord is what an operation condition of type t that was never set
 // says: its first visit's value, or a condition of no Status for a
 // RestoreJobSucceeded, which only a restore request brings (it goes

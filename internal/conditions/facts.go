@@ -110,7 +110,7 @@ func ProviderIDHealth(prev *metav1.Condition, newReading bool) metav1.Condition 
 	terminated := prev != nil && prev.Reason == infrav1.InstanceTerminatedReason && strings.HasPrefix(prev.Message, providerIDGone)
 	switch {
 	case !newReading && (missing || terminated):
-		return metav1.Condition{Type: prev.Type, Status: prev.Status, Reason: prev.Reason, Message: prev.Message}
+		return Fact(*prev)
 	case missing || terminated:
 		return metav1.Condition{Type: infrav1.InfrastructureHealthyCondition, Status: metav1.ConditionFalse, Reason: infrav1.InstanceTerminatedReason,
 			Message: providerIDGone + ": the instance is treated as terminated (spec.providerID is kept)"}

@@ -31,11 +31,7 @@ func TestMain(m *testing.M) {
 // cluster makes a TerraformCluster in a namespace of its own.
 func cluster(t *testing.T, prefix string) *infrav1.TerraformCluster {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := env.Client.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: envtest.Namespace(t, env.Client, prefix), Name: "c"},
 		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
 	if err := env.Client.Create(t.Context(), tc); err != nil {
 		t.Fatal(err)

@@ -227,22 +227,21 @@ func stateCopied(t *testing.T, ns string) bool {
 // or another object's, does not.
 func TestHomePodRuns(t *testing.T) {
 	ctx := t.Context()
-	home := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "home-pods-"}}
-	mustCreate(t, home)
+	home := envtest.Namespace(t, env.Client, "home-pods")
 	mine := state.OwnerSelector("TerraformMachine", "m-0")
 	pod := func(name string, labels map[string]string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: home.Name, Name: name, Labels: labels},
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: home, Name: name, Labels: labels},
 			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "runner"}}}}
 		mustCreate(t, p)
 		return p
 	}
 	pod("other-0", state.OwnerSelector("TerraformMachine", "m-1"))
-	if why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine); err != nil || why != "" {
+	if why, err := evacuation.HomePodRuns(ctx, env.Client, home, mine); err != nil || why != "" {
 		t.Fatalf("with another object's pod only: %q, %v; want nothing held", why, err)
 	}
 	running := pod("m-0-destroy-a1", mine)
-	why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine)
-	if err != nil || !strings.Contains(why, running.Name) || !strings.Contains(why, home.Name) {
+	why, err := evacuation.HomePodRuns(ctx, env.Client, home, mine)
+	if err != nil || !strings.Contains(why, running.Name) || !strings.Contains(why, home) {
 		t.Fatalf("with its pod pending: %q, %v; want the pod and namespace named", why, err)
 	}
 	for _, phase := range []corev1.PodPhase{corev1.PodFailed, corev1.PodSucceeded} {
@@ -250,7 +249,7 @@ func TestHomePodRuns(t *testing.T) {
 		if err := env.Client.Status().Update(ctx, running); err != nil {
 			t.Fatal(err)
 		}
-		if why, err := evacuation.HomePodRuns(ctx, env.Client, home.Name, mine); err != nil || why != "" {
+		if why, err := evacuation.HomePodRuns(ctx, env.Client, home, mine); err != nil || why != "" {
 			t.Errorf("with its pod %s: %q, %v; want nothing held", phase, why, err)
 		}
 	}

@@ -18,7 +18,7 @@ func Covers(typ string, cur *metav1.Condition, covered bool, lastJob string) (r 
 	case cur == nil && !covered:
 		return Record{Cond: conditions.FirstRecord(typ), LastJob: lastJob}, true
 	case cur != nil && !Live(*cur):
-		return Record{Cond: metav1.Condition{Type: cur.Type, Status: cur.Status, Reason: cur.Reason, Message: cur.Message}, LastJob: lastJob}, true
+		return Record{Cond: conditions.Fact(*cur), LastJob: lastJob}, true
 	}
 	return Record{}, false
 }

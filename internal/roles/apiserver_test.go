@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,14 +26,7 @@ func TestMain(m *testing.M) {
 func TestDependents(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
-	newNamespace := func() string {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dependents-"}}
-		if err := env.Client.Create(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
-		return ns.Name
-	}
-	ns, other := newNamespace(), newNamespace()
+	ns, other := envtest.Namespace(t, env.Client, "dependents"), envtest.Namespace(t, env.Client, "dependents")
 	meta := func(ns, name, cluster string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{infrav1.ClusterNameLabel: cluster}}
 	}

@@ -28,16 +28,6 @@ func TestMain(m *testing.M) {
 // keeper writes through the test's API server.
 func keeper() Keeper { return Keeper{Client: env.Client, Reader: env.Client} }
 
-// newNamespace creates a namespace named after prefix.
-func newNamespace(t *testing.T, prefix string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := env.Client.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
 // suspendedJob is a Job that never runs (no kubelet here), with
 // annotations.
 func suspendedJob(ns, name string, labels, annotations map[string]string) *batchv1.Job {
@@ -60,7 +50,7 @@ func perRunSecret(ns, name string, data []byte) *corev1.Secret {
 func TestCreate(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
-	ns := newNamespace(t, "runs-create")
+	ns := envtest.Namespace(t, env.Client, "runs-create")
 	k := keeper()
 	secretOf := func(job *batchv1.Job) *corev1.Secret {
 		t.Helper()
@@ -127,7 +117,7 @@ func TestCreate(t *testing.T) {
 func TestStopAndDelete(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
-	ns := newNamespace(t, "runs-stop")
+	ns := envtest.Namespace(t, env.Client, "runs-stop")
 	k := keeper()
 	create := func(j *batchv1.Job) *batchv1.Job {
 		t.Helper()

@@ -24,7 +24,7 @@ import (
 func TestSweepSparesTheJobsOfALiveObject(t *testing.T) {
 	envtest.Require(t, env)
 	ctx := t.Context()
-	ns := newNamespace(t, "sweep-live")
+	ns := envtest.Namespace(t, env.Client, "sweep-live")
 	live := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "alive"},
 		Spec: infrav1.TerraformClusterSpec{Source: infrav1.SourceSpec{Image: "example.test/cluster:1"}, IdentityRef: &infrav1.IdentityReference{Name: "cloud"}}}
 	if err := env.Client.Create(ctx, live); err != nil {

@@ -286,7 +286,7 @@ func (p *pass) tendJobs(ctx context.Context, deleting bool) (res ctrl.Result, he
 	if err := p.doFirstChores(ctx, decide.Upkeep{EvacuatedCopy: p.evac.copyBack, EvacuationEnding: p.evac.ending}); err != nil {
 		var hold *evacuationHold
 		if errors.As(err, &hold) {
-			res, err := p.evacuationHeld(hold.msg)
+			res, err := p.stopped(decide.Decision{}, decide.ObstacleEvacuationHeld, hold.msg)
 			return res, true, err
 		}
 		return ctrl.Result{}, false, err

@@ -128,11 +128,6 @@ func (p *pass) secretGoneMessage(name string) string {
 		name, p.obj.GetNamespace()) + p.namespaceTerminatingMessage(decide.OpDestroy)
 }
 
-// evacuationHeld reports an evacuated destroy that cannot start.
-func (p *pass) evacuationHeld(msg string) (ctrl.Result, error) {
-	return p.stopped(decide.Decision{}, decide.ObstacleEvacuationHeld, msg)
-}
-
 // runnerAccount is the runner's ServiceAccount: in the evacuation
 // namespace, CAPTF's default one (a custom account lives in the object's
 // namespace only).
