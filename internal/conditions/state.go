@@ -32,6 +32,10 @@ type StateFacts struct {
 	UnconfirmedJob string
 	// Deleting: the object has a deletion timestamp.
 	Deleting bool
+	// Destroyed: the object's destroy succeeded, so the cleanup that
+	// follows deletes its state (a cleanup cut short, or another
+	// manager's, leaves none).
+	Destroyed bool
 	// Unreadable is why a state that exists cannot be read (the state
 	// reader's reason: inconsistent, encrypted, corrupt, ...).
 	Unreadable string
@@ -48,6 +52,9 @@ func StateReadable(f StateFacts) metav1.Condition {
 	case f.Read:
 		c.Status, c.Reason = metav1.ConditionTrue, infrav1.StateReadReason
 		c.Message = fmt.Sprintf("Read serial %d (%d resources, %d bytes compressed)", f.Serial, f.Resources, f.CompressedBytes)
+	case f.NotFound && f.Destroyed:
+		c.Status, c.Reason = metav1.ConditionUnknown, infrav1.StateNotFoundReason
+		c.Message = fmt.Sprintf("The destroy succeeded and the cleanup deleted the state Secret %s", f.Secret)
 	case f.NotFound && f.EverApplied:
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.StateLostReason
 		c.Message = fmt.Sprintf("The object applied before but its state Secret %s is gone; restore it (see the state-restore runbook)", f.Secret)

@@ -259,7 +259,7 @@ func decideDeletion(s Snapshot) Decision {
 		return wait(ReasonDependentsExist, s.Timing.Gate)
 	case s.Retain:
 		return Decision{Action: ActionRetain, Reason: ReasonRetain}
-	case s.destroyed():
+	case s.Destroyed():
 		return Decision{Action: ActionRelease, Reason: ReasonDestroyed}
 	case s.RestoreRequested && held:
 		return start(OpRestore, ReasonRestoreRequested)
@@ -301,8 +301,9 @@ func (s Snapshot) rescuePending() bool {
 	return r == nil || !r.Succeeded || r.FinishedAt.Before(a.FinishedAt)
 }
 
-// destroyed: the newest destroy succeeded and nothing applied since.
-func (s Snapshot) destroyed() bool {
+// Destroyed: the newest destroy succeeded and nothing applied since (the
+// cleanup that follows deletes the state).
+func (s Snapshot) Destroyed() bool {
 	d := s.Newest(OpDestroy)
 	if d == nil || !d.Succeeded {
 		return false
