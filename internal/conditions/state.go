@@ -33,8 +33,9 @@ type StateFacts struct {
 	// Deleting: the object has a deletion timestamp.
 	Deleting bool
 	// Destroyed: the object's destroy succeeded, so the cleanup that
-	// follows deletes its state (a cleanup cut short, or another
-	// manager's, leaves none).
+	// follows deletes its state: a state not there (a cleanup cut short,
+	// or another manager's) or read halfway deleted is neither lost nor
+	// unreadable.
 	Destroyed bool
 	// Unreadable is why a state that exists cannot be read (the state
 	// reader's reason: inconsistent, encrypted, corrupt, ...).
@@ -52,9 +53,9 @@ func StateReadable(f StateFacts) metav1.Condition {
 	case f.Read:
 		c.Status, c.Reason = metav1.ConditionTrue, infrav1.StateReadReason
 		c.Message = fmt.Sprintf("Read serial %d (%d resources, %d bytes compressed)", f.Serial, f.Resources, f.CompressedBytes)
-	case f.NotFound && f.Destroyed:
+	case f.Destroyed:
 		c.Status, c.Reason = metav1.ConditionUnknown, infrav1.StateNotFoundReason
-		c.Message = fmt.Sprintf("The destroy succeeded and the cleanup deleted the state Secret %s", f.Secret)
+		c.Message = fmt.Sprintf("The destroy succeeded and the cleanup deletes the state Secret %s", f.Secret)
 	case f.NotFound && f.EverApplied:
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.StateLostReason
 		c.Message = fmt.Sprintf("The object applied before but its state Secret %s is gone; restore it (see the state-restore runbook)", f.Secret)

@@ -31,6 +31,8 @@ func TestStateReadable(t *testing.T) {
 			metav1.ConditionFalse, infrav1.StateLostReason, []string{secret, "state-restore runbook"}, ""},
 		{"deleted by the cleanup after a successful destroy", StateFacts{Secret: secret, NotFound: true, EverApplied: true, Deleting: true, Destroyed: true},
 			metav1.ConditionUnknown, infrav1.StateNotFoundReason, []string{"destroy succeeded", secret}, "runbook"},
+		{"read halfway deleted by the cleanup after a successful destroy", StateFacts{Secret: secret, Unreadable: infrav1.StateInconsistentReason, Deleting: true, Destroyed: true},
+			metav1.ConditionUnknown, infrav1.StateNotFoundReason, []string{"destroy succeeded", secret}, "runbook"},
 		{"no state after an apply whose outcome is unknown", StateFacts{Secret: secret, NotFound: true, UnconfirmedJob: "captf-c-demo-apply-a1-0abc12"},
 			metav1.ConditionFalse, infrav1.ApplyOutcomeUnknownReason, []string{secret, infrav1.ConfirmNoResourcesAnnotation + "=captf-c-demo-apply-a1-0abc12"}, "deletionPolicy"},
 		{"the same while deleting offers Retain", StateFacts{Secret: secret, NotFound: true, UnconfirmedJob: "j", Deleting: true},

@@ -185,7 +185,6 @@ func (p *pass) readState(ctx context.Context) error {
 		p.applyOutputs()
 	case errors.Is(p.stored.err, state.ErrNotFound):
 		f.NotFound, f.EverApplied, f.UnconfirmedJob = true, p.everApplied(), p.unconfirmed()
-		f.Destroyed = f.Deleting && decide.Snapshot{History: p.history()}.Destroyed()
 		if c := p.current(infrav1.InfrastructureHealthyCondition); c != nil && c.Reason == infrav1.ProvisioningReason {
 			// The first apply ended without a state: nothing provisions now
 			// (a new apply says so again when it starts).
@@ -195,6 +194,7 @@ func (p *pass) readState(ctx context.Context) error {
 		reason, _ := state.ReasonOf(p.stored.err)
 		f.Unreadable = string(reason)
 	}
+	f.Destroyed = f.Deleting && !f.Read && decide.Snapshot{History: p.history()}.Destroyed()
 	p.set(conditions.StateReadable(f))
 	p.stepRan(conditions.StepState)
 	return nil
