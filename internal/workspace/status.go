@@ -80,6 +80,19 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 	}
 	st := p.w.Status
 	p.endLiveReports(st, ok)
+	st.Conditions = p.statusConditions(ctx, st, gen, ok)
+	st.ObservedGeneration = gen
+	p.events = append(p.events, conditions.Transitions(p.role.View(p.before).Status.Conditions, st.Conditions)...)
+	// Counters move once the status they count is written: a failed patch
+	// redoes the pass.
+	p.observe(func() { p.observeConditions(st.Conditions) })
+	return p.writeStatus(ctx, st, served, writeMain, ok)
+}
+
+// statusConditions are the conditions the pass leaves (conditions.Status),
+// looked at for generation gen; only a pass that completed (ok) ran its
+// steps.
+func (p *pass) statusConditions(ctx context.Context, st *infrav1.WorkspaceStatus, gen int64, ok bool) []metav1.Condition {
 	prov := st.Initialization.Provisioned
 	var ran []conditions.Step
 	if ok {
@@ -96,12 +109,15 @@ func (p *pass) patchStatus(ctx context.Context, ok bool) error {
 			panic(fmt.Sprintf("the pass ran the steps %v without saying the conditions %v they own", ran, unsaid))
 		}
 	}
-	st.Conditions = conditions.Status(in)
-	st.ObservedGeneration = gen
-	p.events = append(p.events, conditions.Transitions(p.role.View(p.before).Status.Conditions, st.Conditions)...)
-	// Counters move once the status they count is written: a failed patch
-	// redoes the pass.
-	p.observe(func() { p.observeConditions(st.Conditions) })
+	return conditions.Status(in)
+}
+
+// writeStatus writes the object as the pass leaves it, as one merge patch:
+// first the object itself when writeMain (its metadata or spec moved),
+// then its status. served is the generation the pass vouches for; when the
+// object's write met another hand's spec write, a completed pass (ok)
+// vouches for the generation it read instead.
+func (p *pass) writeStatus(ctx context.Context, st *infrav1.WorkspaceStatus, served int64, writeMain, ok bool) error {
 	patch, empty, err := p.statusPatch()
 	if err != nil || empty {
 		return err
