@@ -133,6 +133,9 @@ func reports() []struct {
 		{"state: apply outcome unknown, deleting", func() ([]metav1.Condition, []Event) {
 			return conds(StateReadable(withState(func(f *StateFacts) { f.NotFound, f.UnconfirmedJob, f.Deleting = true, name, true })))
 		}},
+		{"state: deleted by the cleanup after the destroy", func() ([]metav1.Condition, []Event) {
+			return conds(StateReadable(withState(func(f *StateFacts) { f.NotFound, f.EverApplied, f.Deleting, f.Destroyed = true, true, true, true })))
+		}},
 		{"state: unreadable", func() ([]metav1.Condition, []Event) {
 			return conds(StateReadable(withState(func(f *StateFacts) { f.Unreadable = infrav1.StateEncryptedReason })))
 		}},
