@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/conditions"
@@ -98,6 +99,16 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // is being deleted and no Job runs, its state pieces, backups and records
 // that lack the protection (custody.Keeper.ProtectDeleting); the plan key
 // is left alone (see custody.Keeper.WritePlanKey).
+//
+// It reads the object live first: once its finalizer is gone, another
+// manager's cleanup let go of those Secrets, and protected again they
+// would stay, terminating, with nobody to release them. (That cleanup
+// deletes the destroy Job last, so a pass whose Jobs miss it read them
+// after the finalizer went.)
 func (p *pass) protectDeleting(ctx context.Context) error {
+	live := p.role.New()
+	if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(p.obj), live); err != nil || !controllerutil.ContainsFinalizer(live, p.role.Finalizer()) {
+		return client.IgnoreNotFound(err)
+	}
 	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stored.secrets)
 }
