@@ -126,14 +126,20 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 	}
 	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
 	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
-	if err := p.e.client().Patch(ctx, p.obj, patch); err != nil {
-		return client.IgnoreNotFound(err)
+	err := p.e.client().Patch(ctx, p.obj, patch)
+	if client.IgnoreNotFound(err) != nil {
+		return err
 	}
+	// Released, by this pass or, the object gone already, by another
+	// manager: what the engine keeps of it goes either way, and the pass
+	// writes no status (nor the transitions it would announce).
 	p.released = true
 	metrics.Forget(p.role.Kind(), p.obj.GetNamespace(), p.obj.GetName())
 	p.waitOver()
 	p.e.states.Forget(p.obj.GetUID())
-	p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
+	if err == nil {
+		p.eventf(corev1.EventTypeNormal, "FinalizerRemoved", "Removed finalizer %s", p.role.Finalizer())
+	}
 	// The runner RBAC goes with the namespace's last object; pruning and
 	// a failure here wait for the periodic sweep.
 	if err := runnerrbac.SweepIfEmpty(ctx, p.e.client(), p.e.APIReader, p.obj.GetNamespace()); err != nil {

@@ -129,10 +129,12 @@ func (e *Engine) attempt(ctx context.Context, role roles.Role, key client.Object
 	// report that only a transition makes, such as a withdrawn block.
 	if err := e.APIReader.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			// The Jobs a release left without an owner reference (the
+			// Its series go, also when another manager released it. The
+			// Jobs a release left without an owner reference (the
 			// manager stopped before deleting them) go: the Job watch
 			// brings them here at every start; their
 			// ttlSecondsAfterFinished is only the last resort.
+			metrics.Forget(role.Kind(), key.Namespace, key.Name)
 			return nil, ctrl.Result{}, e.runs().SweepOrphans(ctx, role.Kind(), key, e.Options.WatchFilter, role.New())
 		}
 		return nil, ctrl.Result{}, err
