@@ -332,6 +332,12 @@ func keeping(s Snapshot) []Chore {
 		out = append(out, ChoreReleaseSurplus)
 	}
 	if s.Deleting {
+		if s.Destroyed() {
+			// Nothing left to keep: the cleanup deletes the state and
+			// records, and may have let go of them already (another
+			// manager's).
+			return out
+		}
 		return append(out, ChoreProtectDeleting)
 	}
 	if u.StraySecrets {

@@ -91,6 +91,9 @@ func TestChores(t *testing.T) {
 		{"a confirmation that an apply created nothing is written first, also while a Job runs", func(s *Snapshot) {
 			s.JobActive, s.Upkeep.NoResourcesConfirmed, s.Upkeep.StrayBackups = true, true, true
 		}, []Chore{ChoreConfirmNoResources, ChoreReownBackups}},
+		{"a destroyed object protects nothing: its cleanup lets go of it all", func(s *Snapshot) {
+			s.Deleting, s.DestroyReported, s.Upkeep.SurplusPieces = true, true, 1
+		}, []Chore{ChoreReleaseSurplus}},
 		{"and for a deleting object, before its state is protected", func(s *Snapshot) { s.Deleting, s.Upkeep.NoResourcesConfirmed = true, true },
 			[]Chore{ChoreConfirmNoResources, ChoreProtectDeleting}},
 		{"not while paused: the pass does not read it", func(s *Snapshot) { s.Upkeep.Paused, s.Upkeep.NoResourcesConfirmed = true, true }, nil},

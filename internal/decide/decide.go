@@ -302,10 +302,14 @@ func (s Snapshot) rescuePending() bool {
 }
 
 // Destroyed: the newest destroy succeeded and nothing applied since (the
-// cleanup that follows deletes the state).
+// cleanup that follows deletes the state). With no destroy Job left, the
+// deleting object's status says it (DestroyReported).
 func (s Snapshot) Destroyed() bool {
 	d := s.Newest(OpDestroy)
-	if d == nil || !d.Succeeded {
+	if d == nil {
+		return s.Deleting && s.DestroyReported
+	}
+	if !d.Succeeded {
 		return false
 	}
 	a := s.Newest(OpApply)

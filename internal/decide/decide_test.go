@@ -128,6 +128,13 @@ func TestDecide(t *testing.T) {
 			s.Deleting = true
 			s.History = append(s.History, FinishedJob{Op: OpDestroy, Succeeded: true, FinishedAt: t0.Add(-time.Second)})
 		}, Decision{Action: ActionRelease, Reason: ReasonDestroyed}},
+		{"4 destroyed, its Job gone before the cleanup ended: the status says so", func(s *Snapshot) {
+			s.Deleting, s.State, s.DestroyReported = true, StateAbsent, true
+		}, Decision{Action: ActionRelease, Reason: ReasonDestroyed}},
+		{"4 a newer destroy Job that failed outweighs the report", func(s *Snapshot) {
+			s.Deleting, s.DestroyReported = true, true
+			s.History = append(s.History, failed(OpDestroy, time.Hour))
+		}, start(OpDestroy, ReasonDeleting)},
 		{"4 an apply after the destroy destroys again", func(s *Snapshot) {
 			s.Deleting = true
 			s.History = append(s.History, FinishedJob{Op: OpDestroy, Succeeded: true, FinishedAt: t0.Add(-time.Hour)})

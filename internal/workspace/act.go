@@ -51,6 +51,7 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	}
 	s.OwnerMismatch = p.owner.Mismatch
 	s.DeletionPolicyUnresolved = deleting && p.eff.DeletionPolicy == ""
+	s.DestroyReported = deleting && p.destroyReported()
 	s.PolicyInvalid = p.eff.Policy.Validate() != nil
 	s.SecurityInvalid = p.eff.Policy.ValidateSecurity() != nil
 	s.NamespaceTerminating = p.nsTerminating

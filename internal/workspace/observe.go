@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -194,10 +195,22 @@ func (p *pass) readState(ctx context.Context) error {
 		reason, _ := state.ReasonOf(p.stored.err)
 		f.Unreadable = string(reason)
 	}
-	f.Destroyed = f.Deleting && !f.Read && decide.Snapshot{History: p.history()}.Destroyed()
+	f.Destroyed = f.Deleting && !f.Read && p.destroyed()
 	p.set(conditions.StateReadable(f))
 	p.stepRan(conditions.StepState)
 	return nil
+}
+
+// destroyed: the deleting object's destroy succeeded
+// (decide.Snapshot.Destroyed).
+func (p *pass) destroyed() bool {
+	return decide.Snapshot{Deleting: true, History: p.history(), DestroyReported: p.destroyReported()}.Destroyed()
+}
+
+// destroyReported: the status says the object's destroy succeeded.
+func (p *pass) destroyReported() bool {
+	c := p.current(infrav1.ApplyJobSucceededCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == infrav1.DestroySucceededReason
 }
 
 // everApplied: provisioned, applied before (the attempt record's marker or

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,8 +25,10 @@ import (
 // admission policy refuses to let go of the plan key; with two managers,
 // the other one's cleanup), the next passes find no state. The object
 // destroyed its infrastructure, so that is no lost state: StateReadable
-// says the cleanup deleted it, no StateLost Warning goes out, and the
-// object goes once the cleanup can finish.
+// says the cleanup deletes it and no StateLost Warning goes out. The
+// destroy Job deleted meanwhile (by hand, or by its TTL after a week),
+// the status still says the destroy succeeded, and the object goes once
+// the cleanup can finish, rather than be held for a lost state.
 func TestACleanupCutShortReportsNoLostState(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "tofu")
@@ -62,6 +65,17 @@ func TestACleanupCutShortReportsNoLostState(t *testing.T) {
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: w.ns, Name: planKey}, &corev1.Secret{}); err != nil {
 		t.Fatalf("the plan key the policy keeps: %v", err)
 	}
+
+	destroys := client.MatchingLabels{infrav1.OperationLabel: string(infrav1.OperationDestroy)}
+	if err := env.Client.DeleteAllOf(t.Context(), &batchv1.Job{}, client.InNamespace(w.ns), destroys,
+		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	w.eventually(time.Minute, "the destroy Job gone", func() (bool, error) {
+		var list batchv1.JobList
+		err := env.Client.List(t.Context(), &list, client.InNamespace(w.ns), destroys)
+		return len(list.Items) == 0, err
+	})
 
 	allow()
 	w.eventually(2*time.Minute, "the cluster gone", func() (bool, error) {
