@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -124,9 +126,13 @@ func (p *pass) removeFinalizer(ctx context.Context) error {
 	if err := p.removeEvacuation(ctx); err != nil {
 		return err
 	}
-	patch := client.MergeFrom(p.obj.DeepCopyObject().(client.Object))
+	base := p.obj.DeepCopyObject().(client.Object)
 	controllerutil.RemoveFinalizer(p.obj, p.role.Finalizer())
-	err := p.e.client().Patch(ctx, p.obj, patch)
+	patch, err := uidPatch(base, p.obj)
+	if err != nil {
+		return err
+	}
+	err = p.e.client().Patch(ctx, p.obj, patch)
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
@@ -194,4 +200,29 @@ func (p *pass) adopt(ctx context.Context, hash string, exact bool) error {
 		p.eventf(corev1.EventTypeNormal, "StateAdopted", "Adopted the state written with inputs hash %s", hash)
 	}
 	return nil
+}
+
+// uidPatch is the merge patch from base to obj that also says obj's UID:
+// the API server refuses it (a UID cannot change) when the name holds
+// another object by then, where a patch by name alone would write that
+// one (strip its finalizer).
+func uidPatch(base, obj client.Object) (client.Patch, error) {
+	data, err := client.MergeFrom(base).Data(obj)
+	if err != nil {
+		return nil, err
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(data, &patch); err != nil {
+		return nil, err
+	}
+	meta, _ := patch["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		patch["metadata"] = meta
+	}
+	meta["uid"] = string(obj.GetUID())
+	if data, err = json.Marshal(patch); err != nil {
+		return nil, err
+	}
+	return client.RawPatch(types.MergePatchType, data), nil
 }
