@@ -3,6 +3,7 @@ package conditions
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,17 @@ type Event struct {
 	Type   string
 	Reason string
 	Note   string
+}
+
+// DestroyReportedAt is when c, an object's ApplyJobSucceeded, came to say
+// that its destroy succeeded (True/DestroySucceeded, which only a
+// succeeded destroy Job reports and the outcome of any later apply or
+// destroy replaces); zero when it does not say so.
+func DestroyReportedAt(c *metav1.Condition) time.Time {
+	if c == nil || c.Type != infrav1.ApplyJobSucceededCondition || c.Status != metav1.ConditionTrue || c.Reason != infrav1.DestroySucceededReason {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
 }
 
 // Job is the condition a finished Job reports, on its operation's

@@ -3,6 +3,7 @@ package conditions
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,5 +128,34 @@ func TestRunningJobReports(t *testing.T) {
 			ev.Type != corev1.EventTypeWarning || ev.Reason != "JobInterrupted" || ev.Note != c.Message {
 			t.Errorf("a vanished %s: %+v, %+v; want %s saying %q and a JobInterrupted warning", op, c, ev, FailReason(op), want)
 		}
+	}
+}
+
+// TestDestroyReportedAt: only ApplyJobSucceeded True/DestroySucceeded says
+// a destroy succeeded; an apply's success, a failed destroy and no apply
+// yet say nothing of the kind.
+func TestDestroyReportedAt(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC))
+	cond := func(typ string, status metav1.ConditionStatus, reason string) *metav1.Condition {
+		return &metav1.Condition{Type: typ, Status: status, Reason: reason, LastTransitionTime: at}
+	}
+	testCases := []struct {
+		name string
+		c    *metav1.Condition
+		want time.Time
+	}{
+		{"the destroy succeeded", cond(infrav1.ApplyJobSucceededCondition, metav1.ConditionTrue, infrav1.DestroySucceededReason), at.Time},
+		{"an apply succeeded", cond(infrav1.ApplyJobSucceededCondition, metav1.ConditionTrue, infrav1.ApplySucceededReason), time.Time{}},
+		{"the destroy failed", cond(infrav1.ApplyJobSucceededCondition, metav1.ConditionFalse, infrav1.DestroyFailedReason), time.Time{}},
+		{"no apply yet", cond(infrav1.ApplyJobSucceededCondition, metav1.ConditionUnknown, infrav1.NoApplyYetReason), time.Time{}},
+		{"another condition", cond(infrav1.RestoreJobSucceededCondition, metav1.ConditionTrue, infrav1.DestroySucceededReason), time.Time{}},
+		{"no condition", nil, time.Time{}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DestroyReportedAt(tc.c); !got.Equal(tc.want) {
+				t.Errorf("DestroyReportedAt = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -92,7 +92,7 @@ func TestChores(t *testing.T) {
 			s.JobActive, s.Upkeep.NoResourcesConfirmed, s.Upkeep.StrayBackups = true, true, true
 		}, []Chore{ChoreConfirmNoResources, ChoreReownBackups}},
 		{"a destroyed object protects nothing: its cleanup lets go of it all", func(s *Snapshot) {
-			s.Deleting, s.DestroyReported, s.Upkeep.SurplusPieces = true, true, 1
+			s.Deleting, s.State, s.DestroyReportedAt, s.Upkeep.SurplusPieces = true, StateAbsent, t0, 1
 		}, []Chore{ChoreReleaseSurplus}},
 		{"and for a deleting object, before its state is protected", func(s *Snapshot) { s.Deleting, s.Upkeep.NoResourcesConfirmed = true, true },
 			[]Chore{ChoreConfirmNoResources, ChoreProtectDeleting}},

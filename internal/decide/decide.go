@@ -302,18 +302,19 @@ func (s Snapshot) rescuePending() bool {
 }
 
 // Destroyed: the newest destroy succeeded and nothing applied since (the
-// cleanup that follows deletes the state). With no destroy Job left, the
-// deleting object's status says it (DestroyReported).
+// cleanup that follows deletes the state). With that destroy Job gone (no
+// destroy Job left, or only ones that finished before), the deleting
+// object's status says it (DestroyReportedAt), as long as the cleanup has
+// begun: a state still read whole is destroyed again rather than
+// released on the status's word.
 func (s Snapshot) Destroyed() bool {
 	d := s.Newest(OpDestroy)
-	if d == nil {
-		return s.Deleting && s.DestroyReported
+	if d != nil && d.Succeeded {
+		a := s.Newest(OpApply)
+		return a == nil || a.FinishedAt.Before(d.FinishedAt)
 	}
-	if !d.Succeeded {
-		return false
-	}
-	a := s.Newest(OpApply)
-	return a == nil || a.FinishedAt.Before(d.FinishedAt)
+	reported := !s.DestroyReportedAt.IsZero() && (d == nil || d.FinishedAt.Before(s.DestroyReportedAt))
+	return s.Deleting && reported && s.State != StateReadable
 }
 
 // apply decides an apply for reason. Under applyPolicy Manual (once a

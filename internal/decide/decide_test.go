@@ -129,11 +129,18 @@ func TestDecide(t *testing.T) {
 			s.History = append(s.History, FinishedJob{Op: OpDestroy, Succeeded: true, FinishedAt: t0.Add(-time.Second)})
 		}, Decision{Action: ActionRelease, Reason: ReasonDestroyed}},
 		{"4 destroyed, its Job gone before the cleanup ended: the status says so", func(s *Snapshot) {
-			s.Deleting, s.State, s.DestroyReported = true, StateAbsent, true
+			s.Deleting, s.State, s.DestroyReportedAt = true, StateAbsent, t0.Add(-time.Minute)
 		}, Decision{Action: ActionRelease, Reason: ReasonDestroyed}},
-		{"4 a newer destroy Job that failed outweighs the report", func(s *Snapshot) {
-			s.Deleting, s.DestroyReported = true, true
+		{"4 the same with an earlier failed destroy Job left", func(s *Snapshot) {
+			s.Deleting, s.State, s.DestroyReportedAt = true, StateUnreadable, t0.Add(-time.Minute)
 			s.History = append(s.History, failed(OpDestroy, time.Hour))
+		}, Decision{Action: ActionRelease, Reason: ReasonDestroyed}},
+		{"4 a destroy Job that failed after the report outweighs it", func(s *Snapshot) {
+			s.Deleting, s.State, s.DestroyReportedAt = true, StateAbsent, t0.Add(-2*time.Hour)
+			s.History = append(s.History, failed(OpDestroy, time.Hour))
+		}, wait(ReasonDeletionHeld, time.Minute)},
+		{"4 a state still read whole is destroyed again, not released on the report's word", func(s *Snapshot) {
+			s.Deleting, s.DestroyReportedAt = true, t0.Add(-time.Minute)
 		}, start(OpDestroy, ReasonDeleting)},
 		{"4 an apply after the destroy destroys again", func(s *Snapshot) {
 			s.Deleting = true

@@ -124,12 +124,13 @@ type Snapshot struct {
 	StateInputsHash string
 	// EverApplied: provisioned, an applied marker or record, or a backup.
 	EverApplied bool
-	// DestroyReported: the object's status says its destroy succeeded
-	// (ApplyJobSucceeded True/DestroySucceeded, which the outcome of any
-	// later apply would have replaced). It tells a deleting object whose
-	// destroy Job is gone before its cleanup ended (the Job's TTL, a hand,
-	// its evacuation namespace deleted first) that it was destroyed.
-	DestroyReported bool
+	// DestroyReportedAt is when the object's status came to say that its
+	// destroy succeeded (ApplyJobSucceeded True/DestroySucceeded, which the
+	// outcome of any later apply or destroy would have replaced); zero when
+	// it does not. It tells a deleting object whose destroy Job is gone
+	// before its cleanup ended (the Job's TTL, a hand, its evacuation
+	// namespace deleted first) that it was destroyed.
+	DestroyReportedAt time.Time
 	// UnconfirmedApply: an apply Job ended without a result after its
 	// runner started, or vanished, and no apply started after it has
 	// succeeded (captf.io/unconfirmed-apply): an apply stays due, and

@@ -51,7 +51,9 @@ func (p *pass) snapshot(deleting bool) decide.Snapshot {
 	}
 	s.OwnerMismatch = p.owner.Mismatch
 	s.DeletionPolicyUnresolved = deleting && p.eff.DeletionPolicy == ""
-	s.DestroyReported = deleting && p.destroyReported()
+	if deleting {
+		s.DestroyReportedAt = p.destroyReportedAt()
+	}
 	s.PolicyInvalid = p.eff.Policy.Validate() != nil
 	s.SecurityInvalid = p.eff.Policy.ValidateSecurity() != nil
 	s.NamespaceTerminating = p.nsTerminating

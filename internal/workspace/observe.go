@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "captf.io/captf/api/v1alpha1"
@@ -204,13 +204,13 @@ func (p *pass) readState(ctx context.Context) error {
 // destroyed: the deleting object's destroy succeeded
 // (decide.Snapshot.Destroyed).
 func (p *pass) destroyed() bool {
-	return decide.Snapshot{Deleting: true, History: p.history(), DestroyReported: p.destroyReported()}.Destroyed()
+	return decide.Snapshot{Deleting: true, State: p.stateStatus(), History: p.history(), DestroyReportedAt: p.destroyReportedAt()}.Destroyed()
 }
 
-// destroyReported: the status says the object's destroy succeeded.
-func (p *pass) destroyReported() bool {
-	c := p.current(infrav1.ApplyJobSucceededCondition)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == infrav1.DestroySucceededReason
+// destroyReportedAt is when the status came to say that the object's
+// destroy succeeded; zero when it does not.
+func (p *pass) destroyReportedAt() time.Time {
+	return conditions.DestroyReportedAt(p.current(infrav1.ApplyJobSucceededCondition))
 }
 
 // everApplied: provisioned, applied before (the attempt record's marker or

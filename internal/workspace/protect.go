@@ -100,14 +100,16 @@ func (p *pass) namespaceTerminatingMessage(op decide.Operation) string {
 // that lack the protection (custody.Keeper.ProtectDeleting); the plan key
 // is left alone (see custody.Keeper.WritePlanKey).
 //
-// It reads the object live first: once its finalizer is gone, another
-// manager's cleanup let go of those Secrets, and protected again they
-// would stay, terminating, with nobody to release them. (That cleanup
-// deletes the destroy Job last, so a pass whose Jobs miss it read them
-// after the finalizer went.)
+// It reads the object live first: once its finalizer is gone (or the
+// object, or it is another object of the name), another manager's cleanup
+// let go of those Secrets, and protected again they would stay,
+// terminating, with nobody to release them. (That cleanup deletes the
+// destroy Job last, so a pass whose Jobs miss it read them after the
+// finalizer went.)
 func (p *pass) protectDeleting(ctx context.Context) error {
 	live := p.role.New()
-	if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(p.obj), live); err != nil || !controllerutil.ContainsFinalizer(live, p.role.Finalizer()) {
+	if err := p.e.APIReader.Get(ctx, client.ObjectKeyFromObject(p.obj), live); err != nil ||
+		live.GetUID() != p.obj.GetUID() || !controllerutil.ContainsFinalizer(live, p.role.Finalizer()) {
 		return client.IgnoreNotFound(err)
 	}
 	return p.custody().ProtectDeleting(ctx, p.obj, p.role.Kind(), p.suffix(), p.stored.secrets)

@@ -70,4 +70,23 @@ func TestAReleasedObjectProtectsNothingAgain(t *testing.T) {
 	if protected() {
 		t.Error("the attempt record of an object released meanwhile was protected again")
 	}
+
+	// Gone, and its name taken by a new object (holding the finalizer from
+	// its first pass): the stale pass protects nothing for that one either.
+	gone := released.DeepCopy()
+	controllerutil.RemoveFinalizer(gone, keep)
+	if err := env.Client.Patch(ctx, gone, client.MergeFrom(released)); err != nil {
+		t.Fatal(err)
+	}
+	renewed := &infrav1.TerraformCluster{}
+	renewed.Namespace, renewed.Name, renewed.Finalizers, renewed.Spec = obj.Namespace, obj.Name, []string{role.Finalizer()}, obj.Spec
+	if err := env.Client.Create(ctx, renewed); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.protectDeleting(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if protected() {
+		t.Error("a stale pass protected the records of a new object of the name")
+	}
 }
