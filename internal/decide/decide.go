@@ -305,8 +305,9 @@ func (s Snapshot) rescuePending() bool {
 // cleanup that follows deletes the state). With that destroy Job gone (no
 // destroy Job left, or only ones that finished before), the deleting
 // object's status says it (DestroyReportedAt), as long as the cleanup has
-// begun: a state still read whole is destroyed again rather than
-// released on the status's word.
+// begun (the state is gone, or in part): a state still read whole is
+// destroyed again rather than released on the status's word, and a state
+// another object retained is never taken for this one's.
 func (s Snapshot) Destroyed() bool {
 	d := s.Newest(OpDestroy)
 	if d != nil && d.Succeeded {
@@ -314,7 +315,7 @@ func (s Snapshot) Destroyed() bool {
 		return a == nil || a.FinishedAt.Before(d.FinishedAt)
 	}
 	reported := !s.DestroyReportedAt.IsZero() && (d == nil || d.FinishedAt.Before(s.DestroyReportedAt))
-	return s.Deleting && reported && s.State != StateReadable
+	return s.Deleting && reported && (s.State == StateAbsent || s.State == StateUnreadable)
 }
 
 // apply decides an apply for reason. Under applyPolicy Manual (once a

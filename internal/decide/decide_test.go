@@ -139,6 +139,9 @@ func TestDecide(t *testing.T) {
 			s.Deleting, s.State, s.DestroyReportedAt = true, StateAbsent, t0.Add(-2*time.Hour)
 			s.History = append(s.History, failed(OpDestroy, time.Hour))
 		}, wait(ReasonDeletionHeld, time.Minute)},
+		{"4 a retained state is not this object's cleanup begun", func(s *Snapshot) {
+			s.Deleting, s.State, s.DestroyReportedAt = true, StateRetained, t0.Add(-time.Minute)
+		}, Decision{Action: ActionRelease, Reason: ReasonHoldsRetainedState}},
 		{"4 a state still read whole is destroyed again, not released on the report's word", func(s *Snapshot) {
 			s.Deleting, s.DestroyReportedAt = true, t0.Add(-time.Minute)
 		}, start(OpDestroy, ReasonDeleting)},
