@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	infrav1 "captf.io/captf/api/v1alpha1"
 	"captf.io/captf/internal/roles"
 	"captf.io/captf/internal/test/envtest"
 )
@@ -32,11 +31,7 @@ func TestAStaleReleaseLeavesANewObjectOfTheNameAlone(t *testing.T) {
 	if err := env.Client.Delete(ctx, released); err != nil {
 		t.Fatal(err)
 	}
-	renewed := &infrav1.TerraformCluster{}
-	renewed.Namespace, renewed.Name, renewed.Finalizers, renewed.Spec = old.Namespace, old.Name, []string{role.Finalizer()}, old.Spec
-	if err := env.Client.Create(ctx, renewed); err != nil {
-		t.Fatal(err)
-	}
+	renewed := renewCluster(t, old, role.Finalizer())
 
 	if err := p.removeFinalizer(ctx); err == nil {
 		t.Error("removing the finalizer of an object whose name holds another one by then succeeded")

@@ -26,6 +26,17 @@ func newCluster(t *testing.T, ns, name string, finalizers ...string) *infrav1.Te
 	return tc
 }
 
+// renewCluster creates, once old is gone, a new TerraformCluster of its
+// name (as GitOps would), holding finalizers, and returns it.
+func renewCluster(t *testing.T, old *infrav1.TerraformCluster, finalizers ...string) *infrav1.TerraformCluster {
+	t.Helper()
+	tc := &infrav1.TerraformCluster{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name, Finalizers: finalizers}, Spec: old.Spec}
+	if err := env.Client.Create(t.Context(), tc); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
 // endPass ends a pass as patchStatus does: its live reports end (ok: it
 // completed), its conditions are computed into st, and, the status
 // written, what it observed is remembered.

@@ -78,11 +78,7 @@ func TestAReleasedObjectProtectsNothingAgain(t *testing.T) {
 	if err := env.Client.Patch(ctx, gone, client.MergeFrom(released)); err != nil {
 		t.Fatal(err)
 	}
-	renewed := &infrav1.TerraformCluster{}
-	renewed.Namespace, renewed.Name, renewed.Finalizers, renewed.Spec = obj.Namespace, obj.Name, []string{role.Finalizer()}, obj.Spec
-	if err := env.Client.Create(ctx, renewed); err != nil {
-		t.Fatal(err)
-	}
+	renewCluster(t, obj, role.Finalizer())
 	if err := p.protectDeleting(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,15 +65,18 @@ func TestACleanupCutShortReportsNoLostState(t *testing.T) {
 		t.Fatalf("the plan key the policy keeps: %v", err)
 	}
 
-	destroys := client.MatchingLabels{infrav1.OperationLabel: string(infrav1.OperationDestroy)}
-	if err := env.Client.DeleteAllOf(t.Context(), &batchv1.Job{}, client.InNamespace(w.ns), destroys,
-		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		t.Fatal(err)
+	destroy := string(infrav1.OperationDestroy)
+	finished := w.jobsOf(state.KindCluster, tc.Name, destroy)
+	if len(finished) == 0 {
+		t.Fatal("no destroy Job to delete: the cleanup was cut short before the destroy's end was read")
+	}
+	for _, j := range finished {
+		if err := env.Client.Delete(t.Context(), &j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.eventually(time.Minute, "the destroy Job gone", func() (bool, error) {
-		var list batchv1.JobList
-		err := env.Client.List(t.Context(), &list, client.InNamespace(w.ns), destroys)
-		return len(list.Items) == 0, err
+		return len(w.jobsOf(state.KindCluster, tc.Name, destroy)) == 0, nil
 	})
 
 	allow()
